@@ -1,0 +1,1 @@
+"""The `wt` command line: argument parsing only; every verb calls library code."""

@@ -1,0 +1,73 @@
+"""`wt`: parse arguments, call the verb, print Wind Tunnel errors as one clear message (never a traceback)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from windtunnel import __version__
+from windtunnel._config import load_settings
+from windtunnel.errors import UsageError, WindTunnelError
+
+VERB_ORDER: tuple[str, ...] = (
+    "run", "selftest", "prove", "doctor", "certify", "verify", "tapes", "gateway", "mcp", "images",
+)
+"""How `wt --help` lists verbs; each lives in windtunnel._cli.cmd_<verb> and has register(commands)."""
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}", hint=f"see `{self.prog} --help`")
+
+
+def _verbs() -> list[str]:
+    """Verb modules present in this package, in VERB_ORDER first, then any others by name."""
+    import pkgutil
+
+    from windtunnel import _cli
+
+    present = {m.name[4:] for m in pkgutil.iter_modules(_cli.__path__) if m.name.startswith("cmd_")}
+    return [v for v in VERB_ORDER if v in present] + sorted(present - set(VERB_ORDER))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="wt",
+        description="Wind Tunnel certifies the plumbing of agent test harnesses.",
+    )
+    parser.add_argument("--version", action="version", version=f"wt {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens underneath")
+    commands = parser.add_subparsers(title="verbs", metavar="VERB", parser_class=_Parser)
+    for verb in _verbs():
+        importlib.import_module(f"windtunnel._cli.cmd_{verb}").register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="wt: %(message)s")
+        if not hasattr(args, "handler"):
+            parser.print_help()
+            return EXIT_USAGE
+        code: int = args.handler(args, load_settings())
+        return code
+    except UsageError as exc:
+        print(f"wt: error: {exc}", file=sys.stderr)  # noqa: T201
+        return EXIT_USAGE
+    except WindTunnelError as exc:
+        print(f"wt: {type(exc).__name__}: {exc}", file=sys.stderr)  # noqa: T201
+        return 1
+    except KeyboardInterrupt:
+        print("wt: interrupted", file=sys.stderr)  # noqa: T201
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""The gateway's one seam: a mode turns a chat-completions request into a reply.
+
+Modes: `script` (reference decisions), `live` (proxy and log), `record` (proxy, write a tape),
+`replay` (serve from a tape, fail closed). The server owns HTTP, SSE framing and the request log;
+a mode only decides what the model says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChatRequest:
+    """One POST /v1/chat/completions as received. `headers` holds only allowlisted headers."""
+
+    method: str
+    path: str
+    body: Mapping[str, Any]
+    headers: Mapping[str, str] = field(default_factory=dict)
+    session: str | None = None
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModeReply:
+    """What the mode answers.
+
+    Success: `completion` (an OpenAI chat.completion object) and, for streamed requests when the mode
+    has them, `events` (the chat.completion.chunk objects, in order; the server frames them as SSE).
+    When a streamed request gets only `completion`, the server derives the chunks from it.
+    Refusal: `error` (one sentence naming the cause, e.g. "script exhausted: ...") and an HTTP `status`;
+    the client gets an OpenAI-style error body, never a default answer.
+    """
+
+    status: int = 200
+    completion: Mapping[str, Any] | None = None
+    events: tuple[Mapping[str, Any], ...] | None = None
+    error: str | None = None
+    error_code: str | None = None
+
+
+@runtime_checkable
+class GatewayMode(Protocol):
+    name: str
+
+    async def complete(self, request: ChatRequest) -> ModeReply: ...
+
+    async def aclose(self) -> None:
+        """Release resources (upstream clients, open tapes); idempotent."""
+        ...

@@ -1,0 +1,44 @@
+"""MCP mocks kept in the runner's process, for runtimes that call tools directly (in_memory)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from windtunnel._mcp.kit import CallOutcome, MockHost
+from windtunnel.spi.agent_runtime import MockServerPlan
+
+
+class InProcessMCPHandle:
+    """A RecordingMCPHandle with no transport: `call()` runs the tool in this process."""
+
+    def __init__(self, plan: MockServerPlan) -> None:
+        self._host = MockHost(plan.factory)
+        self._name = plan.server
+        self._url = f"inproc://{plan.pack}/{plan.server}"
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    def tools(self) -> list[dict[str, Any]]:
+        return [
+            {"name": tool.name, "description": tool.description, "input_schema": dict(tool.input_schema)}
+            for tool in self._host.server.tools.values()
+        ]
+
+    def call(self, name: str, arguments: Any) -> CallOutcome:
+        return self._host.server.call(name, arguments)
+
+    def calls(self) -> list[dict[str, Any]]:
+        return self._host.server.calls()
+
+    def state(self) -> Mapping[str, Any]:
+        return self._host.server.snapshot()
+
+    def reset(self) -> None:
+        self._host.reset()

@@ -1,0 +1,121 @@
+"""Tools over fixture state: the in-process core of an MCP mock, shared by every way of serving it."""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+Handler = Callable[[dict[str, Any], dict[str, Any]], Any]
+"""A tool handler: `handler(state, arguments) -> JSON result`. It may mutate `state`."""
+
+
+class ToolError(Exception):
+    """Raised by a handler: the agent gets an error result with this message."""
+
+
+class ToolDenied(ToolError):
+    """Raised by a handler to deny a call by policy; recorded as a security violation."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tool:
+    """One mock tool: name, description shown to the agent, JSON schema of its arguments, handler."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    handler: Handler
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallOutcome:
+    """What one tools/call produced."""
+
+    result: Any
+    is_error: bool
+    violation: bool
+    error: str | None
+
+
+class MockServer:
+    """A named set of tools over one fixture state; records every call it receives, bad ones included."""
+
+    def __init__(self, name: str, tools: Sequence[Tool], state: Mapping[str, Any] | None = None) -> None:
+        self.name = name
+        self.tools: dict[str, Tool] = {tool.name: tool for tool in tools}
+        self._state: dict[str, Any] = copy.deepcopy(dict(state or {}))
+        self._calls: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def call(self, name: str, arguments: Any) -> CallOutcome:
+        """Run one tool call against the state and record it with its raw arguments."""
+        raw = copy.deepcopy(arguments)
+        with self._lock:
+            outcome = self._dispatch(name, arguments)
+            self._calls.append(
+                {
+                    "server": self.name,
+                    "name": name,
+                    "arguments": raw,
+                    "result": copy.deepcopy(outcome.result),
+                    "is_error": outcome.is_error,
+                    "violation": outcome.violation,
+                    "error": outcome.error,
+                    "at": time.time(),
+                }
+            )
+        return outcome
+
+    def calls(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return copy.deepcopy(self._calls)
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._lock:
+            return copy.deepcopy(self._state)
+
+    def _dispatch(self, name: str, arguments: Any) -> CallOutcome:
+        tool = self.tools.get(name)
+        if tool is None:
+            known = ", ".join(sorted(self.tools)) or "none"
+            return _error(f"unknown tool {name!r} on server {self.name!r}; tools here: {known}")
+        if not isinstance(arguments, dict):
+            return _error(f"tool {name!r} takes an object of arguments, got {type(arguments).__name__}")
+        try:
+            jsonschema.validate(arguments, dict(tool.input_schema))
+        except jsonschema.ValidationError as exc:
+            return _error(f"bad arguments for {name!r}: {exc.message}")
+        try:
+            result = tool.handler(self._state, copy.deepcopy(arguments))
+        except ToolDenied as exc:
+            return CallOutcome(result=None, is_error=True, violation=True, error=f"denied: {exc}")
+        except ToolError as exc:
+            return _error(str(exc))
+        return CallOutcome(result=result, is_error=False, violation=False, error=None)
+
+
+def _error(message: str) -> CallOutcome:
+    return CallOutcome(result=None, is_error=True, violation=False, error=message)
+
+
+class MockHost:
+    """Holds the live MockServer built by a pack factory; `reset()` builds a fresh one."""
+
+    def __init__(self, factory: Callable[[], MockServer]) -> None:
+        self._factory = factory
+        self._lock = threading.Lock()
+        self.server = factory()
+
+    @property
+    def name(self) -> str:
+        return self.server.name
+
+    def reset(self) -> None:
+        with self._lock:
+            self.server = self._factory()

@@ -1,0 +1,1 @@
+"""Small networking helpers: ASGI servers in a background thread on loopback, free ports."""

@@ -1,0 +1,55 @@
+"""Run an ASGI app with uvicorn in a background thread; the harness's own servers listen on loopback."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from typing import Any
+
+import uvicorn
+
+LOOPBACK = "127.0.0.1"
+
+
+class ServerThread:
+    """A uvicorn server in a daemon thread. `url` is known once started; `stop()` is idempotent."""
+
+    def __init__(self, app: Any, *, host: str = LOOPBACK, port: int = 0, name: str = "wt-server") -> None:
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind((host, port))
+        self.host, self.port = self._socket.getsockname()[:2]
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def _serve(self) -> None:
+        self._server.run(sockets=[self._socket])
+
+    def start(self, timeout: float = 10.0) -> ServerThread:
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"server {self.url} did not start within {timeout}s")
+            time.sleep(0.01)
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if not self._thread.is_alive():
+            self._socket.close()
+            return
+        self._server.should_exit = True
+        self._thread.join(timeout)
+        self._socket.close()
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

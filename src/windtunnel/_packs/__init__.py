@@ -1,0 +1,1 @@
+"""Scenario packs: what a pack owns, how packs are found, and how a selection picks scenarios."""

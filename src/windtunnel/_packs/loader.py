@@ -1,0 +1,143 @@
+"""Finding packs: a directory with pack.py, a `module:attr` reference, or the `windtunnel.packs` group."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import importlib.util
+import re
+import sys
+from collections.abc import Sequence
+from importlib.metadata import entry_points
+from pathlib import Path
+from types import ModuleType
+
+from windtunnel._packs.pack import Pack
+from windtunnel.errors import PackError, WindTunnelError
+
+PACK_FILE = "pack.py"
+ENTRY_POINT_GROUP = "windtunnel.packs"
+
+
+def load_pack(ref: str, *, base: Path | None = None) -> Pack:
+    """Load one pack from a path (directory or pack.py), a `module:attr`, or an entry-point name."""
+    path = Path(ref) if base is None or Path(ref).is_absolute() else base / ref
+    if path.exists():
+        return _load_path(path)
+    if ":" in ref:
+        return _load_attr(ref)
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name == ref:
+            return _as_pack(_safe_load(entry.value, lambda: entry.load()), f"entry point {entry.name!r}")
+    known = sorted(entry.name for entry in entry_points(group=ENTRY_POINT_GROUP))
+    raise PackError(
+        f"no pack {ref!r}: it is not a path, a module:attr, or a registered pack "
+        f"(registered: {', '.join(known) or 'none'})",
+        hint="pass a directory holding pack.py, a module:attr, or install the package that provides it",
+        pack=ref,
+    )
+
+
+def discover_packs(refs: Sequence[str], *, base: Path) -> list[Pack]:
+    """Load the configured packs in order; with none configured, every registered pack and ./scenarios/*."""
+    if refs:
+        packs = [load_pack(ref, base=base) for ref in refs]
+    else:
+        packs = [_as_pack(entry.load(), f"entry point {entry.name!r}") for entry in entry_points(group=ENTRY_POINT_GROUP)]
+        bundled = base / "scenarios"
+        if bundled.is_dir():
+            packs += [_load_path(child) for child in sorted(bundled.iterdir()) if (child / PACK_FILE).is_file()]
+    names = [pack.name for pack in packs]
+    for name in names:
+        if names.count(name) > 1:
+            raise PackError(
+                f"two packs are named {name!r}", hint="rename one of them or load only one", pack=name
+            )
+    return packs
+
+
+def _load_path(path: Path) -> Pack:
+    file = path / PACK_FILE if path.is_dir() else path
+    if not file.is_file():
+        raise PackError(
+            f"{path} holds no {PACK_FILE}",
+            hint=f"a pack directory needs a {PACK_FILE} that defines PACK = Pack(...)",
+            path=str(path),
+        )
+    module = _import_file(file)
+    value = getattr(module, "PACK", None)
+    if value is None and callable(getattr(module, "make_pack", None)):
+        value = _safe_load(str(file), module.make_pack)
+    if value is None:
+        raise PackError(
+            f"{file} defines neither PACK nor make_pack()",
+            hint="end the file with PACK = Pack(name=..., scenarios=[...])",
+            path=str(file),
+        )
+    pack = _as_pack(value, str(file))
+    return dataclasses.replace(pack, root=file.parent.resolve()) if pack.root is None else pack
+
+
+def _import_file(file: Path) -> ModuleType:
+    digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:10]
+    name = f"_wt_pack_{re.sub(r'[^0-9a-zA-Z_]', '_', file.parent.name)}_{digest}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, file, submodule_search_locations=[str(file.parent)])
+    if spec is None or spec.loader is None:
+        raise PackError(f"cannot import {file}", hint="check that it is a Python file", path=str(file))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except WindTunnelError as exc:
+        sys.modules.pop(name, None)
+        exc.message = f"{file}: {exc.message}"
+        exc.context.setdefault("path", str(file))
+        raise
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise PackError(
+            f"{file} failed to import: {type(exc).__name__}: {exc}",
+            hint="run `python " + str(file) + "` to see the full error and fix it",
+            path=str(file),
+        ) from exc
+    return module
+
+
+def _load_attr(ref: str) -> Pack:
+    module_name, _, attr = ref.partition(":")
+
+    def load() -> object:
+        value: object = importlib.import_module(module_name)
+        for part in attr.split("."):
+            value = getattr(value, part)
+        return value
+
+    return _as_pack(_safe_load(ref, load), ref)
+
+
+def _safe_load(where: str, load: object) -> object:
+    try:
+        return load()  # type: ignore[operator]
+    except WindTunnelError:
+        raise
+    except Exception as exc:
+        raise PackError(
+            f"pack {where} failed to load: {type(exc).__name__}: {exc}",
+            hint="check the module path and that the package is installed",
+            pack=where,
+        ) from exc
+
+
+def _as_pack(value: object, where: str) -> Pack:
+    if callable(value) and not isinstance(value, Pack):
+        value = _safe_load(where, value)
+    if not isinstance(value, Pack):
+        raise PackError(
+            f"{where} gave a {type(value).__name__}, not a windtunnel.api.Pack",
+            hint="point it at a Pack(...) value or a function returning one",
+            pack=where,
+        )
+    return value

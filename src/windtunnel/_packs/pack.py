@@ -1,0 +1,118 @@
+"""A pack owns its scenarios, the MCP mock factories they run against, and an optional state probe."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from windtunnel._mcp.kit import MockServer
+from windtunnel._scenario.model import Scenario
+from windtunnel.errors import PackError
+from windtunnel.spi.agent_runtime import MCPHandle, MockServerPlan, RecordingMCPHandle, StateProbe
+
+StateProbeFactory = Callable[[Sequence[MCPHandle]], StateProbe]
+PROFILES: tuple[str, ...] = ("live", "record", "replay")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentSetup:
+    """What the agent is told besides the prompt; paths are relative to the pack root."""
+
+    system_prompt: str | None = None
+    persona_doc: str | None = None
+    skills: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pack:
+    """A scenario pack.
+
+    `mcp_servers` maps a server name to a factory returning a fresh MockServer (fresh fixture state).
+    `state_probe_factory(handles)` builds the StateProbe for one case from the started handles.
+    `rules` and `requirements` are what `rule`/`requirement` sources cite; `evaluator_files` are
+    grader-only files (relative paths) that must never reach the agent. `profiles` lists the tape
+    profiles the pack supports (live, record, replay).
+    """
+
+    name: str
+    scenarios: Sequence[Scenario]
+    mcp_servers: Mapping[str, Callable[[], MockServer]] = field(default_factory=dict)
+    state_probe_factory: StateProbeFactory | None = None
+    agent: AgentSetup = field(default_factory=AgentSetup)
+    rules: Mapping[str, str] = field(default_factory=dict)
+    requirements: Mapping[str, str] = field(default_factory=dict)
+    evaluator_files: Sequence[str] = ()
+    profiles: Sequence[str] = PROFILES
+    owner: str | None = None
+    root: Path | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name or not isinstance(self.name, str):
+            raise PackError(f"a pack has name {self.name!r}", hint="give Pack a non-empty name=", field="name")
+        scenarios = tuple(self._adopt(scenario) for scenario in self.scenarios)
+        names = [scenario.name for scenario in scenarios]
+        for name in names:
+            if names.count(name) > 1:
+                raise PackError(
+                    f"pack {self.name!r} has two scenarios named {name!r}",
+                    hint="scenario names must be unique within a pack",
+                    pack=self.name,
+                    field="scenarios",
+                )
+        for profile in self.profiles:
+            if profile not in PROFILES:
+                raise PackError(
+                    f"pack {self.name!r} declares profile {profile!r}",
+                    hint=f"use profiles from {PROFILES}",
+                    pack=self.name,
+                    field="profiles",
+                )
+        object.__setattr__(self, "scenarios", scenarios)
+        object.__setattr__(self, "mcp_servers", dict(self.mcp_servers))
+        object.__setattr__(self, "profiles", tuple(self.profiles))
+
+    def _adopt(self, scenario: Scenario) -> Scenario:
+        if not isinstance(scenario, Scenario):
+            raise PackError(
+                f"pack {self.name!r}: scenarios holds a {type(scenario).__name__}, not a Scenario",
+                hint="build each entry with windtunnel.api.Scenario(...)",
+                pack=self.name,
+                field="scenarios",
+            )
+        changes: dict[str, Any] = {}
+        if scenario.pack is None:
+            changes["pack"] = self.name
+        if scenario.owner is None and self.owner is not None:
+            changes["owner"] = self.owner
+        return dataclasses.replace(scenario, **changes) if changes else scenario
+
+    def plans(self) -> list[MockServerPlan]:
+        """One plan per MCP mock; building a plan calls no factory."""
+        return [
+            MockServerPlan(pack=self.name, server=name, factory=factory, pack_root=self.root)
+            for name, factory in self.mcp_servers.items()
+        ]
+
+    def scenario(self, name: str) -> Scenario:
+        for scenario in self.scenarios:
+            if scenario.name == name:
+                return scenario
+        raise KeyError(name)
+
+
+class MockStateProbe:
+    """The usual StateProbe: `{server name: state}` read from every recording MCP handle."""
+
+    def __init__(self, handles: Sequence[MCPHandle]) -> None:
+        self._handles = [handle for handle in handles if isinstance(handle, RecordingMCPHandle)]
+
+    def snapshot(self) -> Mapping[str, Any]:
+        return {handle.name: handle.state() for handle in self._handles}
+
+
+def mock_state_probe(handles: Sequence[MCPHandle]) -> StateProbe:
+    """A state_probe_factory that reads the pack's own MCP mocks."""
+    return MockStateProbe(handles)

@@ -1,0 +1,1 @@
+"""The runner: one run of a scenario, batches with the seed 002 lifecycle, scheduling, output."""

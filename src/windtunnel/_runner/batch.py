@@ -1,0 +1,168 @@
+"""Batches with the seed 002 lifecycle: mocks started, provision once, reset before each run, teardown once."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from windtunnel._packs.pack import Pack
+from windtunnel._runner.execute import RunContext, RunResult, WipeFailed, run_once
+from windtunnel._runner.output import RunWriter
+from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel.errors import HarnessError, WindTunnelError
+from windtunnel.spi.agent_runtime import (
+    AgentConfig,
+    AgentHandle,
+    AgentRuntime,
+    MCPHandle,
+    MCPHostingAgentRuntime,
+    MCPSpec,
+    MockServerPlan,
+    StateProbe,
+)
+
+log = logging.getLogger("windtunnel.runner")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatchSpec:
+    """One batch: scenarios of one pack that share one provisioned handle."""
+
+    runtime: AgentRuntime
+    runtime_name: str
+    pack: Pack
+    scenarios: Sequence[Scenario]
+    config: AgentConfig
+    runs: int = 1
+    sweep_id: str = ""
+
+
+def effective_config(base: AgentConfig, pack: Pack, scenario: Scenario | None = None) -> AgentConfig:
+    """The config a batch is provisioned with: the caller's, then the pack's agent setup, then the scenario's."""
+    root = pack.root or Path()
+    system_prompt = (scenario.system_prompt if scenario else None) or base.system_prompt or pack.agent.system_prompt
+    persona = base.persona_doc or (root / pack.agent.persona_doc if pack.agent.persona_doc else None)
+    skills = tuple(base.skills) or tuple(root / skill for skill in pack.agent.skills)
+    return dataclasses.replace(base, system_prompt=system_prompt, persona_doc=persona, skills=skills)
+
+
+@contextlib.contextmanager
+def started_mcps(runtime: AgentRuntime, plans: Sequence[MockServerPlan]) -> Iterator[list[MCPHandle]]:
+    """Start the pack's mocks where the runtime can reach them; stop them afterwards, whatever happened."""
+    if not plans:
+        yield []
+        return
+    if isinstance(runtime, MCPHostingAgentRuntime):
+        handles = runtime.start_mcps(plans)
+        try:
+            yield handles
+        finally:
+            runtime.stop_mcps(handles)
+        return
+    from windtunnel._mcp.loopback import start_loopback, stop_loopback
+
+    loopback = start_loopback(plans)
+    try:
+        yield list(loopback)
+    finally:
+        stop_loopback(loopback)
+
+
+def with_mcp_specs(config: AgentConfig, mcps: Sequence[MCPHandle]) -> AgentConfig:
+    specs = tuple(MCPSpec(handle.name, handle.url) for handle in mcps)
+    return dataclasses.replace(config, mcp_servers=specs) if specs else config
+
+
+def make_probe(pack: Pack, mcps: Sequence[MCPHandle]) -> StateProbe | None:
+    if pack.state_probe_factory is None:
+        return None
+    try:
+        return pack.state_probe_factory(mcps)
+    except WindTunnelError:
+        raise
+    except Exception as exc:
+        raise HarnessError(
+            f"pack {pack.name!r}: state_probe_factory raised {type(exc).__name__}: {exc}",
+            hint="make the factory build a probe from the started MCP handles without calling them",
+            pack=pack.name,
+        ) from exc
+
+
+def safe_teardown(handle: AgentHandle | None, runtime_name: str) -> BaseException | None:
+    """Call teardown(); it must not raise, but if it does the error is logged and returned, never raised."""
+    if handle is None:
+        return None
+    try:
+        handle.teardown()
+    except Exception as exc:  # noqa: BLE001 - teardown runs in finally paths; report, never mask
+        log.warning("runtime %s: teardown() raised %s: %s (teardown must not raise)", runtime_name, type(exc).__name__, exc)
+        return exc
+    return None
+
+
+def run_batch(spec: BatchSpec, writer: RunWriter) -> list[RunResult]:
+    """Run every scenario `spec.runs` times on one handle; each result is written as soon as it exists."""
+    results: list[RunResult] = []
+    with started_mcps(spec.runtime, spec.pack.plans()) as mcps:
+        probe = make_probe(spec.pack, mcps)
+        config = with_mcp_specs(spec.config, mcps)
+        handle = spec.runtime.provision(config, list(mcps))
+        try:
+            for scenario in spec.scenarios:
+                for index in range(spec.runs):
+                    context = RunContext(
+                        scenario=scenario, runtime_name=spec.runtime_name, config=config, mcps=mcps,
+                        state_probe=probe, run_index=index, sweep_id=spec.sweep_id,
+                    )
+                    results.append(_run_and_write(handle, context, writer))
+        finally:
+            safe_teardown(handle, spec.runtime_name)
+    return results
+
+
+def _run_and_write(handle: AgentHandle, context: RunContext, writer: RunWriter) -> RunResult:
+    try:
+        result = run_once(handle, context)
+    except WipeFailed as failed:
+        writer.write(failed.result)
+        raise failed.error from None
+    writer.write(result)
+    return result
+
+
+def run_provisioned(
+    provision: Callable[[AgentConfig, list[MCPHandle]], AgentHandle],
+    context: RunContext,
+    writer: RunWriter | None,
+    runs: int = 1,
+) -> list[RunResult]:
+    """Provision with `provision`, run `runs` times on that handle, tear down: the library-level path."""
+    handle = provision(context.config, list(context.mcps))
+    results = []
+    try:
+        for index in range(runs):
+            run = dataclasses.replace(context, run_index=index)
+            if writer is None:
+                try:
+                    results.append(run_once(handle, run))
+                except WipeFailed as failed:
+                    raise failed.error from None
+            else:
+                results.append(_run_and_write(handle, run, writer))
+    finally:
+        safe_teardown(handle, context.runtime_name)
+    return results
+
+
+def reference_context(
+    scenario: Scenario, case: ReferenceCase, *, runtime_name: str, config: AgentConfig,
+    mcps: Sequence[MCPHandle], state_probe: StateProbe | None, sweep_id: str = "",
+) -> RunContext:
+    return RunContext(
+        scenario=scenario, runtime_name=runtime_name, config=config, mcps=mcps,
+        state_probe=state_probe, reference_case=case, sweep_id=sweep_id,
+    )

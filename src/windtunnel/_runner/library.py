@@ -1,0 +1,76 @@
+"""The library entry points: run_scenario() and run_reference_case(), the ordinary runner path."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from windtunnel._runner.batch import reference_context, run_provisioned, with_mcp_specs
+from windtunnel._runner.execute import RunContext, RunResult
+from windtunnel._runner.output import RunWriter
+from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel.errors import UsageError
+from windtunnel.spi.agent_runtime import (
+    AgentConfig,
+    AgentRuntime,
+    MCPHandle,
+    ReferenceCapableAgentRuntime,
+    StateProbe,
+)
+
+
+def run_scenario(
+    runtime: AgentRuntime,
+    scenario: Scenario,
+    config: AgentConfig | None = None,
+    *,
+    mcps: Sequence[MCPHandle] | None = None,
+    state_probe: StateProbe | None = None,
+    runs: int = 1,
+    runtime_name: str = "runtime",
+    out_dir: Path | None = None,
+) -> list[RunResult]:
+    """Provision once, reset before every run, run `runs` times, tear down once (seed 002).
+
+    `mcps` are already-started MCP handles; recording ones are reset before each run and their
+    evidence is cross-checked against the runtime's report. With `out_dir`, each run's trace and
+    score sidecar are written there as the run ends.
+    """
+    handles = list(mcps or [])
+    context = RunContext(
+        scenario=scenario, runtime_name=runtime_name,
+        config=with_mcp_specs(config or AgentConfig(), handles), mcps=handles, state_probe=state_probe,
+    )
+    writer = RunWriter(out_dir) if out_dir is not None else None
+    return run_provisioned(lambda c, m: runtime.provision(c, m), context, writer, runs)
+
+
+def run_reference_case(
+    runtime: AgentRuntime,
+    scenario: Scenario,
+    case: ReferenceCase | str,
+    config: AgentConfig | None = None,
+    *,
+    mcps: Sequence[MCPHandle] | None = None,
+    state_probe: StateProbe | None = None,
+    runtime_name: str = "runtime",
+    out_dir: Path | None = None,
+    sweep_id: str = "",
+) -> RunResult:
+    """Provision with provision_reference() for this case and run the ordinary path once (seed 000)."""
+    if not isinstance(runtime, ReferenceCapableAgentRuntime):
+        raise UsageError(
+            f"runtime {runtime_name!r} has no provision_reference(), so it cannot run reference cases",
+            hint="use a reference-capable runtime (for example the containerised 'reference' runtime)",
+            runtime=runtime_name,
+        )
+    chosen = scenario.case(case) if isinstance(case, str) else case
+    handles = list(mcps or [])
+    config = with_mcp_specs(config or AgentConfig(), handles)
+    context = reference_context(
+        scenario, chosen, runtime_name=runtime_name, config=config, mcps=handles,
+        state_probe=state_probe, sweep_id=sweep_id,
+    )
+    writer = RunWriter(out_dir) if out_dir is not None else None
+    provision = lambda c, m: runtime.provision_reference(c, chosen, m)  # noqa: E731
+    return run_provisioned(provision, context, writer)[0]

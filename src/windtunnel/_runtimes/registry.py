@@ -1,0 +1,135 @@
+"""Finding runtime plugins: the `windtunnel.runtimes` entry-point group or a `module:attr` path.
+
+A plugin is checked when it loads; an error names the plugin, the entry point and the missing method,
+one fact a line (pluggy's habit).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+from windtunnel.errors import PluginError, UnknownRuntimeError, WindTunnelError
+from windtunnel.spi.runtime_plugin import PLUGIN_OPTIONAL_HOOKS
+
+ENTRY_POINT_GROUP = "windtunnel.runtimes"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedPlugin:
+    name: str
+    source: str
+    plugin: Any
+
+    @property
+    def max_concurrency(self) -> int | None:
+        return getattr(self.plugin, "max_concurrency", 1)  # type: ignore[no-any-return]
+
+    def lock_key(self) -> str:
+        hook = getattr(self.plugin, "lock_key", None)
+        return str(hook(self.name)) if callable(hook) else self.name
+
+    def model_label(self) -> str | None:
+        hook = getattr(self.plugin, "model_label", None)
+        return hook(self.name) if callable(hook) else None  # type: ignore[no-any-return]
+
+
+def available_runtimes() -> list[str]:
+    return sorted({entry.name for entry in entry_points(group=ENTRY_POINT_GROUP)})
+
+
+def load_runtime_plugin(name: str) -> LoadedPlugin:
+    """Resolve `name` as a registered runtime or a `module:attr` path and check the plugin."""
+    if ":" in name:
+        return _check(name, name, _load_attr(name))
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name == name:
+            return _check(name, f"entry point {entry.name} = {entry.value}", _load_entry(entry))
+    known = ", ".join(available_runtimes()) or "none"
+    raise UnknownRuntimeError(
+        f"no runtime named {name!r}\n  registered runtimes: {known}",
+        hint="install the package that provides it (it registers under the 'windtunnel.runtimes' "
+        "entry-point group), or pass --runtime module:attr",
+        runtime=name,
+        plugin=name,
+    )
+
+
+def _load_entry(entry: EntryPoint) -> Any:
+    try:
+        return entry.load()
+    except Exception as exc:
+        raise PluginError(
+            f"runtime plugin {entry.name!r} failed to import\n  entry point: {entry.value}\n  "
+            f"error: {type(exc).__name__}: {exc}",
+            hint="reinstall the package that registers it, or fix the import error above",
+            plugin=entry.name,
+            entry_point=entry.value,
+        ) from exc
+
+
+def _load_attr(ref: str) -> Any:
+    module_name, _, attr = ref.partition(":")
+    try:
+        value: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            value = getattr(value, part)
+    except (ImportError, AttributeError) as exc:
+        raise PluginError(
+            f"runtime plugin {ref!r} cannot be loaded\n  error: {type(exc).__name__}: {exc}",
+            hint="check the module path (importable from here) and the attribute name after ':'",
+            plugin=ref,
+            entry_point=ref,
+        ) from exc
+    return value
+
+
+def _check(name: str, source: str, value: Any) -> LoadedPlugin:
+    plugin = value() if inspect.isclass(value) else value
+    build = getattr(plugin, "build", None)
+    if not callable(build):
+        raise PluginError(
+            f"runtime plugin {name!r} has no build() method\n  loaded from: {source}\n  "
+            "missing: build(runtime_name, label, soul_path) -> AgentRuntime",
+            hint="add a build() method to the plugin object (see windtunnel.spi.RuntimePlugin)",
+            plugin=name,
+            entry_point=source,
+            missing="build",
+        )
+    for hook in PLUGIN_OPTIONAL_HOOKS:
+        if hasattr(plugin, hook) and not callable(getattr(plugin, hook)):
+            raise PluginError(
+                f"runtime plugin {name!r}: {hook} is not callable\n  loaded from: {source}",
+                hint=f"make {hook} a method, or remove it",
+                plugin=name,
+                entry_point=source,
+                missing=hook,
+            )
+    limit = getattr(plugin, "max_concurrency", 1)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise PluginError(
+            f"runtime plugin {name!r}: max_concurrency is {limit!r}\n  loaded from: {source}",
+            hint="set max_concurrency to a positive int, or None for no limit",
+            plugin=name,
+            entry_point=source,
+            missing="max_concurrency",
+        )
+    return LoadedPlugin(name=name, source=source, plugin=plugin)
+
+
+def build_runtime(loaded: LoadedPlugin, label: str | None = None) -> Any:
+    """Call the plugin's build(); errors other than ours name the plugin."""
+    try:
+        return loaded.plugin.build(loaded.name, label or loaded.name, None)
+    except WindTunnelError:
+        raise
+    except Exception as exc:
+        raise PluginError(
+            f"runtime plugin {loaded.name!r}: build() raised {type(exc).__name__}: {exc}\n  loaded from: {loaded.source}",
+            hint="fix the plugin's build(); it should construct the runtime without starting a run",
+            plugin=loaded.name,
+            entry_point=loaded.source,
+        ) from exc

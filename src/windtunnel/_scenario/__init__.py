@@ -1,0 +1,1 @@
+"""Scenario authoring: the model, its validation, gates and expectations."""

@@ -1,0 +1,109 @@
+"""The authoring contract: scenarios, their gates and their reference (golden/poison) cases."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from windtunnel._scenario.expectations import Expect
+from windtunnel._scenario.preconditions import Precondition
+from windtunnel._scenario.sources import Source
+
+ReferenceKind = Literal["golden", "poison"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceToolCall:
+    """One tool call the scripted model emits: a tool name and its JSON-serialisable arguments."""
+
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReferenceDecision:
+    """One scripted model response inside a turn: tool calls (non-final) or content (final)."""
+
+    content: str | None = None
+    tool_calls: Sequence[ReferenceToolCall] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReferenceCase:
+    """A scripted decision path: `golden` must pass the scenario's gate, `poison` must fail it.
+
+    `reason` says what a poison case gets wrong; it is grader-only text.
+    """
+
+    name: str
+    kind: ReferenceKind
+    decisions: Sequence[ReferenceDecision]
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "decisions", tuple(self.decisions))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Scenario:
+    """A task for an agent and the gate that grades it.
+
+    `prompt` is one user turn, or a sequence of user turns sent in one session (multi-turn).
+    `target_facts` is a list of any-of groups: every group must be met by the final content
+    (see windtunnel._scenario.gates for the matching rule).
+    """
+
+    name: str
+    prompt: str | Sequence[str]
+    target_facts: Sequence[Sequence[str]] = ()
+    requires_tool_use: bool = False
+    reference_cases: Sequence[ReferenceCase] = ()
+    must_call: Sequence[str] = ()
+    expect: Expect = field(default_factory=Expect)
+    tags: Sequence[str] = ()
+    owner: str | None = None
+    pack: str | None = None
+    system_prompt: str | None = None
+    preconditions: Sequence[Precondition] = ()
+    sources: Sequence[Source] = ()
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        from windtunnel._scenario.validation import validate_scenario
+
+        prompt = self.prompt if isinstance(self.prompt, str) else tuple(self.prompt)
+        object.__setattr__(self, "prompt", prompt)
+        object.__setattr__(self, "target_facts", _freeze_groups(self.target_facts))
+        for name in ("reference_cases", "must_call", "tags", "preconditions", "sources"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        validate_scenario(self)
+
+    @property
+    def turns(self) -> tuple[str, ...]:
+        """The user turns, in order; one entry for a single-turn scenario."""
+        return (self.prompt,) if isinstance(self.prompt, str) else tuple(self.prompt)
+
+    @property
+    def goldens(self) -> tuple[ReferenceCase, ...]:
+        return tuple(case for case in self.reference_cases if case.kind == "golden")
+
+    @property
+    def poisons(self) -> tuple[ReferenceCase, ...]:
+        return tuple(case for case in self.reference_cases if case.kind == "poison")
+
+    def case(self, name: str) -> ReferenceCase:
+        for case in self.reference_cases:
+            if case.name == name:
+                return case
+        raise KeyError(name)
+
+
+def _freeze_groups(groups: Sequence[Sequence[str]]) -> tuple[tuple[str, ...], ...]:
+    frozen: list[tuple[str, ...]] = []
+    for group in groups:
+        frozen.append((group,) if isinstance(group, str) else tuple(group))
+    return tuple(frozen)

@@ -1,0 +1,60 @@
+"""The Score sidecar: which checks ran, which failed and why. Separate from selftest verdicts."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from windtunnel._trace.models import TraceError
+
+SCORE_SCHEMA_VERSION = 1
+
+CheckKind = Literal["gate", "outcome", "security", "benchmark", "observation"]
+
+
+class ScoreStatus(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+
+
+class CheckResult(BaseModel):
+    """One check. Observations carry `passed=None`: recorded and compared, never failing the case."""
+
+    id: str
+    kind: CheckKind
+    passed: bool | None
+    detail: str
+    expected: Any = None
+    observed: Any = None
+
+
+class Score(BaseModel):
+    schema_version: Literal[1] = SCORE_SCHEMA_VERSION
+    run_id: str
+    scenario: str
+    pack: str | None
+    runtime: str
+    status: ScoreStatus
+    checks: list[CheckResult] = Field(default_factory=list)
+    error: TraceError | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status is ScoreStatus.PASSED
+
+    @property
+    def failed_checks(self) -> list[CheckResult]:
+        return [check for check in self.checks if check.passed is False]
+
+    def summary(self) -> str:
+        """One line: status and the first failure or error."""
+        if self.error is not None:
+            return f"error ({self.error.kind}): {self.error.message}"
+        failed = self.failed_checks
+        if failed:
+            more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
+            return f"failed {failed[0].id}: {failed[0].detail}{more}"
+        return "passed"

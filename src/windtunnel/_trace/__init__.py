@@ -1,0 +1,1 @@
+"""What a run leaves behind: the Trace, its turns, usage and evidence; response-shape reading."""

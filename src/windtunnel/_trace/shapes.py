@@ -1,0 +1,114 @@
+"""Reading a send() result in any accepted shape, without changing what was recorded.
+
+Shapes: flat `{"content", "tool_calls"}`; the `{"message": {...}}` wrapper; an OpenAI chat completion
+(`choices[0].message`). Tool calls may be OpenAI wire shape (`{"function": {"name", "arguments": "<json>"}}`)
+or flat (`{"name", "arguments": {...}}`); evaluators read both through `call_name`/`call_arguments`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from windtunnel.errors import EnvelopeError
+
+Shape = Literal["flat", "wrapper", "openai"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResponse:
+    shape: Shape
+    content: str | None
+    tool_calls: list[Any]
+    usage: dict[str, Any] | None
+    rendered_prompt: str | None
+
+
+def read_response(response: object) -> ReadResponse:
+    """Find content, tool calls, usage and a rendered prompt in any accepted shape."""
+    if not isinstance(response, Mapping):
+        raise EnvelopeError(
+            f"send() returned a {type(response).__name__}; expected a dict",
+            hint="return {'content': ..., 'tool_calls': [...]} or an OpenAI chat completion",
+            field="<response>",
+        )
+    shape: Shape
+    if isinstance(response.get("choices"), list):
+        shape, message = "openai", _openai_message(response)
+    elif isinstance(response.get("message"), Mapping):
+        shape, message = "wrapper", response["message"]
+    else:
+        shape, message = "flat", response
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise EnvelopeError(
+            f"response content is a {type(content).__name__}; expected a string or null",
+            hint="return the final answer text as content",
+            field="content",
+        )
+    calls = message.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise EnvelopeError(
+            f"response tool_calls is a {type(calls).__name__}; expected a list",
+            hint="return tool_calls as a list, empty when there were none",
+            field="tool_calls",
+        )
+    usage = response.get("usage")
+    prompt = response.get("rendered_prompt")
+    return ReadResponse(
+        shape=shape,
+        content=content,
+        tool_calls=list(calls),
+        usage=dict(usage) if isinstance(usage, Mapping) else None,
+        rendered_prompt=prompt if isinstance(prompt, str) else None,
+    )
+
+
+def _openai_message(response: Mapping[str, Any]) -> Mapping[str, Any]:
+    choices = response["choices"]
+    if not choices or not isinstance(choices[0], Mapping) or not isinstance(choices[0].get("message"), Mapping):
+        raise EnvelopeError(
+            "chat completion has no choices[0].message",
+            hint="return the upstream completion untouched, or the flat shape",
+            field="choices[0].message",
+        )
+    message: Mapping[str, Any] = choices[0]["message"]
+    return message
+
+
+def call_name(call: Any) -> str | None:
+    """The tool name of a tool call in either shape."""
+    if not isinstance(call, Mapping):
+        return None
+    function = call.get("function")
+    if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+        return str(function["name"])
+    name = call.get("name")
+    return name if isinstance(name, str) else None
+
+
+def call_arguments(call: Any) -> Any:
+    """The arguments of a tool call in either shape, decoded when they are JSON text; raw when not JSON."""
+    if not isinstance(call, Mapping):
+        return None
+    function = call.get("function")
+    raw = function.get("arguments") if isinstance(function, Mapping) else call.get("arguments")
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+def call_argument_text(call: Any) -> str | None:
+    """The argument text exactly as emitted: the JSON string of the wire shape, or the object re-encoded."""
+    if not isinstance(call, Mapping):
+        return None
+    function = call.get("function")
+    raw = function.get("arguments") if isinstance(function, Mapping) else call.get("arguments")
+    if isinstance(raw, str):
+        return raw
+    return json.dumps(raw, ensure_ascii=False) if raw is not None else None

@@ -1,0 +1,62 @@
+"""The door for scenario authors and callers: scenarios, packs, mocks, and the functions that run them."""
+
+from windtunnel._mcp.kit import MockServer, Tool, ToolDenied, ToolError
+from windtunnel._packs.pack import AgentSetup, Pack, mock_state_probe
+from windtunnel._runner.execute import RunResult
+from windtunnel._runner.library import run_reference_case, run_scenario
+from windtunnel._scenario.expectations import Benchmark, Expect, Outcome, Security, StateExpectation
+from windtunnel._scenario.model import ReferenceCase, ReferenceDecision, ReferenceToolCall, Scenario
+from windtunnel._scenario.preconditions import Precondition, PreconditionContext, StateProbeAvailable
+from windtunnel._scenario.sources import Source
+from windtunnel._score.gates import score_trace
+from windtunnel._score.models import CheckResult, Score, ScoreStatus
+from windtunnel._trace.models import Trace, TraceError, Turn
+
+__all__ = [
+    # authoring
+    "Scenario",
+    "ReferenceCase",
+    "ReferenceDecision",
+    "ReferenceToolCall",
+    "Expect",
+    "Outcome",
+    "Security",
+    "Benchmark",
+    "StateExpectation",
+    "Source",
+    "Precondition",
+    "PreconditionContext",
+    "StateProbeAvailable",
+    # packs and mocks
+    "Pack",
+    "AgentSetup",
+    "Tool",
+    "MockServer",
+    "ToolError",
+    "ToolDenied",
+    "mock_state_probe",
+    # running and results
+    "run_scenario",
+    "run_reference_case",
+    "score_trace",
+    "RunResult",
+    "Trace",
+    "Turn",
+    "TraceError",
+    "Score",
+    "ScoreStatus",
+    "CheckResult",
+]
+
+
+def _publish() -> None:
+    for name in __all__:
+        value = globals()[name]
+        if getattr(value, "__module__", "").startswith("windtunnel._"):
+            try:
+                value.__module__ = __name__
+            except (AttributeError, TypeError):
+                continue
+
+
+_publish()
