@@ -97,7 +97,9 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
     cwd = (cwd or Path.cwd()).resolve()
     env = dict(os.environ if env is None else env)
     found = _find_config(cwd)
-    root, source, table = cwd, None, {}
+    root: Path = cwd
+    source: Path | None = None
+    table: dict[str, Any] = {}
     if found is not None:
         source, table = found
         root = source.parent

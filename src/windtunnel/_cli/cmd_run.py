@@ -20,19 +20,27 @@ from windtunnel.spi.agent_runtime import AgentConfig
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
-        "run", help="run scenarios against a runtime and grade them",
+        "run",
+        help="run scenarios against a runtime and grade them",
         description="Run the selected scenarios against a runtime. Exit 0 when every run passed its gate, "
         "1 when any failed or errored, 2 on bad input.",
     )
-    parser.add_argument("--runtime", required=True, metavar="NAME", help="registered runtime name or module:attr")
+    parser.add_argument(
+        "--runtime", required=True, metavar="NAME", help="registered runtime name or module:attr"
+    )
     add_selection(parser)
     parser.add_argument("--runs", type=int, default=1, metavar="N", help="runs per scenario (default 1)")
     parser.add_argument("--scheduler", choices=("serial", "concurrent"), default="serial")
     parser.add_argument(
-        "--max-concurrency", type=int, default=1, metavar="N",
+        "--max-concurrency",
+        type=int,
+        default=1,
+        metavar="N",
         help="jobs at once with --scheduler concurrent; never above the plugin's max_concurrency",
     )
-    parser.add_argument("--runs-dir", type=Path, metavar="DIR", help="where traces and score sidecars go (default runs/)")
+    parser.add_argument(
+        "--runs-dir", type=Path, metavar="DIR", help="where traces and score sidecars go (default runs/)"
+    )
     add_output(parser)
     parser.set_defaults(handler=execute)
 
@@ -44,8 +52,12 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
     selected = selected_scenarios(args, settings)
     runs_dir = args.runs_dir or settings.runs_dir
     options = SweepOptions(
-        config=AgentConfig(), out_root=runs_dir, lock_dir=settings.lock_dir, runs=args.runs,
-        scheduler=args.scheduler, max_concurrency=args.max_concurrency,
+        config=AgentConfig(),
+        out_root=runs_dir,
+        lock_dir=settings.lock_dir,
+        runs=args.runs,
+        scheduler=args.scheduler,
+        max_concurrency=args.max_concurrency,
     )
     sweep = run_sweep(loaded, selected, options)
     _ledger(runs_dir, sweep, args)
@@ -58,9 +70,14 @@ def _ledger(runs_dir: Path, sweep: SweepResult, args: argparse.Namespace) -> Non
     append_ledger(
         runs_dir / "ledger.jsonl",
         {
-            "sweep_id": sweep.sweep_id, "runtime": sweep.runtime, "model": sweep.model_label,
-            "started_at": sweep.started_at, "ended_at": sweep.ended_at, "runs": len(statuses),
-            "passed": statuses.count(ScoreStatus.PASSED), "failed": statuses.count(ScoreStatus.FAILED),
+            "sweep_id": sweep.sweep_id,
+            "runtime": sweep.runtime,
+            "model": sweep.model_label,
+            "started_at": sweep.started_at,
+            "ended_at": sweep.ended_at,
+            "runs": len(statuses),
+            "passed": statuses.count(ScoreStatus.PASSED),
+            "failed": statuses.count(ScoreStatus.FAILED),
             "errors": statuses.count(ScoreStatus.ERROR),
             "selection": {"scenario": args.scenario, "tag": args.tag, "pack": args.pack, "owner": args.owner},
             "traces": str(runs_dir / sweep.sweep_id),
@@ -88,18 +105,28 @@ def _render(sweep: SweepResult, fmt: str, runs_dir: Path) -> str:
     if fmt == "json":
         return json.dumps(
             {
-                "sweep_id": sweep.sweep_id, "runtime": sweep.runtime, "traces": str(runs_dir / sweep.sweep_id),
+                "sweep_id": sweep.sweep_id,
+                "runtime": sweep.runtime,
+                "traces": str(runs_dir / sweep.sweep_id),
                 "runs": [
-                    {"pack": r.trace.pack, "scenario": r.trace.scenario, "run_index": r.trace.run_index,
-                     "status": r.score.status.value, "summary": r.score.summary(),
-                     "score": r.score.model_dump(mode="json")}
+                    {
+                        "pack": r.trace.pack,
+                        "scenario": r.trace.scenario,
+                        "run_index": r.trace.run_index,
+                        "status": r.score.status.value,
+                        "summary": r.score.summary(),
+                        "score": r.score.model_dump(mode="json"),
+                    }
                     for r in sweep.results
                 ],
             },
             indent=2,
         )
-    lines = [f"{r.score.status.value.upper():7} {r.trace.pack}/{r.trace.scenario}[{r.trace.run_index}]  "
-             f"{r.score.summary()}" for r in sweep.results]
+    lines = [
+        f"{r.score.status.value.upper():7} {r.trace.pack}/{r.trace.scenario}[{r.trace.run_index}]  "
+        f"{r.score.summary()}"
+        for r in sweep.results
+    ]
     passed = sum(r.score.passed for r in sweep.results)
     lines.append(f"{passed}/{len(sweep.results)} runs passed; traces in {runs_dir / sweep.sweep_id}")
     return "\n".join(lines)

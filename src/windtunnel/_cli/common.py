@@ -14,12 +14,18 @@ from windtunnel._packs.selection import Selected, Selection, select
 
 def add_selection(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
-        "selection", "the same in every verb: values of one flag are alternatives, flags combine; globs allowed"
+        "selection",
+        "the same in every verb: values of one flag are alternatives, flags combine; globs allowed",
     )
-    group.add_argument("--scenario", action="append", default=[], metavar="NAME", help="scenario name or glob")
+    group.add_argument(
+        "--scenario", action="append", default=[], metavar="NAME", help="scenario name or glob"
+    )
     group.add_argument("--tag", action="append", default=[], metavar="TAG", help="scenario tag or glob")
     group.add_argument(
-        "--pack", action="append", default=[], metavar="NAME|PATH",
+        "--pack",
+        action="append",
+        default=[],
+        metavar="NAME|PATH",
         help="pack name or glob; a path to a pack directory also loads that pack",
     )
     group.add_argument("--owner", action="append", default=[], metavar="OWNER", help="scenario owner or glob")
@@ -37,7 +43,9 @@ def selected_scenarios(args: argparse.Namespace, settings: Settings) -> list[Sel
     packs: list[Pack] = [load_pack(str(Path(value).resolve())) for value in paths]
     if not paths or names:
         loaded = {pack.name for pack in packs}
-        packs += [pack for pack in discover_packs(settings.packs, base=settings.root) if pack.name not in loaded]
+        packs += [
+            pack for pack in discover_packs(settings.packs, base=settings.root) if pack.name not in loaded
+        ]
     pack_names = names + [pack.name for pack in packs if any(Path(p).resolve() == pack.root for p in paths)]
     selection = Selection(scenarios=args.scenario, tags=args.tag, packs=pack_names, owners=args.owner)
     return select(packs, selection)

@@ -13,7 +13,16 @@ from windtunnel._config import load_settings
 from windtunnel.errors import UsageError, WindTunnelError
 
 VERB_ORDER: tuple[str, ...] = (
-    "run", "selftest", "prove", "doctor", "certify", "verify", "tapes", "gateway", "mcp", "images",
+    "run",
+    "selftest",
+    "prove",
+    "doctor",
+    "certify",
+    "verify",
+    "tapes",
+    "gateway",
+    "mcp",
+    "images",
 )
 """How `wt --help` lists verbs; each lives in windtunnel._cli.cmd_<verb> and has register(commands)."""
 

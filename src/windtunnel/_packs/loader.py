@@ -29,7 +29,7 @@ def load_pack(ref: str, *, base: Path | None = None) -> Pack:
         return _load_attr(ref)
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         if entry.name == ref:
-            return _as_pack(_safe_load(entry.value, lambda: entry.load()), f"entry point {entry.name!r}")
+            return _as_pack(_safe_load(entry.value, entry.load), f"entry point {entry.name!r}")
     known = sorted(entry.name for entry in entry_points(group=ENTRY_POINT_GROUP))
     raise PackError(
         f"no pack {ref!r}: it is not a path, a module:attr, or a registered pack "
@@ -44,10 +44,15 @@ def discover_packs(refs: Sequence[str], *, base: Path) -> list[Pack]:
     if refs:
         packs = [load_pack(ref, base=base) for ref in refs]
     else:
-        packs = [_as_pack(entry.load(), f"entry point {entry.name!r}") for entry in entry_points(group=ENTRY_POINT_GROUP)]
+        packs = [
+            _as_pack(entry.load(), f"entry point {entry.name!r}")
+            for entry in entry_points(group=ENTRY_POINT_GROUP)
+        ]
         bundled = base / "scenarios"
         if bundled.is_dir():
-            packs += [_load_path(child) for child in sorted(bundled.iterdir()) if (child / PACK_FILE).is_file()]
+            packs += [
+                _load_path(child) for child in sorted(bundled.iterdir()) if (child / PACK_FILE).is_file()
+            ]
     names = [pack.name for pack in packs]
     for name in names:
         if names.count(name) > 1:

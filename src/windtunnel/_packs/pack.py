@@ -51,7 +51,9 @@ class Pack:
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
-            raise PackError(f"a pack has name {self.name!r}", hint="give Pack a non-empty name=", field="name")
+            raise PackError(
+                f"a pack has name {self.name!r}", hint="give Pack a non-empty name=", field="name"
+            )
         scenarios = tuple(self._adopt(scenario) for scenario in self.scenarios)
         names = [scenario.name for scenario in scenarios]
         for name in names:

@@ -39,7 +39,9 @@ def select(packs: Sequence[Pack], selection: Selection) -> list[Selected]:
     """Every scenario matching the selection, in pack order; raise when a value or the whole matches nothing."""
     everything = [Selected(pack, scenario) for pack in packs for scenario in pack.scenarios]
     if not everything:
-        raise SelectionError("no scenarios found: no packs were loaded", hint="pass --pack PATH or configure packs")
+        raise SelectionError(
+            "no scenarios found: no packs were loaded", hint="pass --pack PATH or configure packs"
+        )
     criteria = (
         ("--scenario", selection.scenarios, lambda s: [s.scenario.name]),
         ("--tag", selection.tags, lambda s: list(s.scenario.tags)),

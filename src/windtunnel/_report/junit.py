@@ -30,14 +30,19 @@ def to_junit(records: Sequence[CaseRecord], *, suite_name: str = "windtunnel") -
         groups.setdefault(record.group, []).append(record)
     for group, cases in groups.items():
         suite = ET.SubElement(
-            root, "testsuite", name=group, tests=str(len(cases)),
+            root,
+            "testsuite",
+            name=group,
+            tests=str(len(cases)),
             failures=str(sum(c.status == "failed" for c in cases)),
             errors=str(sum(c.status == "error" for c in cases)),
             skipped=str(sum(c.status == "skipped" for c in cases)),
             time=f"{sum(c.seconds for c in cases):.3f}",
         )
         for case in cases:
-            element = ET.SubElement(suite, "testcase", classname=group, name=case.name, time=f"{case.seconds:.3f}")
+            element = ET.SubElement(
+                suite, "testcase", classname=group, name=case.name, time=f"{case.seconds:.3f}"
+            )
             if case.properties:
                 props = ET.SubElement(element, "properties")
                 for key, value in case.properties.items():

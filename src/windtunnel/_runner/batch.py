@@ -44,7 +44,9 @@ class BatchSpec:
 def effective_config(base: AgentConfig, pack: Pack, scenario: Scenario | None = None) -> AgentConfig:
     """The config a batch is provisioned with: the caller's, then the pack's agent setup, then the scenario's."""
     root = pack.root or Path()
-    system_prompt = (scenario.system_prompt if scenario else None) or base.system_prompt or pack.agent.system_prompt
+    system_prompt = (
+        (scenario.system_prompt if scenario else None) or base.system_prompt or pack.agent.system_prompt
+    )
     persona = base.persona_doc or (root / pack.agent.persona_doc if pack.agent.persona_doc else None)
     skills = tuple(base.skills) or tuple(root / skill for skill in pack.agent.skills)
     return dataclasses.replace(base, system_prompt=system_prompt, persona_doc=persona, skills=skills)
@@ -99,7 +101,12 @@ def safe_teardown(handle: AgentHandle | None, runtime_name: str) -> BaseExceptio
     try:
         handle.teardown()
     except Exception as exc:  # noqa: BLE001 - teardown runs in finally paths; report, never mask
-        log.warning("runtime %s: teardown() raised %s: %s (teardown must not raise)", runtime_name, type(exc).__name__, exc)
+        log.warning(
+            "runtime %s: teardown() raised %s: %s (teardown must not raise)",
+            runtime_name,
+            type(exc).__name__,
+            exc,
+        )
         return exc
     return None
 
@@ -115,8 +122,13 @@ def run_batch(spec: BatchSpec, writer: RunWriter) -> list[RunResult]:
             for scenario in spec.scenarios:
                 for index in range(spec.runs):
                     context = RunContext(
-                        scenario=scenario, runtime_name=spec.runtime_name, config=config, mcps=mcps,
-                        state_probe=probe, run_index=index, sweep_id=spec.sweep_id,
+                        scenario=scenario,
+                        runtime_name=spec.runtime_name,
+                        config=config,
+                        mcps=mcps,
+                        state_probe=probe,
+                        run_index=index,
+                        sweep_id=spec.sweep_id,
                     )
                     results.append(_run_and_write(handle, context, writer))
         finally:
@@ -159,10 +171,21 @@ def run_provisioned(
 
 
 def reference_context(
-    scenario: Scenario, case: ReferenceCase, *, runtime_name: str, config: AgentConfig,
-    mcps: Sequence[MCPHandle], state_probe: StateProbe | None, sweep_id: str = "",
+    scenario: Scenario,
+    case: ReferenceCase,
+    *,
+    runtime_name: str,
+    config: AgentConfig,
+    mcps: Sequence[MCPHandle],
+    state_probe: StateProbe | None,
+    sweep_id: str = "",
 ) -> RunContext:
     return RunContext(
-        scenario=scenario, runtime_name=runtime_name, config=config, mcps=mcps,
-        state_probe=state_probe, reference_case=case, sweep_id=sweep_id,
+        scenario=scenario,
+        runtime_name=runtime_name,
+        config=config,
+        mcps=mcps,
+        state_probe=state_probe,
+        reference_case=case,
+        sweep_id=sweep_id,
     )

@@ -10,7 +10,13 @@ from typing import Any
 from windtunnel._trace.models import Trace
 from windtunnel._trace.shapes import call_arguments, call_name
 from windtunnel.errors import IntegrityError, ProbeError, WindTunnelError
-from windtunnel.spi.agent_runtime import AgentHandle, MCPHandle, ModelEvidenceHandle, RecordingMCPHandle, StateProbe
+from windtunnel.spi.agent_runtime import (
+    AgentHandle,
+    MCPHandle,
+    ModelEvidenceHandle,
+    RecordingMCPHandle,
+    StateProbe,
+)
 
 
 def recording(mcps: Sequence[MCPHandle]) -> list[RecordingMCPHandle]:
@@ -50,12 +56,13 @@ def capture_state(probe: StateProbe | None) -> dict[str, Any] | None:
             hint="check that the pack's mocks are up and its state_probe_factory reads them",
         ) from exc
     try:
-        return json.loads(json.dumps(dict(snapshot)))
+        state: dict[str, Any] = json.loads(json.dumps(dict(snapshot)))
     except (TypeError, ValueError) as exc:
         raise ProbeError(
             f"the state probe returned state that is not JSON ({exc})",
             hint="return only JSON values from StateProbe.snapshot()",
         ) from exc
+    return state
 
 
 def _key(name: object, arguments: object) -> str:
@@ -80,7 +87,9 @@ def check_integrity(trace: Trace) -> None:
     invented = list((reported - received).elements())
     parts = []
     if hidden:
-        parts.append(f"the mocks received {len(hidden)} call(s) the runtime did not report: {', '.join(hidden)}")
+        parts.append(
+            f"the mocks received {len(hidden)} call(s) the runtime did not report: {', '.join(hidden)}"
+        )
     if invented:
         parts.append(f"the runtime reported {len(invented)} call(s) no mock received: {', '.join(invented)}")
     raise IntegrityError(

@@ -73,7 +73,7 @@ def run_once(handle: AgentHandle, context: RunContext) -> RunResult:
         _check_preconditions(context)
         drain_model_requests(handle)
         _drive_turns(handle, context, trace)
-        _collect_evidence(handle, context, trace)
+        _collect_evidence(context, trace)
     except _RunFailedWipe as failed:
         trace.error, wipe = failed.error, failed.wipe
     except _RunFailed as failed:
@@ -127,10 +127,14 @@ def _reset(handle: AgentHandle, context: RunContext) -> None:
     try:
         handle.reset_state()
     except Exception as exc:
-        wipe = exc if isinstance(exc, ResetFailedError) else ResetFailedError(
-            f"reset_state() raised {type(exc).__name__}: {exc}",
-            hint="reset_state() must wipe every session, memory and index and return; the batch stops here",
-            runtime=context.runtime_name,
+        wipe = (
+            exc
+            if isinstance(exc, ResetFailedError)
+            else ResetFailedError(
+                f"reset_state() raised {type(exc).__name__}: {exc}",
+                hint="reset_state() must wipe every session, memory and index and return; the batch stops here",
+                runtime=context.runtime_name,
+            )
         )
         raise _RunFailedWipe(_error(ErrorKind.SETUP, wipe), wipe) from exc
 
@@ -148,7 +152,9 @@ def _check_preconditions(context: RunContext) -> None:
     for precondition in context.scenario.preconditions:
         reason = precondition.check(view)
         if reason is not None:
-            raise _RunFailed(TraceError(kind=ErrorKind.PRECONDITION, message=reason, cause=type(precondition).__name__))
+            raise _RunFailed(
+                TraceError(kind=ErrorKind.PRECONDITION, message=reason, cause=type(precondition).__name__)
+            )
 
 
 def _drive_turns(handle: AgentHandle, context: RunContext, trace: Trace) -> None:
@@ -172,8 +178,15 @@ def _drive_turns(handle: AgentHandle, context: RunContext, trace: Trace) -> None
         prompt = read.rendered_prompt or _prompt_from_requests(requests)
         trace.turns.append(
             Turn(
-                index=index, user=user, response=dict(response), shape=read.shape, content=read.content,
-                tool_calls=read.tool_calls, usage=read.usage, rendered_prompt=prompt, latency_ms=latency,
+                index=index,
+                user=user,
+                response=dict(response),
+                shape=read.shape,
+                content=read.content,
+                tool_calls=read.tool_calls,
+                usage=read.usage,
+                rendered_prompt=prompt,
+                latency_ms=latency,
             )
         )
         messages.append({"role": "assistant", "content": read.content})
@@ -190,12 +203,14 @@ def _prompt_from_requests(requests: list[dict[str, Any]] | None) -> str | None:
     return json.dumps(messages, sort_keys=True, ensure_ascii=False) if messages is not None else None
 
 
-def _collect_evidence(handle: AgentHandle, context: RunContext, trace: Trace) -> None:
+def _collect_evidence(context: RunContext, trace: Trace) -> None:
     _fail_on_gateway_error(trace)
     try:
         trace.mcp_calls = mcp_calls(context.mcps)
     except Exception as exc:
-        raise _RunFailed(_error(ErrorKind.MCP_EVIDENCE, exc, "the MCP mocks' call logs could not be read")) from exc
+        raise _RunFailed(
+            _error(ErrorKind.MCP_EVIDENCE, exc, "the MCP mocks' call logs could not be read")
+        ) from exc
     try:
         check_integrity(trace)
     except IntegrityError as exc:

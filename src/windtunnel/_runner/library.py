@@ -38,11 +38,14 @@ def run_scenario(
     """
     handles = list(mcps or [])
     context = RunContext(
-        scenario=scenario, runtime_name=runtime_name,
-        config=with_mcp_specs(config or AgentConfig(), handles), mcps=handles, state_probe=state_probe,
+        scenario=scenario,
+        runtime_name=runtime_name,
+        config=with_mcp_specs(config or AgentConfig(), handles),
+        mcps=handles,
+        state_probe=state_probe,
     )
     writer = RunWriter(out_dir) if out_dir is not None else None
-    return run_provisioned(lambda c, m: runtime.provision(c, m), context, writer, runs)
+    return run_provisioned(runtime.provision, context, writer, runs)
 
 
 def run_reference_case(
@@ -68,8 +71,13 @@ def run_reference_case(
     handles = list(mcps or [])
     config = with_mcp_specs(config or AgentConfig(), handles)
     context = reference_context(
-        scenario, chosen, runtime_name=runtime_name, config=config, mcps=handles,
-        state_probe=state_probe, sweep_id=sweep_id,
+        scenario,
+        chosen,
+        runtime_name=runtime_name,
+        config=config,
+        mcps=handles,
+        state_probe=state_probe,
+        sweep_id=sweep_id,
     )
     writer = RunWriter(out_dir) if out_dir is not None else None
     provision = lambda c, m: runtime.provision_reference(c, chosen, m)  # noqa: E731

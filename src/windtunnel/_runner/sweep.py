@@ -47,7 +47,9 @@ def effective_concurrency(options: SweepOptions, plugin_limit: int | None) -> in
     """Never above the plugin's max_concurrency (None = no limit); serial is always 1."""
     if options.max_concurrency < 1:
         raise UsageError(
-            f"--max-concurrency is {options.max_concurrency}", hint="pass a positive number", field="--max-concurrency"
+            f"--max-concurrency is {options.max_concurrency}",
+            hint="pass a positive number",
+            field="--max-concurrency",
         )
     if options.scheduler == "serial":
         return 1
@@ -73,8 +75,13 @@ def _hook(loaded: LoadedPlugin, name: str, runtime: AgentRuntime, scenarios: Seq
 
 
 def _batches(
-    runtime: AgentRuntime, loaded: LoadedPlugin, selected: Sequence[Selected], options: SweepOptions,
-    sweep_id: str, *, one_per_scenario: bool,
+    runtime: AgentRuntime,
+    loaded: LoadedPlugin,
+    selected: Sequence[Selected],
+    options: SweepOptions,
+    sweep_id: str,
+    *,
+    one_per_scenario: bool,
 ) -> list[BatchSpec]:
     """Group scenarios into batches sharing a pack and an effective config, in selection order."""
     batches: list[BatchSpec] = []
@@ -83,14 +90,24 @@ def _batches(
         last = batches[-1] if batches else None
         if not one_per_scenario and last and last.pack is item.pack and last.config == config:
             batches[-1] = BatchSpec(
-                runtime=runtime, runtime_name=loaded.name, pack=item.pack, config=config,
-                scenarios=(*last.scenarios, item.scenario), runs=options.runs, sweep_id=sweep_id,
+                runtime=runtime,
+                runtime_name=loaded.name,
+                pack=item.pack,
+                config=config,
+                scenarios=(*last.scenarios, item.scenario),
+                runs=options.runs,
+                sweep_id=sweep_id,
             )
         else:
             batches.append(
                 BatchSpec(
-                    runtime=runtime, runtime_name=loaded.name, pack=item.pack, config=config,
-                    scenarios=(item.scenario,), runs=options.runs, sweep_id=sweep_id,
+                    runtime=runtime,
+                    runtime_name=loaded.name,
+                    pack=item.pack,
+                    config=config,
+                    scenarios=(item.scenario,),
+                    runs=options.runs,
+                    sweep_id=sweep_id,
                 )
             )
     return batches

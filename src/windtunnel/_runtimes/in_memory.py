@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from windtunnel._mcp.inprocess import InProcessMCPHandle
+from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._scenario.matching_prompt import prompt_key
 from windtunnel._scenario.model import ReferenceDecision, Scenario
-from windtunnel.errors import UnsupportedConfigError
 from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response
 
 NAME = "in_memory"
@@ -37,7 +37,7 @@ class InMemoryRuntime:
                 self._playbook[prompt_key(scenario.turns[0])] = tuple(scenario.goldens[0].decisions)
 
     def provision(self, config: AgentConfig, mcps: list[MCPHandle] | None = None) -> InMemoryHandle:
-        _refuse_unsupported(config)
+        refuse_fields(config, SUPPORTED, NAME)
         tools = [handle for handle in mcps or [] if isinstance(handle, InProcessMCPHandle)]
         return InMemoryHandle(dict(self._playbook), tools, config)
 
@@ -48,19 +48,8 @@ class InMemoryRuntime:
         return None
 
 
-def _refuse_unsupported(config: AgentConfig) -> None:
-    refused = []
-    if config.model is not None:
-        refused.append("model")
-    refused += [f"sampling.{key}" for key in config.sampling.as_dict()]
-    refused += [f"extensions[{key!r}]" for key in config.extensions]
-    if refused:
-        raise UnsupportedConfigError(
-            f"in_memory has no model, so it cannot honour {', '.join(refused)}",
-            hint="leave model, sampling and extensions unset for in_memory, or use a containerised runtime",
-            runtime=NAME,
-            field=refused[0],
-        )
+SUPPORTED = frozenset({"system_prompt", "persona_doc", "skills"})
+"""in_memory has no model: model, sampling and extensions cannot be honoured, so they raise."""
 
 
 @dataclass
@@ -71,7 +60,10 @@ class _Session:
 
 class InMemoryHandle:
     def __init__(
-        self, playbook: Mapping[str, tuple[ReferenceDecision, ...]], tools: list[InProcessMCPHandle], config: AgentConfig
+        self,
+        playbook: Mapping[str, tuple[ReferenceDecision, ...]],
+        tools: list[InProcessMCPHandle],
+        config: AgentConfig,
     ) -> None:
         self._playbook = playbook
         self._tools = tools
@@ -114,7 +106,9 @@ class InMemoryHandle:
             self._tools[0].call(name, arguments)  # recorded there as an unknown tool, as a real mock would
 
     def _render(self, messages: list[Message]) -> str:
-        system = [{"role": "system", "content": self._config.system_prompt}] if self._config.system_prompt else []
+        system = (
+            [{"role": "system", "content": self._config.system_prompt}] if self._config.system_prompt else []
+        )
         return json.dumps([*system, *messages], ensure_ascii=False)
 
     def reset_state(self) -> None:

@@ -26,7 +26,8 @@ class LoadedPlugin:
 
     @property
     def max_concurrency(self) -> int | None:
-        return getattr(self.plugin, "max_concurrency", 1)  # type: ignore[no-any-return]
+        limit: int | None = getattr(self.plugin, "max_concurrency", 1)
+        return limit
 
     def lock_key(self) -> str:
         hook = getattr(self.plugin, "lock_key", None)
@@ -34,7 +35,8 @@ class LoadedPlugin:
 
     def model_label(self) -> str | None:
         hook = getattr(self.plugin, "model_label", None)
-        return hook(self.name) if callable(hook) else None  # type: ignore[no-any-return]
+        label: str | None = hook(self.name) if callable(hook) else None
+        return label
 
 
 def available_runtimes() -> list[str]:

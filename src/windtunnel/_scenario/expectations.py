@@ -7,7 +7,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 StateOp = Literal["equals", "not_equals", "present", "absent", "contains", "not_contains", "length"]
-STATE_OPS: tuple[str, ...] = ("equals", "not_equals", "present", "absent", "contains", "not_contains", "length")
+STATE_OPS: tuple[str, ...] = (
+    "equals",
+    "not_equals",
+    "present",
+    "absent",
+    "contains",
+    "not_contains",
+    "length",
+)
 
 
 @dataclass(frozen=True, slots=True)

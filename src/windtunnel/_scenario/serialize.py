@@ -13,7 +13,9 @@ def decisions_to_json(decisions: Sequence[ReferenceDecision]) -> list[dict[str, 
     return [
         {
             "content": decision.content,
-            "tool_calls": [{"name": call.name, "arguments": dict(call.arguments)} for call in decision.tool_calls],
+            "tool_calls": [
+                {"name": call.name, "arguments": dict(call.arguments)} for call in decision.tool_calls
+            ],
         }
         for decision in decisions
     ]
@@ -22,7 +24,11 @@ def decisions_to_json(decisions: Sequence[ReferenceDecision]) -> list[dict[str, 
 def decisions_from_json(data: Any) -> tuple[ReferenceDecision, ...]:
     """The inverse of decisions_to_json; raises UsageError naming the bad entry."""
     if not isinstance(data, list):
-        raise UsageError("decisions must be a JSON list", hint="send [{'content': ..., 'tool_calls': [...]}]", field="decisions")
+        raise UsageError(
+            "decisions must be a JSON list",
+            hint="send [{'content': ..., 'tool_calls': [...]}]",
+            field="decisions",
+        )
     decisions = []
     for index, item in enumerate(data):
         if not isinstance(item, dict) or not isinstance(item.get("tool_calls", []), list):
@@ -33,8 +39,10 @@ def decisions_from_json(data: Any) -> tuple[ReferenceDecision, ...]:
             )
         calls = []
         for number, call in enumerate(item.get("tool_calls", [])):
-            if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not isinstance(
-                call.get("arguments", {}), dict
+            if (
+                not isinstance(call, dict)
+                or not isinstance(call.get("name"), str)
+                or not isinstance(call.get("arguments", {}), dict)
             ):
                 raise UsageError(
                     f"decisions[{index}].tool_calls[{number}] needs a string name and object arguments",
@@ -43,5 +51,7 @@ def decisions_from_json(data: Any) -> tuple[ReferenceDecision, ...]:
                 )
             calls.append(ReferenceToolCall(call["name"], call.get("arguments", {})))
         content = item.get("content")
-        decisions.append(ReferenceDecision(content=content if isinstance(content, str) else None, tool_calls=tuple(calls)))
+        decisions.append(
+            ReferenceDecision(content=content if isinstance(content, str) else None, tool_calls=tuple(calls))
+        )
     return tuple(decisions)

@@ -51,7 +51,9 @@ def validate_reference_case(scenario: Scenario, case: ReferenceCase) -> None:
     decision that closes each turn counts as that turn's final decision.
     """
     if case.kind not in ("golden", "poison"):
-        raise _case_error(scenario, case, None, f"kind is {case.kind!r}", "use kind='golden' or kind='poison'")
+        raise _case_error(
+            scenario, case, None, f"kind is {case.kind!r}", "use kind='golden' or kind='poison'"
+        )
     if not case.decisions:
         raise _case_error(scenario, case, None, "has no decisions", "script at least a final decision")
     last = len(case.decisions) - 1
@@ -62,7 +64,9 @@ def validate_reference_case(scenario: Scenario, case: ReferenceCase) -> None:
         _check_decision(scenario, case, index, decision, final=index == last or ends_turn)
     if len(turn_ends) != turns and turns > 1:
         raise _case_error(
-            scenario, case, None,
+            scenario,
+            case,
+            None,
             f"has {len(turn_ends)} content-only decision(s) for {turns} user turns",
             "in a multi-turn scenario, end each turn's decisions with one ReferenceDecision(content=...)",
         )
@@ -74,18 +78,27 @@ def _check_decision(
     if final:
         if decision.tool_calls:
             raise _case_error(
-                scenario, case, index, "the final decision has tool calls",
+                scenario,
+                case,
+                index,
+                "the final decision has tool calls",
                 "end the case with ReferenceDecision(content=...) and no tool_calls",
             )
         if not isinstance(decision.content, str) or not decision.content.strip():
             raise _case_error(
-                scenario, case, index, "the final decision has no content",
+                scenario,
+                case,
+                index,
+                "the final decision has no content",
                 "give the final ReferenceDecision a non-empty content=",
             )
         return
     if not decision.tool_calls:
         raise _case_error(
-            scenario, case, index, "a non-final decision has no tool call",
+            scenario,
+            case,
+            index,
+            "a non-final decision has no tool call",
             "every decision before the last must carry at least one ReferenceToolCall",
         )
     for call in decision.tool_calls:
@@ -94,17 +107,25 @@ def _check_decision(
 
 def _check_call(scenario: Scenario, case: ReferenceCase, index: int, name: object, arguments: object) -> None:
     if not isinstance(name, str) or not name:
-        raise _case_error(scenario, case, index, f"a tool call has name {name!r}", "name the tool with a string")
+        raise _case_error(
+            scenario, case, index, f"a tool call has name {name!r}", "name the tool with a string"
+        )
     if not isinstance(arguments, Mapping):
         raise _case_error(
-            scenario, case, index, f"tool call {name!r} has arguments of type {type(arguments).__name__}",
+            scenario,
+            case,
+            index,
+            f"tool call {name!r} has arguments of type {type(arguments).__name__}",
             "pass arguments as a dict of JSON values",
         )
     try:
         json.dumps(arguments, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise _case_error(
-            scenario, case, index, f"tool call {name!r} has arguments that are not JSON-serialisable ({exc})",
+            scenario,
+            case,
+            index,
+            f"tool call {name!r} has arguments that are not JSON-serialisable ({exc})",
             "use only str, int, float, bool, None, lists and dicts with string keys",
         ) from None
 

@@ -6,6 +6,7 @@ Hard checks (gate, outcome, security, benchmark thresholds) fail the case. Bench
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from windtunnel._scenario.expectations import StateExpectation
@@ -27,13 +28,20 @@ def received_tool_names(trace: Trace) -> list[str]:
 
 def score_trace(scenario: Scenario, trace: Trace) -> Score:
     """Score one run. A trace that carries an error scores ERROR and no gate is applied."""
-    base = {"run_id": trace.run_id, "scenario": trace.scenario, "pack": trace.pack, "runtime": trace.runtime}
+    base = Score(
+        run_id=trace.run_id,
+        scenario=trace.scenario,
+        pack=trace.pack,
+        runtime=trace.runtime,
+        status=ScoreStatus.ERROR,
+    )
     if trace.error is not None:
-        return Score(**base, status=ScoreStatus.ERROR, error=trace.error)
+        return base.model_copy(update={"error": trace.error})
     checks = [*_gate_checks(scenario, trace), *_outcome_checks(scenario, trace)]
     checks += [*_security_checks(scenario, trace), *_benchmark_checks(scenario, trace)]
     failed = any(check.passed is False for check in checks)
-    return Score(**base, status=ScoreStatus.FAILED if failed else ScoreStatus.PASSED, checks=checks)
+    status = ScoreStatus.FAILED if failed else ScoreStatus.PASSED
+    return base.model_copy(update={"status": status, "checks": checks})
 
 
 def _gate_checks(scenario: Scenario, trace: Trace) -> list[CheckResult]:
@@ -46,7 +54,9 @@ def _gate_checks(scenario: Scenario, trace: Trace) -> list[CheckResult]:
                 id=f"target_facts[{index}]",
                 kind="gate",
                 passed=bool(met),
-                detail=f"final content states {met[0]!r}" if met else f"final content states none of {list(group)}",
+                detail=f"final content states {met[0]!r}"
+                if met
+                else f"final content states none of {list(group)}",
                 expected=list(group),
                 observed=content,
             )
@@ -68,7 +78,9 @@ def _gate_checks(scenario: Scenario, trace: Trace) -> list[CheckResult]:
                 id=f"must_call:{tool}",
                 kind="gate",
                 passed=tool in names,
-                detail=f"{tool} was called" if tool in names else f"{tool} was never reported; reported {names}",
+                detail=f"{tool} was called"
+                if tool in names
+                else f"{tool} was never reported; reported {names}",
                 expected=tool,
                 observed=names,
             )
@@ -86,7 +98,9 @@ def _outcome_checks(scenario: Scenario, trace: Trace) -> list[CheckResult]:
                 id="outcome.must_succeed",
                 kind="outcome",
                 passed=answered,
-                detail="the run ended with a final answer" if answered else "the run ended without a final answer",
+                detail="the run ended with a final answer"
+                if answered
+                else "the run ended without a final answer",
             )
         )
     for index, expectation in enumerate(outcome.state):
@@ -99,7 +113,10 @@ def _state_check(index: int, expectation: StateExpectation, state: dict[str, Any
     wanted = f"{expectation.pointer} {expectation.op} {expectation.value!r}"
     if state is None:
         return CheckResult(
-            id=check_id, kind="outcome", passed=False, expected=wanted,
+            id=check_id,
+            kind="outcome",
+            passed=False,
+            expected=wanted,
             detail="no state snapshot: the pack wires no StateProbe, so world state cannot be checked",
         )
     found = resolve_pointer(state, expectation.pointer)
@@ -115,26 +132,36 @@ def _state_check(index: int, expectation: StateExpectation, state: dict[str, Any
     )
 
 
+def _contains(found: Any, value: Any) -> bool:
+    if isinstance(found, str):
+        return isinstance(value, str) and value in found
+    if isinstance(found, list):
+        return any(same_value(item, value) for item in found)
+    return isinstance(found, dict) and value in found
+
+
+def _length(found: Any, value: Any) -> bool:
+    return isinstance(found, list | dict | str) and len(found) == value
+
+
+_OPS: dict[str, Callable[[Any, Any], bool]] = {
+    "equals": same_value,
+    "not_equals": lambda found, value: not same_value(found, value),
+    "contains": _contains,
+    "not_contains": lambda found, value: not _contains(found, value),
+    "length": _length,
+}
+
+
 def _holds(expectation: StateExpectation, found: Any) -> bool:
-    op, value = expectation.op, expectation.value
-    if op == "present":
+    """Absent values satisfy only `absent`, `not_equals` and `not_contains`."""
+    if expectation.op == "present":
         return found is not MISSING
-    if op == "absent":
+    if expectation.op == "absent":
         return found is MISSING
     if found is MISSING:
-        return op == "not_equals" or op == "not_contains"
-    if op == "equals":
-        return same_value(found, value)
-    if op == "not_equals":
-        return not same_value(found, value)
-    if op in ("contains", "not_contains"):
-        inside = isinstance(found, list | dict | str) and (
-            (isinstance(found, str) and isinstance(value, str) and value in found)
-            or (isinstance(found, list) and any(same_value(item, value) for item in found))
-            or (isinstance(found, dict) and value in found)
-        )
-        return inside if op == "contains" else not inside
-    return isinstance(found, list | dict | str) and len(found) == value  # op == "length"
+        return expectation.op in {"not_equals", "not_contains"}
+    return _OPS[expectation.op](found, expectation.value)
 
 
 def _security_checks(scenario: Scenario, trace: Trace) -> list[CheckResult]:
@@ -155,8 +182,14 @@ def _security_checks(scenario: Scenario, trace: Trace) -> list[CheckResult]:
             detail, passed = "no MCP evidence was captured, so the expected denial cannot be shown", False
         else:
             passed = tool in denied
-            detail = f"{tool} was attempted and denied" if passed else f"no denied call to {tool} was received"
-        checks.append(CheckResult(id=f"security.expected_violations:{tool}", kind="security", passed=passed, detail=detail))
+            detail = (
+                f"{tool} was attempted and denied" if passed else f"no denied call to {tool} was received"
+            )
+        checks.append(
+            CheckResult(
+                id=f"security.expected_violations:{tool}", kind="security", passed=passed, detail=detail
+            )
+        )
     return checks
 
 
@@ -168,45 +201,64 @@ def _benchmark_checks(scenario: Scenario, trace: Trace) -> list[CheckResult]:
         ok = len(names) <= bench.max_tool_calls_hint
         checks.append(
             CheckResult(
-                id="benchmark.max_tool_calls_hint", kind="benchmark", passed=ok,
+                id="benchmark.max_tool_calls_hint",
+                kind="benchmark",
+                passed=ok,
                 detail=f"{len(names)} tool calls, limit {bench.max_tool_calls_hint}"
                 + ("" if ok else ": exceeds the limit"),
-                expected=bench.max_tool_calls_hint, observed=len(names),
+                expected=bench.max_tool_calls_hint,
+                observed=len(names),
             )
         )
     if bench.token_budget is not None:
         total = trace.usage.total_tokens if trace.usage.known else None
         ok = total is not None and total <= bench.token_budget
-        detail = "usage unknown: the runtime reported none, so the budget cannot be shown to hold" if total is None else (
-            f"{total} tokens, budget {bench.token_budget}" + ("" if ok else ": over budget")
+        detail = (
+            "usage unknown: the runtime reported none, so the budget cannot be shown to hold"
+            if total is None
+            else (f"{total} tokens, budget {bench.token_budget}" + ("" if ok else ": over budget"))
         )
         checks.append(
-            CheckResult(id="benchmark.token_budget", kind="benchmark", passed=ok, detail=detail,
-                        expected=bench.token_budget, observed=total)
+            CheckResult(
+                id="benchmark.token_budget",
+                kind="benchmark",
+                passed=ok,
+                detail=detail,
+                expected=bench.token_budget,
+                observed=total,
+            )
         )
     for tool in bench.tools_not_expected:
         checks.append(
             CheckResult(
-                id=f"benchmark.tools_not_expected:{tool}", kind="benchmark", passed=tool not in names,
+                id=f"benchmark.tools_not_expected:{tool}",
+                kind="benchmark",
+                passed=tool not in names,
                 detail=f"{tool} was called" if tool in names else f"{tool} was not called",
             )
         )
     for tool in bench.tools_expected:
         checks.append(
             CheckResult(
-                id=f"benchmark.tools_expected:{tool}", kind="observation", passed=None,
+                id=f"benchmark.tools_expected:{tool}",
+                kind="observation",
+                passed=None,
                 detail=f"observation: {tool} {'was' if tool in names else 'was not'} called",
-                expected=tool, observed=names,
+                expected=tool,
+                observed=names,
             )
         )
     if bench.llm_calls_expected is not None:
         calls = _llm_calls(trace)
         checks.append(
             CheckResult(
-                id="benchmark.llm_calls_expected", kind="observation", passed=None,
+                id="benchmark.llm_calls_expected",
+                kind="observation",
+                passed=None,
                 detail=f"observation: {calls if calls is not None else 'unknown'} model calls, "
                 f"expected {bench.llm_calls_expected}",
-                expected=bench.llm_calls_expected, observed=calls,
+                expected=bench.llm_calls_expected,
+                observed=calls,
             )
         )
     return checks

@@ -32,7 +32,7 @@ class CheckResult(BaseModel):
 
 
 class Score(BaseModel):
-    schema_version: Literal[1] = SCORE_SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     run_id: str
     scenario: str
     pack: str | None

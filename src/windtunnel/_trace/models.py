@@ -76,7 +76,7 @@ class ModelCall(BaseModel):
 class Trace(BaseModel):
     """One run of one scenario against one runtime."""
 
-    schema_version: Literal[1] = TRACE_SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     run_id: str
     scenario: str
     pack: str | None

@@ -48,7 +48,8 @@ def read_response(response: object) -> ReadResponse:
             hint="return the final answer text as content",
             field="content",
         )
-    calls = message.get("tool_calls") or []
+    calls = message.get("tool_calls")
+    calls = [] if calls is None else calls
     if not isinstance(calls, list):
         raise EnvelopeError(
             f"response tool_calls is a {type(calls).__name__}; expected a list",
@@ -68,7 +69,11 @@ def read_response(response: object) -> ReadResponse:
 
 def _openai_message(response: Mapping[str, Any]) -> Mapping[str, Any]:
     choices = response["choices"]
-    if not choices or not isinstance(choices[0], Mapping) or not isinstance(choices[0].get("message"), Mapping):
+    if (
+        not choices
+        or not isinstance(choices[0], Mapping)
+        or not isinstance(choices[0].get("message"), Mapping)
+    ):
         raise EnvelopeError(
             "chat completion has no choices[0].message",
             hint="return the upstream completion untouched, or the flat shape",

@@ -33,7 +33,9 @@ def _first(usage: Mapping[str, Any], spellings: Sequence[str]) -> int | None:
 
 def normalise_call(usage: Mapping[str, Any], conversation: str) -> ModelCall:
     """One usage dict -> one entry. Spellings in order, first match wins; cacheRead adds to the prompt."""
-    conversation = usage.get("conversation") if isinstance(usage.get("conversation"), str) else conversation
+    own = usage.get("conversation")
+    if isinstance(own, str):
+        conversation = own
     prompt = _first(usage, _PROMPT)
     cache_read = _count(usage, "cacheRead")
     if prompt is not None and cache_read is not None:
@@ -69,8 +71,13 @@ def summed_usage(usages: Sequence[Mapping[str, Any] | None]) -> Usage:
     prompt = completion = 0
     for usage in usages:
         assert usage is not None
-        p, c = _first(usage, ("prompt_tokens", "input_tokens")), _first(usage, ("completion_tokens", "output_tokens"))
+        p, c = (
+            _first(usage, ("prompt_tokens", "input_tokens")),
+            _first(usage, ("completion_tokens", "output_tokens")),
+        )
         if p is None or c is None:
             return Usage(known=False)
         prompt, completion = prompt + p, completion + c
-    return Usage(known=True, prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+    return Usage(
+        known=True, prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
+    )

@@ -1,0 +1,59 @@
+"""Seed 002's per-call usage normalisation, spelling by spelling, and the summed run usage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from windtunnel._trace.usage import model_calls, normalise_call, summed_usage
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        ({"prompt_tokens": 10, "completion_tokens": 2}, (10, None, 2)),
+        ({"input_tokens": 11, "output_tokens": 3}, (11, None, 3)),
+        ({"input": 12, "output": 4}, (12, None, 4)),
+        ({"prompt_tokens": 5, "input_tokens": 99}, (5, None, None)),
+        ({"prompt_tokens": 1500, "cached_tokens": 1300, "completion_tokens": 30}, (1500, 1300, 30)),
+        ({"prompt_tokens": 9, "prompt_tokens_details": {"cached_tokens": 7}}, (9, 7, None)),
+        ({"input_tokens": 9, "cache_read_input_tokens": 6}, (9, 6, None)),
+        ({"input": 200, "cacheRead": 800, "output": 5}, (1000, 800, 5)),
+        ({"cached_tokens": 3, "prompt_tokens_details": {"cached_tokens": 9}}, (None, 3, None)),
+        ({"prompt_tokens": "10", "completion_tokens": True}, (None, None, None)),
+        ({}, (None, None, None)),
+    ],
+)
+def test_spellings_in_order_first_match_wins(usage: dict[str, Any], expected: tuple[Any, ...]) -> None:
+    call = normalise_call(usage, "sess")
+    assert (call.prompt_tokens, call.cached_tokens, call.completion_tokens) == expected
+    assert call.conversation == "sess"
+
+
+def test_calls_list_expands_and_conversation_overrides() -> None:
+    usage = {
+        "prompt_tokens": 10000, "cached_tokens": 9500, "completion_tokens": 60,
+        "calls": [
+            {"prompt_tokens": 1000, "cached_tokens": 0, "completion_tokens": 10},
+            {"prompt_tokens": 4000, "cached_tokens": 500, "completion_tokens": 20, "conversation": "review"},
+            {"prompt_tokens": 5000, "cached_tokens": 4900, "completion_tokens": 30},
+        ],
+    }
+    calls = model_calls([usage, {"prompt_tokens": 7, "completion_tokens": 1}], "run-1")
+    assert calls is not None
+    assert [c.prompt_tokens for c in calls] == [1000, 4000, 5000, 7]
+    assert [c.conversation for c in calls] == ["run-1", "review", "run-1", "run-1"]
+
+
+def test_no_usage_at_all_leaves_model_calls_null() -> None:
+    assert model_calls([None, None], "s") is None
+    calls = model_calls([None, {"prompt_tokens": 3}], "s")
+    assert calls is not None and len(calls) == 1
+
+
+def test_summed_usage_known_only_when_every_send_reports() -> None:
+    total = summed_usage([{"prompt_tokens": 3, "completion_tokens": 1}, {"input_tokens": 4, "output_tokens": 2}])
+    assert (total.known, total.prompt_tokens, total.completion_tokens, total.total_tokens) == (True, 7, 3, 10)
+    assert not summed_usage([{"prompt_tokens": 3, "completion_tokens": 1}, None]).known
+    assert not summed_usage([]).known
