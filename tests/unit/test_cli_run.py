@@ -1,0 +1,122 @@
+"""`wt run` as users run it: a real subprocess, real packs on disk, exit codes, reports, bad input."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+def wt(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None, tmp: Path) -> subprocess.CompletedProcess[str]:
+    full_env = {
+        **os.environ,
+        "PYTHONPATH": str(FIXTURES),
+        "WT_RUNS_DIR": str(tmp / "runs"),
+        "WT_LOCK_DIR": str(tmp / "locks"),
+        **(env or {}),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "windtunnel._cli.main", *args], cwd=cwd, env=full_env, capture_output=True,
+        text=True, timeout=120, check=False,
+    )
+
+
+def test_in_memory_over_bundled_packs_writes_junit_traces_and_sidecars(tmp_path: Path) -> None:
+    out = tmp_path / "r.xml"
+    done = wt("run", "--runtime", "in_memory", "--format", "junit", "--out", str(out), tmp=tmp_path)
+    assert done.returncode == 0, done.stderr
+    suites = ET.parse(out).getroot().findall("testsuite")
+    assert {s.get("name") for s in suites} == {"support_desk", "artifacts"}
+    assert sum(int(s.get("tests", "0")) for s in suites) == 5
+    assert all(s.get("failures") == "0" and s.get("errors") == "0" for s in suites)
+    traces = list((tmp_path / "runs").rglob("*.trace.json"))
+    sidecars = list((tmp_path / "runs").rglob("*.score.json"))
+    assert len(traces) == len(sidecars) == 5
+    ledger = (tmp_path / "runs" / "ledger.jsonl").read_text().splitlines()
+    assert len(ledger) == 1 and '"passed": 5' in ledger[0]
+
+
+def test_failing_gate_exits_1_and_names_the_check(tmp_path: Path) -> None:
+    done = wt("run", "--runtime", "in_memory", "--pack", str(FIXTURES / "packs" / "failing_gate"), tmp=tmp_path)
+    assert done.returncode == 1
+    assert "target_facts[0]" in done.stdout and "goodbye" in done.stdout
+
+
+def test_selection_flags_combine(tmp_path: Path) -> None:
+    done = wt("run", "--runtime", "in_memory", "--tag", "smoke", "--pack", "support_desk", "--format", "json", tmp=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert '"refund_damaged_item"' in done.stdout and "artifact_guard" not in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["run", "--runtime", "nope"], "no runtime named 'nope'"),
+        (["run", "--runtime", "in_memory", "--scenario", "nope*"], "--scenario 'nope*' matches nothing"),
+        (["run", "--runtime", "in_memory", "--runs", "0"], "--runs is 0"),
+        (["run", "--runtime", "in_memory", "--format", "xml"], "invalid choice: 'xml'"),
+        (["run", "--runtime", "in_memory", "--pack", str(FIXTURES / "packs" / "broken_import")], "failed to import"),
+        (["run", "--runtime", "in_memory", "--pack", str(FIXTURES / "packs" / "bad_scenario")], "decision 0"),
+        (["run", "--runtime", "plugins.cli_plugins:no_build"], "has no build() method"),
+        (["run", "--runtime", "plugins.cli_plugins:missing"], "cannot be loaded"),
+        (["run"], "--runtime"),
+    ],
+)
+def test_bad_input_is_one_clear_message_exit_2(tmp_path: Path, args: list[str], expected: str) -> None:
+    done = wt(*args, tmp=tmp_path)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert expected in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "how to fix" in done.stderr or "--help" in done.stderr
+
+
+def test_help_lists_verbs(tmp_path: Path) -> None:
+    done = wt("--help", tmp=tmp_path)
+    assert done.returncode == 0 and "run" in done.stdout
+
+
+def test_pre_run_and_post_run_once_even_on_abort(tmp_path: Path) -> None:
+    log = tmp_path / "hooks.log"
+    env = {"HOOK_LOG": str(log)}
+    assert wt("run", "--runtime", "plugins.cli_plugins:hooks", "--pack", "support_desk", env=env, tmp=tmp_path).returncode == 1
+    assert log.read_text().splitlines() == ["pre 3", "post"]
+    log.unlink()
+    aborted = wt("run", "--runtime", "plugins.cli_plugins:hooks", env={**env, "HOOK_ABORT": "1"}, tmp=tmp_path)
+    assert aborted.returncode == 1 and "abort in pre_run" in aborted.stderr
+    assert log.read_text().splitlines() == ["pre 5", "post"]
+
+
+def test_concurrency_never_exceeds_the_plugin_limit(tmp_path: Path) -> None:
+    done = wt(
+        "run", "--runtime", "plugins.cli_plugins:hooks", "--scheduler", "concurrent", "--max-concurrency", "8",
+        "--format", "json", env={"HOOK_LOG": str(tmp_path / "h.log")}, tmp=tmp_path,
+    )
+    assert done.returncode == 1  # the hooks runtime answers "done", which fails the bundled gates
+    from windtunnel._runner.sweep import SweepOptions, effective_concurrency
+
+    options = SweepOptions(config=None, out_root=tmp_path, lock_dir=tmp_path, scheduler="concurrent", max_concurrency=8)  # type: ignore[arg-type]
+    assert effective_concurrency(options, 2) == 2
+    assert effective_concurrency(options, None) == 8
+
+
+def test_second_sweep_queues_on_the_machine_wide_lock(tmp_path: Path) -> None:
+    log = tmp_path / "slow.log"
+    env = {**os.environ, "PYTHONPATH": str(FIXTURES), "WT_RUNS_DIR": str(tmp_path / "runs"),
+           "WT_LOCK_DIR": str(tmp_path / "locks"), "SLOW_LOG": str(log)}
+    command = [sys.executable, "-m", "windtunnel._cli.main", "run", "--runtime", "plugins.cli_plugins:slow",
+               "--pack", "artifacts"]
+    first = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.3)
+    second = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first.wait(60), second.wait(60)
+    events = [line.split() for line in log.read_text().splitlines()]
+    assert [kind for kind, _ in events] == ["start", "end", "start", "end"], events
+    assert float(events[2][1]) >= float(events[1][1])
