@@ -1,0 +1,56 @@
+"""`wt selftest`: golden cases must pass their gate and poison cases must fail it (seed 000)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from windtunnel._cli.common import add_output, add_selection, emit, selected_scenarios
+from windtunnel._config import Settings
+from windtunnel._runtimes.registry import load_runtime_plugin
+from windtunnel._selftest.engine import SelftestOptions, reference_items, run_selftest
+from windtunnel._selftest.report import line, render_json, render_junit, render_text
+from windtunnel._selftest.verdicts import CaseVerdict, exit_code
+from windtunnel.errors import SelectionError
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "selftest",
+        help="run golden/poison reference cases through the live stack",
+        description="Reference self-tests: only inference is scripted; the agent loop, tools, fixtures, "
+        "evidence and scoring stay live. Exit 0 every case PASS; 1 any GOLDEN_FAILED, POISON_PASSED or "
+        "ERROR; 2 unsupported runtime, bad usage, or no reference cases selected.",
+    )
+    parser.add_argument(
+        "--runtime", required=True, metavar="NAME", help="registered runtime name or module:attr"
+    )
+    add_selection(parser)
+    parser.add_argument(
+        "--runs-dir", type=Path, metavar="DIR", help="traces go to DIR/selftest (default runs/)"
+    )
+    add_output(parser)
+    parser.set_defaults(handler=execute)
+
+
+def execute(args: argparse.Namespace, settings: Settings) -> int:
+    loaded = load_runtime_plugin(args.runtime)
+    selected = selected_scenarios(args, settings)
+    if not reference_items(selected):
+        raise SelectionError(
+            "the selection holds no reference cases", hint="select scenarios that define reference_cases"
+        )
+    progress = args.format != "text" or args.out is not None
+
+    def show(case: CaseVerdict) -> None:
+        if progress:
+            sys.stderr.write(line(case) + "\n")
+
+    options = SelftestOptions(
+        out_root=(args.runs_dir or settings.runs_dir) / "selftest", lock_dir=settings.lock_dir, on_case=show
+    )
+    report = run_selftest(loaded, selected, options)
+    renderers = {"text": render_text, "json": render_json, "junit": render_junit}
+    emit(renderers[args.format](report), args.out)
+    return exit_code(report.cases)

@@ -1,0 +1,135 @@
+"""wt selftest's order, verdicts and exit codes (seed 000), with an in-process reference-capable double."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from windtunnel._packs.loader import discover_packs, load_pack
+from windtunnel._packs.selection import Selection, select
+from windtunnel._runtimes.registry import load_runtime_plugin
+from windtunnel._selftest.engine import SelftestOptions, run_selftest
+from windtunnel._selftest.verdicts import Verdict, exit_code
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+sys.path.insert(0, str(FIXTURES))
+
+from plugins import reference_double  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def clean_log() -> None:
+    reference_double.LOG.clear()
+
+
+def selftest(plugin: str, packs: list[str] | None, tmp_path: Path) -> list:  # type: ignore[type-arg]
+    loaded = load_runtime_plugin(plugin)
+    loaded_packs = [load_pack(p) for p in packs] if packs else discover_packs((), base=REPO)
+    report = run_selftest(
+        loaded,
+        select(loaded_packs, Selection()),
+        SelftestOptions(out_root=tmp_path / "selftest", lock_dir=tmp_path / "locks"),
+    )
+    return report.cases
+
+
+def test_bundled_packs_all_pass_in_seed_order(tmp_path: Path) -> None:
+    cases = selftest("plugins.reference_double:honest", None, tmp_path)
+    assert len(cases) == 12 and {c.verdict for c in cases} == {Verdict.PASS}, [c.detail for c in cases]
+    assert exit_code(cases) == 0
+    log = reference_double.LOG
+    assert log[:2] == ["build", "pre_run"] and log[-1] == "post_run" and log.count("pre_run") == 1
+    per_case = log[2:-1]
+    assert per_case.count("start_mcps") == per_case.count("stop_mcps") == 12
+    # each case: fresh mocks, provision_reference once, reset, sends, teardown before the next case starts
+    first = per_case[: per_case.index("stop_mcps") + 1]
+    assert first[0] == "start_mcps" and first[1].startswith("provision_reference") and first[2] == "reset"
+    assert first[-2:] == ["teardown", "stop_mcps"]
+    poisons = [c for c in cases if c.kind == "poison"]
+    assert all(c.score is not None and not c.score.passed for c in poisons)  # failed score, PASS verdict
+    assert all(Path(c.trace).is_file() for c in cases if c.trace)
+    assert not (tmp_path / "selftest" / "ledger.jsonl").exists()
+
+
+def test_weak_gate_and_unreachable_golden(tmp_path: Path) -> None:
+    cases = selftest("plugins.reference_double:honest", [str(FIXTURES / "packs" / "weak_gate")], tmp_path)
+    verdicts = {(c.scenario, c.case): c.verdict for c in cases}
+    assert verdicts[("says_refunded_only", "wrong-amount")] is Verdict.POISON_PASSED
+    assert verdicts[("unreachable_golden", "says-something-else")] is Verdict.GOLDEN_FAILED
+    assert exit_code(cases) == 1
+
+
+def test_hidden_tool_call_is_error_integrity(tmp_path: Path) -> None:
+    cases = selftest("plugins.reference_double:hiding", [str(REPO / "scenarios" / "artifacts")], tmp_path)
+    assert {c.verdict for c in cases} == {Verdict.ERROR}
+    assert all(c.subkind is not None and c.subkind.value == "integrity" for c in cases)
+    assert exit_code(cases) == 1
+
+
+def test_unsupported_runtime_prepares_nothing(tmp_path: Path) -> None:
+    calls: list[str] = []
+    pack = load_pack(str(REPO / "scenarios" / "artifacts"))
+    import dataclasses
+
+    def counting_factory():  # type: ignore[no-untyped-def]
+        calls.append("factory")
+        return pack.mcp_servers["workspace"]()
+
+    counted = dataclasses.replace(pack, mcp_servers={"workspace": counting_factory})
+    report = run_selftest(
+        load_runtime_plugin("in_memory"),
+        select([counted], Selection()),
+        SelftestOptions(out_root=tmp_path, lock_dir=tmp_path),
+    )
+    assert {c.verdict for c in report.cases} == {Verdict.UNSUPPORTED}
+    assert calls == [] and exit_code(report.cases) == 2
+
+
+def test_cli_formats_and_exit_codes(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(FIXTURES),
+        "WT_RUNS_DIR": str(tmp_path / "runs"),
+        "WT_LOCK_DIR": str(tmp_path / "locks"),
+    }
+
+    def wt(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "windtunnel._cli.main", *args],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    out = tmp_path / "s.json"
+    done = wt(
+        "selftest", "--runtime", "plugins.reference_double:honest", "--format", "json", "--out", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    assert data["exit_code"] == 0 and data["summary"] == {"PASS": 12}
+    assert all("verdict" in c and "score" in c for c in data["cases"])
+    weak = wt(
+        "selftest",
+        "--runtime",
+        "plugins.reference_double:honest",
+        "--pack",
+        str(FIXTURES / "packs" / "weak_gate"),
+        "--format",
+        "junit",
+        "--out",
+        str(tmp_path / "s.xml"),
+    )
+    assert weak.returncode == 1 and "POISON_PASSED" in (tmp_path / "s.xml").read_text()
+    unsupported = wt("selftest", "--runtime", "in_memory")
+    assert unsupported.returncode == 2 and "UNSUPPORTED" in unsupported.stdout
+    assert (tmp_path / "runs" / "selftest").is_dir() and not (tmp_path / "runs" / "ledger.jsonl").exists()
