@@ -14,7 +14,7 @@ from windtunnel._trace.models import ErrorKind
 
 
 class Verdict(StrEnum):
-    PASS = "PASS"
+    PASS = "PASS"  # noqa: S105 - a verdict, not a password
     GOLDEN_FAILED = "GOLDEN_FAILED"
     POISON_PASSED = "POISON_PASSED"
     UNSUPPORTED = "UNSUPPORTED"
@@ -99,7 +99,7 @@ class CaseVerdict(BaseModel):
                 if score.passed
                 else f"poison rejected: {score.summary()}"
             )
-        return cls(**base, verdict=verdict, detail=detail)
+        return base.model_copy(update={"verdict": verdict, "detail": detail})
 
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
