@@ -74,21 +74,19 @@ class CaseVerdict(BaseModel):
         cls, pack: str, kind: Literal["golden", "poison"], result: RunResult, trace_path: str | None
     ) -> CaseVerdict:
         trace, score = result.trace, result.score
-        base = {
-            "pack": pack,
-            "scenario": trace.scenario,
-            "case": trace.reference_case or "",
-            "kind": kind,
-            "score": score,
-            "trace": trace_path,
-        }
+        base = cls(
+            pack=pack,
+            scenario=trace.scenario,
+            case=trace.reference_case or "",
+            kind=kind,
+            score=score,
+            trace=trace_path,
+            verdict=Verdict.ERROR,
+            detail="",
+        )
         if trace.error is not None:
-            return cls(
-                **base,
-                verdict=Verdict.ERROR,
-                subkind=trace.error.kind,
-                detail=f"{trace.error.kind}: {trace.error.message}",
-            )
+            detail = f"{trace.error.kind}: {trace.error.message}"
+            return base.model_copy(update={"subkind": trace.error.kind, "detail": detail})
         if kind == "golden":
             verdict = Verdict.PASS if score.passed else Verdict.GOLDEN_FAILED
             detail = "golden passed its gate" if score.passed else f"golden did not pass: {score.summary()}"
