@@ -15,7 +15,9 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 
 
-def wt(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None, tmp: Path) -> subprocess.CompletedProcess[str]:
+def wt(
+    *args: str, cwd: Path = REPO, env: dict[str, str] | None = None, tmp: Path
+) -> subprocess.CompletedProcess[str]:
     full_env = {
         **os.environ,
         "PYTHONPATH": str(FIXTURES),
@@ -24,8 +26,13 @@ def wt(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None, tmp: Pat
         **(env or {}),
     }
     return subprocess.run(
-        [sys.executable, "-m", "windtunnel._cli.main", *args], cwd=cwd, env=full_env, capture_output=True,
-        text=True, timeout=120, check=False,
+        [sys.executable, "-m", "windtunnel._cli.main", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -45,13 +52,26 @@ def test_in_memory_over_bundled_packs_writes_junit_traces_and_sidecars(tmp_path:
 
 
 def test_failing_gate_exits_1_and_names_the_check(tmp_path: Path) -> None:
-    done = wt("run", "--runtime", "in_memory", "--pack", str(FIXTURES / "packs" / "failing_gate"), tmp=tmp_path)
+    done = wt(
+        "run", "--runtime", "in_memory", "--pack", str(FIXTURES / "packs" / "failing_gate"), tmp=tmp_path
+    )
     assert done.returncode == 1
     assert "target_facts[0]" in done.stdout and "goodbye" in done.stdout
 
 
 def test_selection_flags_combine(tmp_path: Path) -> None:
-    done = wt("run", "--runtime", "in_memory", "--tag", "smoke", "--pack", "support_desk", "--format", "json", tmp=tmp_path)
+    done = wt(
+        "run",
+        "--runtime",
+        "in_memory",
+        "--tag",
+        "smoke",
+        "--pack",
+        "support_desk",
+        "--format",
+        "json",
+        tmp=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert '"refund_damaged_item"' in done.stdout and "artifact_guard" not in done.stdout
 
@@ -63,7 +83,10 @@ def test_selection_flags_combine(tmp_path: Path) -> None:
         (["run", "--runtime", "in_memory", "--scenario", "nope*"], "--scenario 'nope*' matches nothing"),
         (["run", "--runtime", "in_memory", "--runs", "0"], "--runs is 0"),
         (["run", "--runtime", "in_memory", "--format", "xml"], "invalid choice: 'xml'"),
-        (["run", "--runtime", "in_memory", "--pack", str(FIXTURES / "packs" / "broken_import")], "failed to import"),
+        (
+            ["run", "--runtime", "in_memory", "--pack", str(FIXTURES / "packs" / "broken_import")],
+            "failed to import",
+        ),
         (["run", "--runtime", "in_memory", "--pack", str(FIXTURES / "packs" / "bad_scenario")], "decision 0"),
         (["run", "--runtime", "plugins.cli_plugins:no_build"], "has no build() method"),
         (["run", "--runtime", "plugins.cli_plugins:missing"], "cannot be loaded"),
@@ -86,36 +109,69 @@ def test_help_lists_verbs(tmp_path: Path) -> None:
 def test_pre_run_and_post_run_once_even_on_abort(tmp_path: Path) -> None:
     log = tmp_path / "hooks.log"
     env = {"HOOK_LOG": str(log)}
-    assert wt("run", "--runtime", "plugins.cli_plugins:hooks", "--pack", "support_desk", env=env, tmp=tmp_path).returncode == 1
+    assert (
+        wt(
+            "run", "--runtime", "plugins.cli_plugins:hooks", "--pack", "support_desk", env=env, tmp=tmp_path
+        ).returncode
+        == 1
+    )
     assert log.read_text().splitlines() == ["pre 3", "post"]
     log.unlink()
-    aborted = wt("run", "--runtime", "plugins.cli_plugins:hooks", env={**env, "HOOK_ABORT": "1"}, tmp=tmp_path)
+    aborted = wt(
+        "run", "--runtime", "plugins.cli_plugins:hooks", env={**env, "HOOK_ABORT": "1"}, tmp=tmp_path
+    )
     assert aborted.returncode == 1 and "abort in pre_run" in aborted.stderr
     assert log.read_text().splitlines() == ["pre 5", "post"]
 
 
 def test_concurrency_never_exceeds_the_plugin_limit(tmp_path: Path) -> None:
     done = wt(
-        "run", "--runtime", "plugins.cli_plugins:hooks", "--scheduler", "concurrent", "--max-concurrency", "8",
-        "--format", "json", env={"HOOK_LOG": str(tmp_path / "h.log")}, tmp=tmp_path,
+        "run",
+        "--runtime",
+        "plugins.cli_plugins:hooks",
+        "--scheduler",
+        "concurrent",
+        "--max-concurrency",
+        "8",
+        "--format",
+        "json",
+        env={"HOOK_LOG": str(tmp_path / "h.log")},
+        tmp=tmp_path,
     )
     assert done.returncode == 1  # the hooks runtime answers "done", which fails the bundled gates
     from windtunnel._runner.sweep import SweepOptions, effective_concurrency
 
-    options = SweepOptions(config=None, out_root=tmp_path, lock_dir=tmp_path, scheduler="concurrent", max_concurrency=8)  # type: ignore[arg-type]
+    options = SweepOptions(
+        config=None, out_root=tmp_path, lock_dir=tmp_path, scheduler="concurrent", max_concurrency=8
+    )  # type: ignore[arg-type]
     assert effective_concurrency(options, 2) == 2
     assert effective_concurrency(options, None) == 8
 
 
 def test_second_sweep_queues_on_the_machine_wide_lock(tmp_path: Path) -> None:
     log = tmp_path / "slow.log"
-    env = {**os.environ, "PYTHONPATH": str(FIXTURES), "WT_RUNS_DIR": str(tmp_path / "runs"),
-           "WT_LOCK_DIR": str(tmp_path / "locks"), "SLOW_LOG": str(log)}
-    command = [sys.executable, "-m", "windtunnel._cli.main", "run", "--runtime", "plugins.cli_plugins:slow",
-               "--pack", "artifacts"]
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(FIXTURES),
+        "WT_RUNS_DIR": str(tmp_path / "runs"),
+        "WT_LOCK_DIR": str(tmp_path / "locks"),
+        "SLOW_LOG": str(log),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "windtunnel._cli.main",
+        "run",
+        "--runtime",
+        "plugins.cli_plugins:slow",
+        "--pack",
+        "artifacts",
+    ]
     first = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.3)
-    second = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    second = subprocess.Popen(
+        command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     first.wait(60), second.wait(60)
     events = [line.split() for line in log.read_text().splitlines()]
     assert [kind for kind, _ in events] == ["start", "end", "start", "end"], events

@@ -25,8 +25,15 @@ from windtunnel.api import (
 def trace(content: str, calls: list[Any] | None = None, **extra: Any) -> Trace:
     turn = Turn(index=0, user="u", response={}, shape="flat", content=content, tool_calls=calls or [])
     base: dict[str, Any] = {
-        "run_id": "r", "scenario": "s", "pack": "p", "runtime": "rt", "agent_id": "a", "variant_id": "v",
-        "session_id": "sess", "started_at": "now", "turns": [turn],
+        "run_id": "r",
+        "scenario": "s",
+        "pack": "p",
+        "runtime": "rt",
+        "agent_id": "a",
+        "variant_id": "v",
+        "session_id": "sess",
+        "started_at": "now",
+        "turns": [turn],
     }
     return Trace(**{**base, **extra})
 
@@ -62,7 +69,11 @@ def test_tool_use_and_must_call_read_both_shapes() -> None:
     flat = {"name": "refund", "arguments": {}}
     assert failed_ids(scenario, trace("ok", [wire, flat])) == []
     assert failed_ids(scenario, trace("ok", [wire])) == ["must_call:refund"]
-    assert set(failed_ids(scenario, trace("ok"))) == {"requires_tool_use", "must_call:lookup", "must_call:refund"}
+    assert set(failed_ids(scenario, trace("ok"))) == {
+        "requires_tool_use",
+        "must_call:lookup",
+        "must_call:refund",
+    }
 
 
 def test_outcome_state_expectations() -> None:
@@ -89,13 +100,17 @@ def test_must_succeed_needs_a_final_answer() -> None:
 
 
 def test_security_tools_must_not_call_sees_mock_evidence_too() -> None:
-    scenario = Scenario(name="s", prompt="p", expect=Expect(security=Security(tools_must_not_call=["delete"])))
+    scenario = Scenario(
+        name="s", prompt="p", expect=Expect(security=Security(tools_must_not_call=["delete"]))
+    )
     received = [{"name": "delete", "arguments": {}, "violation": False}]
     assert failed_ids(scenario, trace("ok", mcp_calls=received)) == ["security.tools_must_not_call:delete"]
 
 
 def test_expected_violation_needs_a_denied_call() -> None:
-    scenario = Scenario(name="s", prompt="p", expect=Expect(security=Security(expected_violations=["delete"])))
+    scenario = Scenario(
+        name="s", prompt="p", expect=Expect(security=Security(expected_violations=["delete"]))
+    )
     denied = [{"name": "delete", "arguments": {}, "violation": True}]
     allowed = [{"name": "delete", "arguments": {}, "violation": False}]
     assert failed_ids(scenario, trace("ok", mcp_calls=denied)) == []
@@ -105,14 +120,19 @@ def test_expected_violation_needs_a_denied_call() -> None:
 
 def test_benchmark_is_two_grade() -> None:
     bench = Benchmark(
-        max_tool_calls_hint=1, token_budget=10, tools_not_expected=["slow"], tools_expected=["fast"],
+        max_tool_calls_hint=1,
+        token_budget=10,
+        tools_not_expected=["slow"],
+        tools_expected=["fast"],
         llm_calls_expected=99,
     )
     scenario = Scenario(name="s", prompt="p", expect=Expect(benchmark=bench))
     calls = [{"name": "slow", "arguments": {}}, {"name": "other", "arguments": {}}]
     score = score_trace(scenario, trace("ok", calls, usage={"known": True, "total_tokens": 50}))
     assert [c.id for c in score.failed_checks] == [
-        "benchmark.max_tool_calls_hint", "benchmark.token_budget", "benchmark.tools_not_expected:slow",
+        "benchmark.max_tool_calls_hint",
+        "benchmark.token_budget",
+        "benchmark.tools_not_expected:slow",
     ]
     observations = [c for c in score.checks if c.kind == "observation"]
     assert {c.id for c in observations} == {"benchmark.tools_expected:fast", "benchmark.llm_calls_expected"}

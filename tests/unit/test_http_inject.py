@@ -14,7 +14,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from windtunnel._net.server_thread import ServerThread
-from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, DEFAULT_URL, HttpInjectPlugin, HttpInjectRuntime
+from windtunnel._runtimes.http_inject import (
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_URL,
+    HttpInjectPlugin,
+    HttpInjectRuntime,
+)
 from windtunnel.api import Scenario, run_scenario
 from windtunnel.errors import (
     EnvelopeError,
@@ -49,8 +54,12 @@ class Endpoint:
         return JSONResponse({}, status_code=self.reset_status)
 
     def app(self) -> Starlette:
-        return Starlette(routes=[Route("/wt/inject", self._inject, methods=["POST"]),
-                                 Route("/wt/reset", self._reset, methods=["POST"])])
+        return Starlette(
+            routes=[
+                Route("/wt/inject", self._inject, methods=["POST"]),
+                Route("/wt/reset", self._reset, methods=["POST"]),
+            ]
+        )
 
 
 @pytest.fixture
@@ -74,13 +83,20 @@ def handle_for(url: str, timeout_s: float = 5.0) -> Any:
 
 def test_sends_only_the_newest_user_turn_and_converts_calls(endpoint: tuple[Endpoint, str]) -> None:
     state, url = endpoint
-    state.inject = {"content": "done", "tool_calls": [{"name": "b", "arguments": {"z": 1, "a": [2]}},
-                                                        {"name": "a", "arguments": {}}], "usage": {"prompt_tokens": 3}}
-    messages = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "?"},
-                {"role": "user", "content": "second"}]
+    state.inject = {
+        "content": "done",
+        "tool_calls": [{"name": "b", "arguments": {"z": 1, "a": [2]}}, {"name": "a", "arguments": {}}],
+        "usage": {"prompt_tokens": 3},
+    }
+    messages = [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": "?"},
+        {"role": "user", "content": "second"},
+    ]
     response = handle_for(url).send(messages, "s-1")
-    assert state.requests == [("inject", {"session_id": "s-1", "message": {"role": "user", "content": "second"},
-                                          "timeout_s": 5.0})]
+    assert state.requests == [
+        ("inject", {"session_id": "s-1", "message": {"role": "user", "content": "second"}, "timeout_s": 5.0})
+    ]
     message = response["choices"][0]["message"]
     assert [c["function"]["name"] for c in message["tool_calls"]] == ["b", "a"]
     assert message["tool_calls"][0]["function"]["arguments"] == '{"z": 1, "a": [2]}'
@@ -155,13 +171,18 @@ def test_config_the_endpoint_cannot_honour_raises() -> None:
 def test_env_is_read_at_build_not_import() -> None:
     default = HttpInjectPlugin(env={}).build("http_inject", "x", None)
     assert (default.url, default.timeout_s) == (DEFAULT_URL, DEFAULT_TIMEOUT_S)
-    custom = HttpInjectPlugin(env={"WT_INJECT_URL": "http://127.0.0.1:1", "WT_INJECT_TIMEOUT_S": "7"}).build("h", "x", None)
+    custom = HttpInjectPlugin(env={"WT_INJECT_URL": "http://127.0.0.1:1", "WT_INJECT_TIMEOUT_S": "7"}).build(
+        "h", "x", None
+    )
     assert (custom.url, custom.timeout_s) == ("http://127.0.0.1:1", 7.0)
 
 
 def test_runs_through_the_ordinary_runner(endpoint: tuple[Endpoint, str]) -> None:
     state, url = endpoint
-    state.inject = {"content": "artifact complete", "tool_calls": [{"name": "write", "arguments": {"safe": True}}]}
+    state.inject = {
+        "content": "artifact complete",
+        "tool_calls": [{"name": "write", "arguments": {"safe": True}}],
+    }
     scenario = Scenario(name="s", prompt="go", target_facts=[["artifact complete"]], must_call=["write"])
     (result,) = run_scenario(HttpInjectRuntime(url, 5.0), scenario, runtime_name="http_inject")
     assert result.score.passed, result.score.summary()

@@ -52,8 +52,14 @@ def test_pack_rejects_duplicates_and_bad_profiles() -> None:
 
 def _packs() -> list[Pack]:
     return [
-        Pack(name="one", owner="team-a", scenarios=[Scenario(name="refund_a", prompt="p", tags=["smoke"]),
-                                                  Scenario(name="refund_b", prompt="p", tags=["slow"])]),
+        Pack(
+            name="one",
+            owner="team-a",
+            scenarios=[
+                Scenario(name="refund_a", prompt="p", tags=["smoke"]),
+                Scenario(name="refund_b", prompt="p", tags=["slow"]),
+            ],
+        ),
         Pack(name="two", scenarios=[Scenario(name="lookup", prompt="p", tags=["smoke"], owner="team-b")]),
     ]
 

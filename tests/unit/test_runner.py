@@ -30,8 +30,15 @@ from windtunnel.spi import AgentConfig, MCPHandle, Message, MockServerPlan
 class ScriptedHandle:
     """Answers from a fixed list of responses and logs every lifecycle call."""
 
-    def __init__(self, log: list[str], responses: list[Any], *, fail_reset_at: int | None = None,
-                 teardown_raises: bool = False, tools: list[InProcessMCPHandle] | None = None) -> None:
+    def __init__(
+        self,
+        log: list[str],
+        responses: list[Any],
+        *,
+        fail_reset_at: int | None = None,
+        teardown_raises: bool = False,
+        tools: list[InProcessMCPHandle] | None = None,
+    ) -> None:
         self.log, self.responses = log, list(responses)
         self.fail_reset_at, self.teardown_raises = fail_reset_at, teardown_raises
         self.tools = tools or []
@@ -123,7 +130,9 @@ def counter_server() -> MockServer:
         return {"count": state["count"]}
 
     schema = {"type": "object", "properties": {"by": {"type": "integer"}}, "required": ["by"]}
-    return MockServer("counter", [Tool(name="bump", description="add", input_schema=schema, handler=bump)], {"count": 0})
+    return MockServer(
+        "counter", [Tool(name="bump", description="add", input_schema=schema, handler=bump)], {"count": 0}
+    )
 
 
 def mocks() -> list[InProcessMCPHandle]:
@@ -169,15 +178,21 @@ def test_failing_probe_is_probe_capture_error() -> None:
         def snapshot(self) -> Mapping[str, Any]:
             raise OSError("mock gone")
 
-    (result,) = run_scenario(ScriptedRuntime(ScriptedHandle([], [answer("done")])), SCENARIO, state_probe=Broken())
+    (result,) = run_scenario(
+        ScriptedRuntime(ScriptedHandle([], [answer("done")])), SCENARIO, state_probe=Broken()
+    )
     assert result.trace.error is not None and result.trace.error.kind == "probe-capture"
     assert "mock gone" in result.trace.error.message
 
 
 def test_reference_cases_need_a_reference_capable_runtime() -> None:
     scenario = Scenario(
-        name="r", prompt="p", target_facts=[["done"]],
-        reference_cases=[ReferenceCase(name="g", kind="golden", decisions=(ReferenceDecision(content="done"),))],
+        name="r",
+        prompt="p",
+        target_facts=[["done"]],
+        reference_cases=[
+            ReferenceCase(name="g", kind="golden", decisions=(ReferenceDecision(content="done"),))
+        ],
     )
     with pytest.raises(UsageError, match="no provision_reference"):
         run_reference_case(ScriptedRuntime(ScriptedHandle([], [])), scenario, "g")
@@ -188,9 +203,9 @@ def test_batch_writes_each_run_as_it_ends(tmp_path: Path) -> None:
     pack = Pack(name="p", scenarios=[SCENARIO, Scenario(name="t", prompt="x", target_facts=[["done"]])])
     runtime = ScriptedRuntime(ScriptedHandle(log, [answer("done")] * 4))
     writer = RunWriter(tmp_path)
-    spec = BatchSpec(runtime=runtime, runtime_name="rt", pack=pack, scenarios=pack.scenarios, config=AgentConfig(), runs=2)
+    spec = BatchSpec(
+        runtime=runtime, runtime_name="rt", pack=pack, scenarios=pack.scenarios, config=AgentConfig(), runs=2
+    )
     results = run_batch(spec, writer)
     assert log.count("provision") == 1 and log.count("teardown") == 1 and log.count("reset") == 4
     assert len(results) == 4 and len(list(tmp_path.rglob("*.trace.json"))) == 4
-
-

@@ -6,7 +6,9 @@ from windtunnel import _schemas
 
 
 def test_checked_in_schemas_are_current() -> None:
-    assert _schemas.stale() == [], "schemas are stale: run `python -m windtunnel._schemas` and commit the result"
+    assert _schemas.stale() == [], (
+        "schemas are stale: run `python -m windtunnel._schemas` and commit the result"
+    )
 
 
 def test_every_artefact_has_a_schema_version() -> None:

@@ -13,8 +13,12 @@ FLAT = {"name": "refund", "arguments": {"b": 1, "a": 2}}
 
 def test_flat_wrapper_and_openai_shapes() -> None:
     flat = read_response({"content": "hi", "tool_calls": [FLAT]})
-    wrapper = read_response({"message": {"content": "hi", "tool_calls": [FLAT]}, "usage": {"prompt_tokens": 1}})
-    openai = read_response({"choices": [{"message": {"role": "assistant", "content": "hi", "tool_calls": [WIRE]}}]})
+    wrapper = read_response(
+        {"message": {"content": "hi", "tool_calls": [FLAT]}, "usage": {"prompt_tokens": 1}}
+    )
+    openai = read_response(
+        {"choices": [{"message": {"role": "assistant", "content": "hi", "tool_calls": [WIRE]}}]}
+    )
     assert (flat.shape, wrapper.shape, openai.shape) == ("flat", "wrapper", "openai")
     assert flat.tool_calls == [FLAT] and openai.tool_calls == [WIRE]
     assert openai.tool_calls[0] is WIRE  # recorded as emitted, not a normalised copy

@@ -33,7 +33,9 @@ def test_spellings_in_order_first_match_wins(usage: dict[str, Any], expected: tu
 
 def test_calls_list_expands_and_conversation_overrides() -> None:
     usage = {
-        "prompt_tokens": 10000, "cached_tokens": 9500, "completion_tokens": 60,
+        "prompt_tokens": 10000,
+        "cached_tokens": 9500,
+        "completion_tokens": 60,
         "calls": [
             {"prompt_tokens": 1000, "cached_tokens": 0, "completion_tokens": 10},
             {"prompt_tokens": 4000, "cached_tokens": 500, "completion_tokens": 20, "conversation": "review"},
@@ -53,7 +55,9 @@ def test_no_usage_at_all_leaves_model_calls_null() -> None:
 
 
 def test_summed_usage_known_only_when_every_send_reports() -> None:
-    total = summed_usage([{"prompt_tokens": 3, "completion_tokens": 1}, {"input_tokens": 4, "output_tokens": 2}])
+    total = summed_usage(
+        [{"prompt_tokens": 3, "completion_tokens": 1}, {"input_tokens": 4, "output_tokens": 2}]
+    )
     assert (total.known, total.prompt_tokens, total.completion_tokens, total.total_tokens) == (True, 7, 3, 10)
     assert not summed_usage([{"prompt_tokens": 3, "completion_tokens": 1}, None]).known
     assert not summed_usage([]).known

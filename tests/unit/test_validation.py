@@ -54,7 +54,9 @@ def test_arguments_must_be_json_serialisable() -> None:
 
 def test_nan_is_not_json() -> None:
     bad = ReferenceToolCall("refund", {"amount": float("nan")})
-    assert "not JSON-serialisable" in str(error_of(case(ReferenceDecision(tool_calls=(bad,)), ReferenceDecision(content="ok"))))
+    assert "not JSON-serialisable" in str(
+        error_of(case(ReferenceDecision(tool_calls=(bad,)), ReferenceDecision(content="ok")))
+    )
 
 
 def test_case_names_unique_per_scenario() -> None:
@@ -84,7 +86,9 @@ def test_multi_turn_cases_close_each_turn_with_content() -> None:
         prompt=two_turns,
     )
     assert ok.turns == ("first", "second")
-    error = error_of(case(ReferenceDecision(tool_calls=(CALL,)), ReferenceDecision(content="done")), prompt=two_turns)
+    error = error_of(
+        case(ReferenceDecision(tool_calls=(CALL,)), ReferenceDecision(content="done")), prompt=two_turns
+    )
     assert "1 content-only decision(s) for 2 user turns" in str(error)
 
 
