@@ -1,0 +1,199 @@
+"""What the agent sees and what only the grader may know, gathered from a pack and one scenario.
+
+Agent-visible: every prompt turn, the system prompt (the scenario's, else the pack's), the persona
+doc and skills files, and each tool's description and the descriptions and titles in its input
+schema. Grader-only: target facts, expected state values, the reference cases' arguments and
+contents, a negative control's reason, and the pack's evaluator files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from windtunnel._mcp.kit import MockServer
+from windtunnel._packs.pack import Pack
+from windtunnel._prove.text import value_number
+from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel.errors import PackError
+
+ANSWER_OPS = frozenset({"equals", "contains", "length"})
+"""State ops whose value is what the world must hold; a `not_equals` value is a wrong answer, not the answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    field: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    field: str
+    value: Any
+
+
+def pack_path(pack: Pack, relative: str) -> Path:
+    """A pack file's path: relative to the pack root, as the runner resolves it (`effective_config`)."""
+    return (pack.root or Path()) / relative
+
+
+def read_pack_file(pack: Pack, relative: str, role: str) -> str:
+    path = pack_path(pack, relative)
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PackError(
+            f"pack {pack.name!r}: {role} {relative!r} cannot be read as UTF-8 text ({exc})",
+            hint=f"put the file at {path} or fix the path in the pack",
+            pack=pack.name,
+            path=str(path),
+        ) from exc
+
+
+def pack_servers(pack: Pack) -> list[MockServer]:
+    """Fresh MockServers from the pack's factories: their tools and initial fixture state."""
+    servers = []
+    for name, factory in pack.mcp_servers.items():
+        try:
+            servers.append(factory())
+        except Exception as exc:
+            raise PackError(
+                f"pack {pack.name!r}: mcp_servers[{name!r}] raised {type(exc).__name__}: {exc}",
+                hint="make the factory build a MockServer from the pack's fixtures without side effects",
+                pack=pack.name,
+                field=f"mcp_servers[{name}]",
+            ) from exc
+    return servers
+
+
+def agent_visible(pack: Pack, scenario: Scenario, servers: Sequence[MockServer]) -> list[Text]:
+    seen = [Text(f"prompt[{index}]", turn) for index, turn in enumerate(scenario.turns)]
+    if scenario.system_prompt:
+        seen.append(Text("system_prompt", scenario.system_prompt))
+    elif pack.agent.system_prompt:
+        seen.append(Text("agent.system_prompt", pack.agent.system_prompt))
+    if pack.agent.persona_doc:
+        text = read_pack_file(pack, pack.agent.persona_doc, "agent.persona_doc")
+        seen.append(Text(f"agent.persona_doc[{pack.agent.persona_doc}]", text))
+    for index, skill in enumerate(pack.agent.skills):
+        seen.append(Text(f"agent.skills[{index}][{skill}]", read_pack_file(pack, skill, "agent.skills")))
+    for server in servers:
+        for tool in server.tools.values():
+            seen.append(Text(f"tool:{tool.name}.description", tool.description))
+            seen += _schema_texts(f"tool:{tool.name}.input_schema", tool.input_schema)
+    return seen
+
+
+def _schema_texts(field: str, schema: Any) -> Iterator[Text]:
+    if isinstance(schema, Mapping):
+        for key, value in schema.items():
+            if key in ("description", "title") and isinstance(value, str):
+                yield Text(f"{field}.{key}", value)
+            else:
+                yield from _schema_texts(f"{field}.{key}", value)
+    elif isinstance(schema, list):
+        for index, item in enumerate(schema):
+            yield from _schema_texts(f"{field}[{index}]", item)
+
+
+def leaves(field: str, value: Any) -> Iterator[Value]:
+    """Every JSON leaf under `value` with its path: values nested in lists and objects count."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from leaves(f"{field}.{key}", item)
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from leaves(f"{field}[{index}]", item)
+    else:
+        yield Value(field, value)
+
+
+def case_field(case: ReferenceCase) -> str:
+    return f"reference_cases[{case.name}]"
+
+
+def argument_values(case: ReferenceCase) -> Iterator[Value]:
+    for index, decision in enumerate(case.decisions):
+        for number, call in enumerate(decision.tool_calls):
+            where = f"{case_field(case)}.decisions[{index}].tool_calls[{number}].arguments"
+            yield from leaves(where, dict(call.arguments))
+
+
+def expected_values(scenario: Scenario) -> list[Value]:
+    """The answers a run must produce: positive state expectations and the goldens' argument values."""
+    found: list[Value] = []
+    for index, expectation in enumerate(scenario.expect.outcome.state):
+        if expectation.op in ANSWER_OPS:
+            found += leaves(f"expect.outcome.state[{index}].value", expectation.value)
+    for case in scenario.goldens:
+        found += argument_values(case)
+    return found
+
+
+def grader_texts(pack: Pack, scenario: Scenario) -> list[Text]:
+    """Grader-only text, for the 8-word-run rule."""
+    found = [
+        Text(f"target_facts[{group}][{index}]", fact)
+        for group, facts in enumerate(scenario.target_facts)
+        for index, fact in enumerate(facts)
+    ]
+    for index, expectation in enumerate(scenario.expect.outcome.state):
+        found += _strings(leaves(f"expect.outcome.state[{index}].value", expectation.value))
+    for case in scenario.reference_cases:
+        if case.reason.strip():
+            found.append(Text(f"{case_field(case)}.reason", case.reason))
+        found += _strings(argument_values(case))
+        for index, decision in enumerate(case.decisions):
+            if decision.content:
+                found.append(Text(f"{case_field(case)}.decisions[{index}].content", decision.content))
+    for relative in pack.evaluator_files:
+        text = read_pack_file(pack, relative, "evaluator file")
+        found.append(Text(f"evaluator_files[{relative}]", text))
+    return found
+
+
+def _strings(values: Iterator[Value]) -> list[Text]:
+    return [Text(item.field, item.value) for item in values if isinstance(item.value, str)]
+
+
+@dataclass(frozen=True, slots=True)
+class World:
+    """What the world already holds before any run: keys and values of every mock's fixture state."""
+
+    strings: frozenset[str]
+    numbers: frozenset[Decimal]
+
+    def holds(self, value: Any) -> bool:
+        number = value_number(value)
+        if number is not None and number in self.numbers:
+            return True
+        return isinstance(value, str) and " ".join(value.casefold().split()) in self.strings
+
+
+def world_of(servers: Sequence[MockServer]) -> World:
+    strings: set[str] = set()
+    numbers: set[Decimal] = set()
+    for server in servers:
+        for item in _world_items(server.snapshot()):
+            number = value_number(item)
+            if number is not None:
+                numbers.add(number)
+            if isinstance(item, str):
+                strings.add(" ".join(item.casefold().split()))
+    return World(frozenset(strings), frozenset(numbers))
+
+
+def _world_items(value: Any) -> Iterator[Any]:
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield key  # an id the world is keyed by (an order id) is data the agent can look up
+            yield from _world_items(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _world_items(item)
+    else:
+        yield value
