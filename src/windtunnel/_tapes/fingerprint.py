@@ -1,0 +1,104 @@
+"""Request fingerprints: SHA-256 over a version prefix and RFC 8785 JSON of an allowlist of request parts.
+
+Only what can change the model's answer counts: method, upstream, path, and the allowlisted body fields.
+Headers never count (auth, request ids, user-agent), and neither do body fields outside the allowlist
+(`user`, `metadata`, `store`: ids and bookkeeping). Secret-looking strings are redacted before hashing,
+the same way on record and on replay, so a tape never has to hold a secret to match a request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import rfc8785
+
+from windtunnel._tapes.secrets import redact
+
+FINGERPRINT_VERSION = 1
+FINGERPRINT_PREFIX = b"wt-tape-fp-v1\n"
+
+BODY_FIELDS: frozenset[str] = frozenset(
+    {
+        # what the model sees
+        "model",
+        "messages",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "functions",
+        "function_call",
+        "response_format",
+        "modalities",
+        "audio",
+        "prediction",
+        "reasoning_effort",
+        # sampling and limits
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "max_tokens",
+        "max_completion_tokens",
+        "stop",
+        "seed",
+        "n",
+        "frequency_penalty",
+        "presence_penalty",
+        "repetition_penalty",
+        "logit_bias",
+        "logprobs",
+        "top_logprobs",
+        # transport shape of the answer
+        "stream",
+        "stream_options",
+    }
+)
+"""Body fields that take part in the fingerprint; every other body field is dropped before recording."""
+
+# rfc8785 refuses integers JSON cannot carry exactly (I-JSON); they are hashed as tagged strings.
+_MAX_SAFE_INT = 2**53 - 1
+
+
+def normalize_upstream(url: str) -> str:
+    """The upstream as a label: scheme and host lower-cased, no credentials, query or trailing slash."""
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").lower()
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme.lower(), netloc, parts.path.rstrip("/"), "", ""))
+
+
+def request_parts(method: str, upstream: str, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    """The fingerprinted view of a request, exactly as a tape stores it."""
+    kept = {key: body[key] for key in sorted(BODY_FIELDS) if key in body}
+    return {
+        "method": method.upper(),
+        "upstream": normalize_upstream(upstream),
+        "path": urlsplit(path).path,
+        "body": redact(kept),
+    }
+
+
+def fingerprint(parts: Mapping[str, Any]) -> str:
+    """SHA-256 hex of the version prefix plus the canonical JSON of `parts` (from request_parts)."""
+    payload = {
+        "method": parts["method"],
+        "upstream": parts["upstream"],
+        "path": parts["path"],
+        "body": _ijson(parts["body"]),
+    }
+    return hashlib.sha256(FINGERPRINT_PREFIX + rfc8785.dumps(payload)).hexdigest()
+
+
+def _ijson(value: Any) -> Any:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int) and abs(value) > _MAX_SAFE_INT:
+        return f"wt:int:{value}"
+    if isinstance(value, Mapping):
+        return {str(key): _ijson(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_ijson(item) for item in value]
+    return value

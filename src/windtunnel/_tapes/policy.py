@@ -1,0 +1,63 @@
+"""Tape policy shared by replay, verify and rerecord: the clock, staleness, and the re-record command."""
+
+from __future__ import annotations
+
+import logging
+import shlex
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from windtunnel._tapes.errors import TapeStale
+from windtunnel._tapes.model import Tape
+
+Clock = Callable[[], datetime]
+MAX_AGE = timedelta(days=30)
+"""A tape is stale when its oldest interaction is older than this."""
+
+log = logging.getLogger("windtunnel.tapes")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def rerecord_command(tape: Tape) -> str:
+    """The exact command that re-records this tape against the upstream it was recorded from."""
+    path = str(tape.path) if tape.path is not None else f"{tape.name}.jsonl"
+    return (
+        f"wt tapes rerecord --tape {shlex.quote(path)} --upstream {shlex.quote(tape.header.lineage.upstream)}"
+    )
+
+
+def age(tape: Tape, clock: Clock = utcnow) -> timedelta:
+    """How old the oldest interaction is."""
+    return clock() - tape.oldest
+
+
+def is_stale(tape: Tape, clock: Clock = utcnow, max_age: timedelta = MAX_AGE) -> bool:
+    return age(tape, clock) > max_age
+
+
+def stale_error(tape: Tape, clock: Clock = utcnow, max_age: timedelta = MAX_AGE) -> TapeStale:
+    days = age(tape, clock).total_seconds() / 86400
+    return TapeStale(
+        f"tape {tape.label} is stale: its oldest interaction was recorded {tape.oldest.isoformat()}, "
+        f"{days:.1f} days ago; the limit is {max_age.days} days",
+        hint=f"re-record it: {rerecord_command(tape)}  (then promote it from a passing run)",
+        tape=tape.label,
+        age_days=days,
+        max_age_days=max_age.days,
+    )
+
+
+def enforce_fresh(
+    tape: Tape, *, certification: bool, clock: Clock = utcnow, max_age: timedelta = MAX_AGE
+) -> str | None:
+    """Certification: raise TapeStale for a stale tape. Development: log a warning and return it."""
+    if not is_stale(tape, clock, max_age):
+        return None
+    error = stale_error(tape, clock, max_age)
+    if certification:
+        raise error
+    log.warning("%s", error)
+    return str(error)
