@@ -1,0 +1,264 @@
+"""`wt tapes list|verify|promote|rerecord`: the lifecycle of the committed tapes under each pack's tapes/."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from windtunnel._config import Settings
+from windtunnel._packs.loader import discover_packs, load_pack
+from windtunnel._packs.pack import Pack
+from windtunnel._tapes.lifecycle import (
+    TapeCheck,
+    TapeFile,
+    find_tapes,
+    passed_from_scores,
+    promote,
+    propose_refreshes,
+    verify_tapes,
+)
+from windtunnel._tapes.profiles import add_profile_argument, profile_filter, skipped_by_profile
+from windtunnel._tapes.rerecord import rerecord
+from windtunnel.errors import SelectionError, UsageError
+
+API_KEY_ENV = "WT_UPSTREAM_API_KEY"
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "tapes",
+        help="list, verify, promote and re-record model-traffic tapes",
+        description="Tapes are fingerprinted recordings of model traffic that the gateway replays, fail "
+        "closed. Committed (golden) tapes live in each pack's tapes/ directory. See docs/tapes.md.",
+    )
+    parser.set_defaults(handler=_help(parser))
+    verbs = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=type(parser))
+    _add_list(verbs)
+    _add_verify(verbs)
+    _add_promote(verbs)
+    _add_rerecord(verbs)
+
+
+def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, Settings], int]:
+    def handler(_args: argparse.Namespace, _settings: Settings) -> int:
+        parser.print_help()
+        return 2
+
+    return handler
+
+
+def _pack_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--pack", action="append", default=[], metavar="NAME|PATH", help="pack name, glob or directory"
+    )
+    add_profile_argument(parser)
+
+
+def _add_list(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    listing = verbs.add_parser("list", help="list the committed tapes of the selected packs")
+    _pack_flags(listing)
+    listing.add_argument("--format", choices=("text", "json"), default="text")
+    listing.set_defaults(handler=execute_list)
+
+
+def _add_verify(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    verify = verbs.add_parser(
+        "verify",
+        help="check every committed tape: format, secrets, fingerprints, golden names, staleness",
+        description="Load every tape under the selected packs' tapes/ directories (or the PATHs given) and "
+        "check its format, that it holds no secret, that stored fingerprints equal the ones recomputed from "
+        "the recorded requests, that a golden tape's name matches its sha256, and that it is not stale "
+        "(oldest interaction older than 30 days). Exit 0 when every tape passes (also when there are "
+        "none, which is reported), 1 otherwise. Replaying tapes through a runtime is the certify stage.",
+    )
+    verify.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="tape files or directories")
+    _pack_flags(verify)
+    verify.add_argument(
+        "--development",
+        action="store_true",
+        help="report stale tapes as warnings instead of failures (certification mode, the default, fails)",
+    )
+    verify.add_argument("--format", choices=("text", "json"), default="text")
+    verify.set_defaults(handler=execute_verify)
+
+
+def _add_promote(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    promote_parser = verbs.add_parser(
+        "promote",
+        help="promote a passing run's tape to an immutable golden tape",
+        description="Copy RUN_TAPE into DIR as <tape>-<sha256>.jsonl with lineage (source run, promoted_at). "
+        "Refused unless every --score sidecar passed; never overwrites; promoting the same recording "
+        "again reports the existing golden tape.",
+    )
+    promote_parser.add_argument("run_tape", type=Path, metavar="RUN_TAPE")
+    promote_parser.add_argument("--to", required=True, type=Path, metavar="PACK_DIR/tapes/")
+    promote_parser.add_argument(
+        "--score",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        required=True,
+        help="score sidecar(s) of the run that recorded the tape; all must have passed",
+    )
+    promote_parser.add_argument(
+        "--source-run", metavar="ID", help="run id for the lineage (default: from scores)"
+    )
+    promote_parser.set_defaults(handler=execute_promote)
+
+
+def _add_rerecord(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    rerecord_parser = verbs.add_parser(
+        "rerecord",
+        help="propose refreshes of stale tapes, or re-record one tape against an upstream",
+        description="Without --tape: list the stale tapes of the selected packs and print, for each, the "
+        "command that re-records it; nothing is contacted. With --tape and --upstream: send the tape's "
+        "recorded requests in order to the upstream through record mode and write a run tape to --out "
+        f"(the key is read from the variable named by --api-key-env, default {API_KEY_ENV}); promote it "
+        "after a passing run. Refuses to run when the CI variable is set, unless --force.",
+    )
+    _pack_flags(rerecord_parser)
+    rerecord_parser.add_argument("--all", action="store_true", help="propose every tape, not only stale ones")
+    rerecord_parser.add_argument("--tape", type=Path, metavar="PATH", help="the tape to re-record")
+    rerecord_parser.add_argument("--upstream", metavar="URL", help="OpenAI-compatible base URL (…/v1)")
+    rerecord_parser.add_argument("--api-key-env", default=API_KEY_ENV, metavar="VAR")
+    rerecord_parser.add_argument(
+        "--out", type=Path, metavar="DIR", help="where the run tape goes (default runs/tapes)"
+    )
+    rerecord_parser.add_argument("--force", action="store_true", help="run even when CI is set")
+    rerecord_parser.set_defaults(handler=execute_rerecord)
+
+
+def load_packs(args: argparse.Namespace, settings: Settings) -> list[Pack]:
+    """The packs named by --pack (paths, names or globs; all configured when none), then --profile."""
+    paths = [value for value in args.pack if Path(value).exists()]
+    names = [value for value in args.pack if not Path(value).exists()]
+    packs = [load_pack(str(Path(value).resolve())) for value in paths]
+    if names or not paths:
+        discovered = discover_packs(settings.packs, base=settings.root)
+        for name in names:
+            if not any(fnmatchcase(pack.name, name) for pack in discovered):
+                known = ", ".join(pack.name for pack in discovered) or "none"
+                raise SelectionError(f"--pack {name!r} matches nothing", hint=f"known packs: {known}")
+        loaded = {pack.name for pack in packs}
+        packs += [
+            pack
+            for pack in discovered
+            if pack.name not in loaded and (not names or any(fnmatchcase(pack.name, n) for n in names))
+        ]
+    for pack in skipped_by_profile(packs, args.profile):
+        print(f"wt: skipped pack {pack.name}: it does not declare profile {args.profile}", file=sys.stderr)  # noqa: T201
+    return profile_filter(packs, args.profile)
+
+
+def _files(args: argparse.Namespace, settings: Settings) -> list[TapeFile]:
+    if not getattr(args, "paths", None):
+        return find_tapes(load_packs(args, settings))
+    files: list[TapeFile] = []
+    for path in args.paths:
+        found = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+        files += [TapeFile(item) for item in found]
+    return files
+
+
+def execute_list(args: argparse.Namespace, settings: Settings) -> int:
+    checks = verify_tapes(_files(args, settings), certification=False)
+    if args.format == "json":
+        print(json.dumps([_as_json(check) for check in checks], indent=2))  # noqa: T201
+        return 0
+    for check in checks:
+        tape = check.tape
+        summary = (
+            f"{len(tape.interactions)} interaction(s), recorded {tape.oldest:%Y-%m-%d}"
+            + (", STALE" if check.stale else "")
+            if tape is not None
+            else check.problems[0].splitlines()[0]
+        )
+        print(f"{check.file.pack or '-':16} {check.file.path}  {summary}")  # noqa: T201
+    print(f"{len(checks)} tape(s)")  # noqa: T201
+    return 0
+
+
+def execute_verify(args: argparse.Namespace, settings: Settings) -> int:
+    files = _files(args, settings)
+    checks = verify_tapes(files, certification=not args.development)
+    if args.format == "json":
+        print(json.dumps([_as_json(check) for check in checks], indent=2))  # noqa: T201
+    else:
+        _print_checks(checks)
+    return 0 if all(check.ok for check in checks) else 1
+
+
+def _print_checks(checks: list[TapeCheck]) -> None:
+    if not checks:
+        print("wt: no committed tapes found: nothing to verify")  # noqa: T201
+        return
+    for check in checks:
+        count = f" ({len(check.tape.interactions)} interactions)" if check.tape else ""
+        print(f"{'OK' if check.ok else 'FAILED':7} {check.file.path}{count}")  # noqa: T201
+        for line in (*check.problems, *(f"warning: {w}" for w in check.warnings)):
+            print("        " + line.replace("\n", "\n        "))  # noqa: T201
+    failed = sum(not check.ok for check in checks)
+    print(f"{len(checks)} tape(s) verified, {failed} failed")  # noqa: T201
+
+
+def _as_json(check: TapeCheck) -> dict[str, Any]:
+    tape = check.tape
+    return {
+        "path": str(check.file.path),
+        "pack": check.file.pack,
+        "ok": check.ok,
+        "tape": tape.name if tape else None,
+        "interactions": len(tape.interactions) if tape else None,
+        "oldest": tape.oldest.isoformat() if tape else None,
+        "stale": check.stale,
+        "problems": check.problems,
+        "warnings": check.warnings,
+    }
+
+
+def execute_promote(args: argparse.Namespace, _settings: Settings) -> int:
+    passed, run_ids = passed_from_scores(args.score)
+    result = promote(args.run_tape, args.to, passed=passed, source_run=args.source_run or run_ids)
+    verb = "promoted" if result.created else "already promoted, unchanged:"
+    print(f"wt: {verb} {args.run_tape} -> {result.path}")  # noqa: T201
+    return 0
+
+
+def execute_rerecord(args: argparse.Namespace, settings: Settings) -> int:
+    ci = (settings.env_value("CI") or "").strip().lower()
+    if ci not in ("", "0", "false", "no") and not args.force:
+        raise UsageError(
+            "wt tapes rerecord does not run in CI by itself (the CI variable is set)",
+            hint="re-record on a developer machine, or pass --force if this CI job is meant to",
+            field="CI",
+        )
+    if args.tape is None:
+        return _propose(args, settings)
+    if not args.upstream:
+        raise UsageError("--tape needs --upstream URL", hint="pass the OpenAI-compatible base URL, e.g. …/v1")
+    out = args.out or settings.runs_dir / "tapes"
+    api_key = settings.env_value(args.api_key_env)
+    tape = asyncio.run(rerecord(args.tape, upstream=args.upstream, api_key=api_key, out_dir=out))
+    print(  # noqa: T201
+        f"wt: re-recorded {len(tape.interactions)} interaction(s) to {tape.path}\n"
+        f"wt: run the scenario against it in the replay profile; when it passes, promote it:\n"
+        f"  wt tapes promote {tape.path} --to {args.tape.parent} --score RUN_DIR/<case>.score.json"
+    )
+    return 0
+
+
+def _propose(args: argparse.Namespace, settings: Settings) -> int:
+    checks = verify_tapes(_files(args, settings), certification=False)
+    proposals = propose_refreshes(checks, include_fresh=args.all)
+    if not proposals:
+        print(f"wt: no {'' if args.all else 'stale '}tapes among {len(checks)}; nothing to re-record")  # noqa: T201
+    for proposal in proposals:
+        print(f"# {proposal.path} ({proposal.reason})\n{proposal.command}")  # noqa: T201
+    return 0

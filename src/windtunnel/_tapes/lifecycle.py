@@ -1,0 +1,203 @@
+"""The tape lifecycle: find committed tapes, verify them, promote a passing run's tape, propose refreshes."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+from windtunnel._packs.pack import Pack
+from windtunnel._score.models import Score
+from windtunnel._tapes.checks import GOLDEN_NAME, fingerprint_problems, golden_problems
+from windtunnel._tapes.errors import TapePromotionRefused
+from windtunnel._tapes.model import Tape
+from windtunnel._tapes.policy import MAX_AGE, Clock, is_stale, rerecord_command, stale_error, utcnow
+from windtunnel._tapes.store import dump_line, dumps_tape, load_tape, write_tape
+from windtunnel.errors import TapeError, UsageError
+
+TAPES_DIR = "tapes"
+
+
+@dataclass(frozen=True, slots=True)
+class TapeFile:
+    """A tape file and the pack whose `tapes/` directory holds it (None for a path given directly)."""
+
+    path: Path
+    pack: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class TapeCheck:
+    """What `verify` found for one tape: problems fail it, warnings do not."""
+
+    file: TapeFile
+    tape: Tape | None = None
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    stale: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def find_tapes(packs: Sequence[Pack]) -> list[TapeFile]:
+    """Every `*.jsonl` under each pack's `tapes/` directory, sorted by path."""
+    found: list[TapeFile] = []
+    for pack in packs:
+        if pack.root is None:
+            continue
+        directory = pack.root / TAPES_DIR
+        found += [TapeFile(path, pack.name) for path in sorted(directory.rglob("*.jsonl"))]
+    return found
+
+
+def verify_tape(
+    file: TapeFile, *, certification: bool = True, clock: Clock = utcnow, max_age: timedelta = MAX_AGE
+) -> TapeCheck:
+    """Load (format and secrets), then check fingerprints, golden content address and staleness."""
+    check = TapeCheck(file=file)
+    try:
+        check.tape = load_tape(file.path)
+    except TapeError as exc:
+        check.problems.append(f"{type(exc).__name__}: {exc}")
+        return check
+    check.problems += [f"TapeCorrupt: {problem}" for problem in fingerprint_problems(check.tape)]
+    check.problems += [f"TapeCorrupt: {problem}" for problem in golden_problems(file.path)]
+    check.stale = is_stale(check.tape, clock, max_age)
+    if check.stale:
+        message = f"TapeStale: {stale_error(check.tape, clock, max_age)}"
+        (check.problems if certification else check.warnings).append(message)
+    return check
+
+
+def verify_tapes(
+    files: Iterable[TapeFile],
+    *,
+    certification: bool = True,
+    clock: Clock = utcnow,
+    max_age: timedelta = MAX_AGE,
+) -> list[TapeCheck]:
+    return [verify_tape(f, certification=certification, clock=clock, max_age=max_age) for f in files]
+
+
+def passed_from_scores(paths: Sequence[Path]) -> tuple[bool, str | None]:
+    """Whether every score sidecar passed, and the run id they name (the tape's source run)."""
+    if not paths:
+        raise UsageError(
+            "no score file given", hint="pass --score RUN_DIR/<case>.score.json", field="--score"
+        )
+    scores = [_read_score(path) for path in paths]
+    run_ids = sorted({score.run_id for score in scores})
+    return all(score.passed for score in scores), ",".join(run_ids)
+
+
+def _read_score(path: Path) -> Score:
+    try:
+        return Score.model_validate_json(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise UsageError(
+            f"{path} is not a readable score sidecar: {exc}",
+            hint="pass the .score.json file that `wt run` wrote next to the trace",
+            path=str(path),
+        ) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class Promotion:
+    path: Path
+    created: bool
+
+
+def promote(
+    run_tape: Path,
+    to_dir: Path,
+    *,
+    passed: bool,
+    source_run: str | None = None,
+    clock: Clock = utcnow,
+    max_age: timedelta = MAX_AGE,
+) -> Promotion:
+    """Copy a passing run's tape into `to_dir` as an immutable golden tape `<tape>-<sha256>.jsonl`.
+
+    Refuses a failing run, a tape that fails its checks, and a stale tape. Promoting the same recording
+    again returns the existing golden tape (created=False); no golden tape is ever overwritten.
+    """
+    label = str(run_tape)
+    if not passed:
+        raise TapePromotionRefused(
+            f"refusing to promote {run_tape}: the run that recorded it did not pass",
+            hint="only a passing run's tape becomes golden; fix the run, record again, then promote",
+            tape=label,
+        )
+    tape = load_tape(run_tape)
+    _promotable(tape, clock, max_age)
+    existing = _already_promoted(tape, to_dir)
+    if existing is not None:
+        return Promotion(existing, created=False)
+    lineage = tape.header.lineage.model_copy(
+        update={
+            "promoted_at": clock(),
+            "promoted_from": f"{run_tape.name} sha256:{hashlib.sha256(run_tape.read_bytes()).hexdigest()}",
+            "source_run": source_run or tape.header.lineage.source_run,
+        }
+    )
+    golden = dataclasses.replace(tape, header=tape.header.model_copy(update={"lineage": lineage}), path=None)
+    digest = hashlib.sha256(dumps_tape(golden).encode("utf-8")).hexdigest()
+    target = to_dir / f"{tape.name}-{digest}.jsonl"
+    try:
+        write_tape(golden, target, exclusive=True)
+    except FileExistsError:
+        return Promotion(target, created=False)
+    return Promotion(target, created=True)
+
+
+def _promotable(tape: Tape, clock: Clock, max_age: timedelta) -> None:
+    problems = fingerprint_problems(tape)
+    if is_stale(tape, clock, max_age):
+        problems.append(str(stale_error(tape, clock, max_age)))
+    if problems:
+        raise TapePromotionRefused(
+            f"refusing to promote {tape.label}: {problems[0]}",
+            hint=f"record it again ({rerecord_command(tape)}) from a passing run, then promote",
+            tape=tape.label,
+        )
+
+
+def _interactions_digest(tape: Tape) -> str:
+    return hashlib.sha256("".join(dump_line(i) for i in tape.interactions).encode("utf-8")).hexdigest()
+
+
+def _already_promoted(tape: Tape, to_dir: Path) -> Path | None:
+    """A golden tape in `to_dir` with the same name and the same recorded interactions."""
+    wanted = _interactions_digest(tape)
+    for path in sorted(to_dir.glob(f"{tape.name}-*.jsonl")):
+        named = GOLDEN_NAME.match(path.name)
+        if named is None or named["tape"] != tape.name:
+            continue
+        if _interactions_digest(load_tape(path)) == wanted:
+            return path
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A refresh `rerecord` proposes: which tape, why, and the command that does it."""
+
+    path: Path
+    reason: str
+    command: str
+
+
+def propose_refreshes(checks: Iterable[TapeCheck], *, include_fresh: bool = False) -> list[Proposal]:
+    """A re-record command for every stale tape (every loadable tape with include_fresh)."""
+    proposals: list[Proposal] = []
+    for check in checks:
+        if check.tape is None or not (check.stale or include_fresh):
+            continue
+        reason = "stale" if check.stale else "refresh requested"
+        proposals.append(Proposal(check.file.path, reason, rerecord_command(check.tape)))
+    return proposals
