@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import functools
+import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -88,7 +90,7 @@ class MockServer:
         if not isinstance(arguments, dict):
             return _error(f"tool {name!r} takes an object of arguments, got {type(arguments).__name__}")
         try:
-            jsonschema.validate(arguments, dict(tool.input_schema))
+            _validate(arguments, tool.input_schema)
         except jsonschema.ValidationError as exc:
             return _error(f"bad arguments for {name!r}: {exc.message}")
         try:
@@ -98,6 +100,28 @@ class MockServer:
         except ToolError as exc:
             return _error(str(exc))
         return CallOutcome(result=result, is_error=False, violation=False, error=None)
+
+
+def _validate(arguments: dict[str, Any], schema: Mapping[str, Any]) -> None:
+    """`jsonschema.validate()`, with each distinct schema checked and compiled once instead of per call."""
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        jsonschema.validate(arguments, dict(schema))
+        return
+    error = jsonschema.exceptions.best_match(_compiled(key).iter_errors(arguments))
+    if error is not None:
+        raise error
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(key: str) -> Any:
+    # Checking the schema against its meta-schema costs more than the tool call itself; a bad schema
+    # raises SchemaError here on every call, as jsonschema.validate() would, since errors are not cached.
+    schema = json.loads(key)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
 
 
 def _error(message: str) -> CallOutcome:
