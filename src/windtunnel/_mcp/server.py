@@ -1,0 +1,153 @@
+"""One MockHost served with the official mcp SDK over streamable HTTP at /mcp, plus plain /wt/* admin routes.
+
+Routes of the app built by `mock_app(host)`:
+
+    POST /mcp          MCP streamable HTTP (stateless, JSON responses): tools/list, tools/call
+    GET  /wt/calls     {"server": name, "calls": [...]}  every tools/call since the last reset, in order
+    GET  /wt/state     {"server": name, "state": {...}}  the fixture state as it is now
+    POST /wt/reset     {"server": name, "reset": true}   fresh state from the factory, empty call log
+    GET  /wt/health    {"status": "ok", "server": name, "tools": [...]}
+
+`name` is the server's name in its pack (the key of `Pack.mcp_servers`), so a client can check that it
+reached the mock it meant to.
+
+Every tools/call reaches `MockServer.call()` with its arguments as received, so unknown tools, arguments
+that break the tool's schema and even arguments that are not an object are recorded as evidence; the agent
+gets an isError result naming the problem.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from windtunnel._mcp.kit import CallOutcome, MockHost
+
+MCP_PATH = "/mcp"
+ADMIN_PREFIX = "/wt"
+
+
+def mock_app(host: MockHost, *, name: str | None = None) -> Starlette:
+    """The ASGI app serving `host` as `name` (default: the MockServer's own name). Run it with lifespan on."""
+    name = name or host.name
+    server = _mcp_server(host, name)
+    return server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        # Stateless: every request stands alone, so a client survives a mock restart or reset and no
+        # session can hold state across cases. JSON responses keep each round trip to one body.
+        stateless_http=True,
+        json_response=True,
+        # Agents reach mocks by container hostnames (http://mock-billing:8000/mcp) that cannot be listed
+        # up front; the mocks serve fictional fixtures on loopback or a private network only.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        custom_starlette_routes=_admin_routes(host, name),
+    )
+
+
+def _mcp_server(host: MockHost, name: str) -> Server[Any]:
+    async def list_tools(
+        _ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=_tool_listing(host))
+
+    async def call_tool(
+        _ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        return _run(host, params.name, params.arguments if params.arguments is not None else {})
+
+    server: Server[Any] = Server(
+        f"windtunnel-mock-{name}",
+        version="1",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        # No schema means no Mcp-Param-* header check: that check would answer before our handler and
+        # the call would never be recorded.
+        get_tool_input_schema=lambda _name: None,
+    )
+    server.middleware.insert(0, _NonObjectArguments(host))
+    return server
+
+
+def _tool_listing(host: MockHost) -> list[types.Tool]:
+    """Every tool exactly as the pack declared it: name, description, input JSON schema."""
+    return [
+        types.Tool(name=tool.name, description=tool.description, input_schema=dict(tool.input_schema))
+        for tool in host.server.tools.values()
+    ]
+
+
+def _run(host: MockHost, name: str, arguments: Any) -> types.CallToolResult:
+    # Handlers are small functions over in-memory state; running them on the event loop avoids a
+    # thread hop per call, which is most of a mock's latency budget.
+    return _as_result(host.server.call(name, arguments))
+
+
+def _as_result(outcome: CallOutcome) -> types.CallToolResult:
+    if outcome.is_error:
+        message = outcome.error or "the tool failed"
+        return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+    try:
+        text = json.dumps(outcome.result, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        message = f"the tool returned a value that is not JSON ({exc}); pack handlers must return JSON data"
+        return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+    # structuredContent must be an object; other JSON values are wrapped so the agent still gets them.
+    structured = outcome.result if isinstance(outcome.result, dict) else {"result": outcome.result}
+    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
+
+
+class _NonObjectArguments:
+    """Record a tools/call whose arguments are not an object before the SDK's spec check rejects it.
+
+    A runtime that forwards OpenAI's JSON-string arguments untouched is a real wiring bug; recording the
+    call keeps it visible in the evidence instead of leaving only a JSON-RPC error on the agent's side.
+    """
+
+    def __init__(self, host: MockHost) -> None:
+        self._host = host
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        params = ctx.params
+        if ctx.method == "tools/call" and isinstance(params, Mapping):
+            name, arguments = params.get("name"), params.get("arguments")
+            if isinstance(name, str) and arguments is not None and not isinstance(arguments, Mapping):
+                return _run(self._host, name, arguments)
+        return await call_next(ctx)
+
+
+def _admin_routes(host: MockHost, name: str) -> list[Route]:
+    async def calls(_request: Request) -> Response:
+        return _json({"server": name, "calls": host.server.calls()})
+
+    async def state(_request: Request) -> Response:
+        return _json({"server": name, "state": host.server.snapshot()})
+
+    async def reset(_request: Request) -> Response:
+        host.reset()
+        return _json({"server": name, "reset": True})
+
+    async def health(_request: Request) -> Response:
+        return _json({"status": "ok", "server": name, "tools": sorted(host.server.tools)})
+
+    return [
+        Route(f"{ADMIN_PREFIX}/calls", calls, methods=["GET"]),
+        Route(f"{ADMIN_PREFIX}/state", state, methods=["GET"]),
+        Route(f"{ADMIN_PREFIX}/reset", reset, methods=["POST"]),
+        Route(f"{ADMIN_PREFIX}/health", health, methods=["GET"]),
+    ]
+
+
+def _json(body: Mapping[str, Any]) -> Response:
+    # Evidence must stay readable even if a handler stored something JSON cannot encode.
+    text = json.dumps(body, ensure_ascii=False, default=repr)
+    return Response(text, media_type="application/json")

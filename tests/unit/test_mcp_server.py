@@ -1,0 +1,173 @@
+"""The mock's ASGI app: MCP JSON-RPC at /mcp and the /wt admin routes, driven in-process over ASGI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from windtunnel._mcp.kit import MockHost, MockServer, Tool, ToolDenied, ToolError
+from windtunnel._mcp.server import mock_app
+
+COUNTER_SCHEMA = {
+    "type": "object",
+    "properties": {"by": {"type": "integer", "minimum": 1, "description": "how much to add"}},
+    "required": ["by"],
+    "additionalProperties": False,
+}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+def _add(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    state["count"] += arguments["by"]
+    return {"count": state["count"]}
+
+
+def _fail(state: dict[str, Any], arguments: dict[str, Any]) -> None:
+    raise ToolError("the counter is jammed")
+
+
+def _deny(state: dict[str, Any], arguments: dict[str, Any]) -> None:
+    raise ToolDenied("resetting the counter is not allowed")
+
+
+def counter_server() -> MockServer:
+    empty = {"type": "object", "properties": {}}
+    return MockServer(
+        "counter",
+        [
+            Tool(name="add", description="Add to the counter.", input_schema=COUNTER_SCHEMA, handler=_add),
+            Tool(name="names", description="A list.", input_schema=empty, handler=lambda s, a: ["a", "b"]),
+            Tool(name="jam", description="Always fails.", input_schema=empty, handler=_fail),
+            Tool(name="zero", description="Denied.", input_schema=empty, handler=_deny),
+            Tool(name="odd", description="Not JSON.", input_schema=empty, handler=lambda s, a: {1, 2}),
+        ],
+        {"count": 0},
+    )
+
+
+@pytest.fixture
+def client() -> Iterator[TestClient]:
+    with TestClient(mock_app(MockHost(counter_server))) as test_client:
+        yield test_client
+
+
+def rpc(client: TestClient, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
+    if params is not None:
+        body["params"] = params
+    response = client.post("/mcp", json=body, headers=ACCEPT)
+    assert response.status_code == 200, response.text
+    reply: dict[str, Any] = response.json()
+    return reply
+
+
+def call(client: TestClient, name: str, arguments: Any) -> dict[str, Any]:
+    result: dict[str, Any] = rpc(client, "tools/call", {"name": name, "arguments": arguments})["result"]
+    return result
+
+
+def recorded(client: TestClient) -> list[dict[str, Any]]:
+    calls: list[dict[str, Any]] = client.get("/wt/calls").json()["calls"]
+    return calls
+
+
+def test_tools_list_shows_each_tool_exactly_as_declared(client: TestClient) -> None:
+    tools = rpc(client, "tools/list")["result"]["tools"]
+    declared = {tool.name: tool for tool in counter_server().tools.values()}
+    assert [tool["name"] for tool in tools] == list(declared)
+    for tool in tools:
+        assert tool["description"] == declared[tool["name"]].description
+        assert tool["inputSchema"] == dict(declared[tool["name"]].input_schema)
+
+
+def test_call_returns_structured_content_and_the_same_json_as_text(client: TestClient) -> None:
+    result = call(client, "add", {"by": 2})
+    assert result["isError"] is False
+    assert result["structuredContent"] == {"count": 2}
+    assert json.loads(result["content"][0]["text"]) == {"count": 2}
+    assert client.get("/wt/state").json() == {"server": "counter", "state": {"count": 2}}
+
+
+def test_a_result_that_is_not_an_object_is_wrapped_for_structured_content(client: TestClient) -> None:
+    result = call(client, "names", {})
+    assert result["structuredContent"] == {"result": ["a", "b"]}
+    assert json.loads(result["content"][0]["text"]) == ["a", "b"]
+
+
+def test_unknown_tool_and_bad_arguments_are_error_results_and_recorded(client: TestClient) -> None:
+    unknown = call(client, "subtract", {"by": 1})
+    bad = call(client, "add", {"by": 0, "extra": True})
+    assert unknown["isError"] and "unknown tool 'subtract'" in unknown["content"][0]["text"]
+    assert bad["isError"] and "bad arguments for 'add'" in bad["content"][0]["text"]
+    calls = recorded(client)
+    assert [(c["name"], c["arguments"], c["is_error"]) for c in calls] == [
+        ("subtract", {"by": 1}, True),
+        ("add", {"by": 0, "extra": True}, True),
+    ]
+    assert client.get("/wt/state").json()["state"] == {"count": 0}
+
+
+def test_arguments_that_are_not_an_object_still_reach_the_recording(client: TestClient) -> None:
+    # A runtime that forwards OpenAI's JSON-string arguments untouched: the SDK alone would reject it.
+    result = call(client, "add", '{"by": 1}')
+    assert result["isError"] and "takes an object of arguments, got str" in result["content"][0]["text"]
+    assert recorded(client)[0]["arguments"] == '{"by": 1}'
+
+
+def test_missing_arguments_are_recorded_as_an_empty_object(client: TestClient) -> None:
+    result = rpc(client, "tools/call", {"name": "names"})["result"]
+    assert result["isError"] is False
+    assert recorded(client)[0]["arguments"] == {}
+
+
+def test_tool_errors_and_denials_are_error_results(client: TestClient) -> None:
+    jammed, denied = call(client, "jam", {}), call(client, "zero", {})
+    assert jammed["isError"] and jammed["content"][0]["text"] == "the counter is jammed"
+    assert (
+        denied["isError"] and "denied: resetting the counter is not allowed" in denied["content"][0]["text"]
+    )
+    assert [c["violation"] for c in recorded(client)] == [False, True]
+
+
+def test_a_result_that_is_not_json_is_an_error_naming_the_cause(client: TestClient) -> None:
+    result = call(client, "odd", {})
+    assert result["isError"] and "not JSON" in result["content"][0]["text"]
+    assert client.get("/wt/calls").status_code == 200
+
+
+def test_reset_restores_fixture_state_and_empties_the_call_log(client: TestClient) -> None:
+    call(client, "add", {"by": 5})
+    assert client.post("/wt/reset").json() == {"server": "counter", "reset": True}
+    assert client.get("/wt/state").json()["state"] == {"count": 0}
+    assert recorded(client) == []
+    assert call(client, "add", {"by": 1})["structuredContent"] == {"count": 1}
+
+
+def test_health_names_the_server_and_its_tools(client: TestClient) -> None:
+    assert client.get("/wt/health").json() == {
+        "status": "ok",
+        "server": "counter",
+        "tools": ["add", "jam", "names", "odd", "zero"],
+    }
+
+
+def test_the_pack_name_of_the_server_is_what_the_admin_routes_report() -> None:
+    with TestClient(mock_app(MockHost(counter_server), name="tally")) as test_client:
+        assert test_client.get("/wt/state").json()["server"] == "tally"
+
+
+def test_a_container_hostname_is_accepted(client: TestClient) -> None:
+    # Agents in containers reach the mock as http://mock-counter:8000/mcp.
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    response = client.post("/mcp", json=body, headers={**ACCEPT, "Host": "mock-counter:8000"})
+    assert response.status_code == 200
+    assert response.json()["result"]["tools"]
+
+
+def test_admin_routes_refuse_the_wrong_method(client: TestClient) -> None:
+    assert client.get("/wt/reset").status_code == 405
+    assert client.post("/wt/calls").status_code == 405
