@@ -1,0 +1,152 @@
+"""`wt mcp serve|list`: serve one of a pack's MCP mocks over streamable HTTP, or list the pack's servers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from windtunnel._config import Settings
+from windtunnel._mcp.kit import MockHost, MockServer, Tool
+from windtunnel._mcp.server import ADMIN_PREFIX, MCP_PATH, mock_app
+from windtunnel._packs.loader import load_pack
+from windtunnel._packs.pack import Pack
+from windtunnel.errors import HarnessError, UsageError, WindTunnelError
+
+_T = TypeVar("_T")
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "mcp",
+        help="serve or list a pack's MCP mock servers",
+        description="The MCP mocks a pack declares: tools over fixture state, served with the official mcp "
+        "SDK over streamable HTTP; every tools/call is recorded.",
+    )
+    parser.set_defaults(handler=_usage(parser))
+    verbs = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=type(parser))
+    serve = verbs.add_parser(
+        "serve",
+        help="serve one MCP mock until interrupted",
+        description=f"Serve one of the pack's MCP mocks: MCP at {MCP_PATH}, and {ADMIN_PREFIX}/calls, "
+        f"{ADMIN_PREFIX}/state, {ADMIN_PREFIX}/reset (POST) and {ADMIN_PREFIX}/health for the harness. "
+        "Stops gracefully on SIGINT or SIGTERM, then exits by that signal.",
+    )
+    serve.add_argument(
+        "--pack", required=True, metavar="PATH|NAME", help="pack directory, module:attr or name"
+    )
+    serve.add_argument("--server", required=True, metavar="NAME", help="which of the pack's MCP servers")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on; 0 picks a free one")
+    serve.set_defaults(handler=execute_serve)
+    listing = verbs.add_parser("list", help="list the pack's MCP servers and their tools")
+    listing.add_argument(
+        "--pack", required=True, metavar="PATH|NAME", help="pack directory, module:attr or name"
+    )
+    listing.add_argument("--format", choices=("text", "json"), default="text")
+    listing.set_defaults(handler=execute_list)
+
+
+def execute_serve(args: argparse.Namespace, settings: Settings) -> int:
+    import uvicorn
+
+    pack = _load(args.pack, settings)
+    factory = server_factory(pack, args.server)
+    host = _built(pack, args.server, lambda: MockHost(factory))
+    app = mock_app(host, name=args.server)
+    sock = _bind(args.host, args.port)
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    print(  # noqa: T201 - the one line a supervisor or a test waits for
+        f"wt: serving MCP mock {args.server!r} of pack {pack.name!r} at http://{shown}:{port}{MCP_PATH}",
+        file=sys.stderr,
+        flush=True,
+    )
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+    return 0
+
+
+def execute_list(args: argparse.Namespace, settings: Settings) -> int:
+    pack = _load(args.pack, settings)
+    servers = {name: _built(pack, name, factory) for name, factory in pack.mcp_servers.items()}
+    if args.format == "json":
+        listing = {
+            name: [_tool_entry(tool) for tool in server.tools.values()] for name, server in servers.items()
+        }
+        sys.stdout.write(json.dumps({"pack": pack.name, "servers": listing}, indent=2) + "\n")
+        return 0
+    lines = [f"pack {pack.name}" + ("" if servers else ": no MCP servers")]
+    for name, server in servers.items():
+        lines.append(f"  server {name}: {len(server.tools)} tool(s)")
+        lines += [f"    {tool.name}: {tool.description}" for tool in server.tools.values()]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def server_factory(pack: Pack, name: str) -> Callable[[], MockServer]:
+    """The pack's factory for MCP server `name`; a UsageError listing the known names otherwise."""
+    factory = pack.mcp_servers.get(name)
+    if factory is None:
+        known = ", ".join(sorted(pack.mcp_servers)) or "none"
+        raise UsageError(
+            f"pack {pack.name!r} has no MCP server {name!r}; its servers: {known}",
+            hint="pass --server with one of those names (`wt mcp list --pack ...` shows them)",
+            pack=pack.name,
+            field="--server",
+        )
+    return factory
+
+
+def _usage(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, Settings], int]:
+    def show(_args: argparse.Namespace, _settings: Settings) -> int:
+        parser.print_help(sys.stderr)
+        return 2
+
+    return show
+
+
+def _load(ref: str, settings: Settings) -> Pack:
+    # A path is read from where the user stands; anything else (a name, module:attr) from the project.
+    if Path(ref).exists():
+        return load_pack(str(Path(ref).resolve()))
+    return load_pack(ref, base=settings.root)
+
+
+def _built(pack: Pack, name: str, build: Callable[[], _T]) -> _T:
+    try:
+        return build()
+    except WindTunnelError:
+        raise
+    except Exception as exc:
+        raise UsageError(
+            f"pack {pack.name!r}: the factory of MCP server {name!r} raised {type(exc).__name__}: {exc}",
+            hint="make the factory return a MockServer built from the pack's fixtures",
+            pack=pack.name,
+        ) from exc
+
+
+def _tool_entry(tool: Tool) -> dict[str, object]:
+    return {"name": tool.name, "description": tool.description, "inputSchema": dict(tool.input_schema)}
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening-ready TCP socket; created from getaddrinfo so asyncio sets TCP_NODELAY on connections."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        raise HarnessError(
+            f"cannot listen on {host}:{port}: {exc}",
+            hint="pick another --port, or check that --host is an address of this machine",
+        ) from exc
+    return sock
