@@ -1,0 +1,81 @@
+"""The bundle as a reproducible .tar.gz (sorted entries, fixed times and owners), and its safe extraction."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import tarfile
+from pathlib import Path, PurePosixPath
+
+from windtunnel._bundle.layout import LayoutError, bundle_files, check_name
+
+FIXED_MTIME = 0
+MAX_MEMBERS = 10_000
+MAX_TOTAL_BYTES = 2 << 30
+
+
+def write_archive(root: Path, target: Path) -> Path:
+    """Write root as target (.tar.gz) under a top directory named like root; the same files give the same bytes."""
+    prefix = root.name
+    buffer = io.BytesIO()
+    files = bundle_files(root)
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        directories = sorted({str(PurePosixPath(name).parent) for name in files} - {"."})
+        tar.addfile(_entry(prefix, tarfile.DIRTYPE, 0))
+        for directory in _with_parents(directories):
+            tar.addfile(_entry(f"{prefix}/{directory}", tarfile.DIRTYPE, 0))
+        for name in files:
+            data = (root / name).read_bytes()
+            tar.addfile(_entry(f"{prefix}/{name}", tarfile.REGTYPE, len(data)), io.BytesIO(data))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    with (
+        partial.open("wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=FIXED_MTIME) as gz,
+    ):
+        gz.write(buffer.getvalue())
+    partial.replace(target)
+    return target
+
+
+def _with_parents(directories: list[str]) -> list[str]:
+    every = set(directories)
+    for directory in directories:
+        every.update(str(parent) for parent in PurePosixPath(directory).parents if str(parent) != ".")
+    return sorted(every)
+
+
+def _entry(name: str, kind: bytes, size: int) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.size = size
+    info.mode = 0o755 if kind == tarfile.DIRTYPE else 0o644
+    info.mtime = FIXED_MTIME
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info
+
+
+def extract_archive(archive: Path, into: Path) -> Path:
+    """Extract a bundle archive and return its root; links, devices, absolute or `..` names are refused."""
+    with tarfile.open(archive, mode="r:gz") as tar:
+        members = tar.getmembers()
+        _check_members(members)
+        tar.extractall(into, filter="data")
+    tops = {PurePosixPath(member.name).parts[0] for member in members}
+    if len(tops) == 1 and (into / next(iter(tops))).is_dir():
+        return into / next(iter(tops))
+    return into
+
+
+def _check_members(members: list[tarfile.TarInfo]) -> None:
+    if len(members) > MAX_MEMBERS:
+        raise LayoutError(f"the archive has {len(members)} entries, more than {MAX_MEMBERS}")
+    if sum(member.size for member in members) > MAX_TOTAL_BYTES:
+        raise LayoutError("the archive expands to more than 2 GiB")
+    for member in members:
+        if not (member.isfile() or member.isdir()):
+            raise LayoutError(
+                f"archive entry {member.name} is a link or special file; bundles hold regular files"
+            )
+        check_name(member.name.rstrip("/"))

@@ -1,0 +1,87 @@
+"""Where things live in a bundle directory, how its files are listed, and the MANIFEST.sha256 format."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path, PurePosixPath
+
+from windtunnel._bundle.canonical import is_sha256_hex
+
+RUN = "run.json"
+CHECKS = "checks.json"
+JUNIT = "junit.xml"
+VERDICT = "verdict.json"
+TAPE_INDEX = "tapes/index.json"
+MANIFEST = "MANIFEST.sha256"
+PUBLIC_KEY = "keys/signer.pub.pem"
+VERIFY_MD = "VERIFY.md"
+ATTESTATION = "attestations/certification.intoto.jsonl"
+SIGSTORE_BUNDLE = "attestations/certification.sigstore.json"
+
+REQUIRED = (RUN, CHECKS, JUNIT, VERDICT)
+"""Result files the pipeline must write before sealing."""
+
+ATTESTATIONS = frozenset({ATTESTATION, SIGSTORE_BUNDLE})
+"""The only files that are not statement subjects: they carry the statement, so they cannot be in it."""
+
+IMAGE_PREFIX = "image:"
+
+
+class LayoutError(ValueError):
+    """The directory holds something a bundle may not: a symlink, a special file, a bad name."""
+
+
+def bundle_files(root: Path) -> list[str]:
+    """Every regular file under root as a sorted POSIX relative path; symlinks and specials are refused."""
+    found: list[str] = []
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            raise LayoutError(f"{relative} is a symlink; a bundle holds regular files only")
+        if path.is_dir():
+            continue
+        if not path.is_file():
+            raise LayoutError(f"{relative} is not a regular file")
+        check_name(relative)
+        found.append(relative)
+    return sorted(found)
+
+
+def check_name(name: str) -> None:
+    """A subject or manifest name: relative, normalised, no backslashes or control characters."""
+    pure = PurePosixPath(name)
+    if (
+        not name
+        or pure.is_absolute()
+        or ".." in pure.parts
+        or "." in pure.parts
+        or pure.as_posix() != name
+        or "\\" in name
+        or any(ord(c) < 32 for c in name)
+    ):
+        raise LayoutError(f"{name!r} is not a safe relative file name")
+
+
+def render_manifest(digests: Mapping[str, str]) -> str:
+    """sha256sum format (two spaces, text mode), sorted by name: `sha256sum -c MANIFEST.sha256` works."""
+    return "".join(f"{digests[name]}  {name}\n" for name in sorted(digests))
+
+
+def parse_manifest(text: str) -> dict[str, str]:
+    """Name -> digest; raises LayoutError on a malformed, unsorted or repeated line."""
+    entries: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        digest, sep, name = line.partition("  ")
+        if not sep or not is_sha256_hex(digest):
+            raise LayoutError(f"{MANIFEST} line {number} is not '<sha256>  <path>': {line[:80]!r}")
+        check_name(name)
+        if name in entries:
+            raise LayoutError(f"{MANIFEST} lists {name} twice")
+        entries[name] = digest
+    if list(entries) != sorted(entries):
+        raise LayoutError(f"{MANIFEST} is not sorted by path")
+    return entries
+
+
+def subject_files(files: Iterable[str]) -> list[str]:
+    return sorted(name for name in files if name not in ATTESTATIONS)

@@ -1,0 +1,80 @@
+"""VERIFY.md: how anyone checks a bundle offline, with Wind Tunnel or with cosign."""
+
+from __future__ import annotations
+
+from windtunnel._bundle import layout
+from windtunnel._bundle.keys import KeyOrigin
+from windtunnel._bundle.statement import PREDICATE_TYPE
+
+_TEMPLATE = """\
+# Verifying this certification bundle
+
+Signed by key `{keyid}` ({origin}).{dev_note}
+
+The key in `{public_key}` came with the bundle, so checking against it only proves the bundle is
+intact and self-consistent. To know *who* signed it, compare the keyid above (the SHA-256 of the DER
+SubjectPublicKeyInfo) with the key the signer publishes, and verify against that key.
+
+## With Wind Tunnel
+
+```
+wt verify <this directory or its .tar.gz> --key {public_key}
+```
+
+Exit 0: valid. Exit 1: invalid, with the first reason. Exit 2: the bundle or key could not be read.
+It checks, in order: one DSSE signature by the key over an in-toto Statement v1, every subject digest
+against the files (no file added, none missing), `{manifest}`, agreement between `{checks}`,
+`{junit}` and `{verdict}`, tape ages at run time (30 days at most), and that no credential is in any file.
+
+## With cosign (offline, no transparency log)
+
+cosign checks the signature and that the file you name is a subject of the statement; run it from this
+directory for any file listed in `{manifest}` (here `{verdict}`):
+
+```
+cosign verify-blob-attestation --key {public_key} --insecure-ignore-tlog \\
+  --bundle {sigstore} \\
+  --type {predicate_type} {verdict}
+```
+
+That is cosign v3 (Sigstore bundle format by default); with cosign v2.4 or later add `--new-bundle-format`.
+The plain DSSE envelope works with cosign v2 and v3 alike:
+
+```
+cosign verify-blob-attestation --key {public_key} --insecure-ignore-tlog \\
+  --signature {attestation} \\
+  --type {predicate_type} {verdict}
+```
+
+cosign does not read `{manifest}` nor compare the result files with each other; `sha256sum -c {manifest}`
+checks the file digests, and `wt verify` does everything above.
+
+## What is signed
+
+`{attestation}` holds one DSSE envelope (payloadType `application/vnd.in-toto+json`) whose payload is an
+in-toto Statement v1 with predicateType `{predicate_type}`. Its subjects are every file of this directory
+except the two files under `attestations/`, plus `image:<name>` for each container image the run used.
+`{sigstore}` is the same signature as a Sigstore bundle v0.3 (public key hint, no transparency log).
+"""
+
+
+def verify_md(*, keyid: str, origin: KeyOrigin) -> str:
+    dev_note = (
+        "\n\n**Unverified dev key**: no signing key was configured, so an ephemeral key was made for this run "
+        "and thrown away. The bundle is tamper-evident but says nothing about who produced it."
+        if origin is KeyOrigin.DEV
+        else ""
+    )
+    return _TEMPLATE.format(
+        keyid=keyid,
+        origin=origin.value,
+        dev_note=dev_note,
+        public_key=layout.PUBLIC_KEY,
+        manifest=layout.MANIFEST,
+        checks=layout.CHECKS,
+        junit=layout.JUNIT,
+        verdict=layout.VERDICT,
+        sigstore=layout.SIGSTORE_BUNDLE,
+        attestation=layout.ATTESTATION,
+        predicate_type=PREDICATE_TYPE,
+    )
