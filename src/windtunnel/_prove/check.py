@@ -90,7 +90,7 @@ def _check_leaks(pack: Pack, scenario: Scenario, found: _Findings) -> None:
         found.defects.append(
             Defect(
                 code=ProofCode.ANSWER_LEAKED,
-                message=f"what the agent sees gives the answer away: {leak.sentence()}",
+                message=leak.sentence(),
                 field=leak.visible_field,
                 grader_field=leak.grader_field,
                 excerpt=leak.excerpt,
