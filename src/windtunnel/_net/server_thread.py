@@ -16,7 +16,9 @@ class ServerThread:
     """A uvicorn server in a daemon thread. `url` is known once started; `stop()` is idempotent."""
 
     def __init__(self, app: Any, *, host: str = LOOPBACK, port: int = 0, name: str = "wt-server") -> None:
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only for sockets that name TCP, and without it
+        # Nagle plus delayed ACK add ~40 ms to every response uvicorn writes in two parts.
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((host, port))
         self.host, self.port = self._socket.getsockname()[:2]
