@@ -1,0 +1,163 @@
+"""runtime.toml: how a runtime under certification is built, wired and what it honours.
+
+name = "reference"
+extends = "../../reference"        # optional: start from another manifest (poison variants)
+[image]
+build = "."                        # a directory with a Dockerfile (relative to this file) ...
+dockerfile = "Dockerfile"
+requirements = "requirements.txt"  # wheels for these go into the build context
+# ref = "ghcr.io/acme/agent@sha256:..."   ... or a prebuilt image reference
+[env]
+rename = { WT_MODEL_BASE_URL = "OPENAI_BASE_URL" }   # map our variables onto the runtime's own
+set = { WT_FAULT = "hide_intermediate_tool_calls" }  # fixed extra variables
+[config]
+supported = ["system_prompt", "sampling.temperature", "mcp_servers", "model.name"]
+[capabilities]
+reference = true                   # its model calls go through WT_MODEL_BASE_URL (gateway can script)
+state_route = "/wt/state"          # optional: a JSON dump of its internal state (hermetic canary)
+port = 8647
+[driver]
+plugin = "driver:plugin"           # optional: a Python plugin in this directory instead of a container
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from windtunnel.errors import ConfigFileError
+
+MANIFEST = "runtime.toml"
+DEFAULT_PORT = 8647
+CONFIG_FIELDS = frozenset(
+    {
+        "system_prompt",
+        "persona_doc",
+        "skills",
+        "mcp_servers",
+        "model.name",
+        "model.quant",
+        "sampling.temperature",
+        "sampling.top_p",
+        "sampling.tool_choice",
+        "sampling.max_tokens",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeManifest:
+    name: str
+    path: Path
+    build_dir: Path | None = None
+    dockerfile: str = "Dockerfile"
+    requirements: Path | None = None
+    image_ref: str | None = None
+    env_rename: Mapping[str, str] = field(default_factory=dict)
+    env_set: Mapping[str, str] = field(default_factory=dict)
+    supported: frozenset[str] = frozenset()
+    reference: bool = False
+    state_route: str | None = None
+    port: int = DEFAULT_PORT
+    plugin: str | None = None
+    description: str = ""
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent
+
+
+def _error(path: Path, field_name: str, problem: str, hint: str) -> ConfigFileError:
+    return ConfigFileError(f"{path}: {field_name} {problem}", hint=hint, path=str(path), field=field_name)
+
+
+def _table(data: Mapping[str, Any], key: str, path: Path) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise _error(path, f"[{key}]", "must be a table", f"write [{key}] followed by key = value lines")
+    return value
+
+
+def _str_map(table: Mapping[str, Any], key: str, path: Path, where: str) -> dict[str, str]:
+    value = table.get(key, {})
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise _error(
+            path, f"{where}.{key}", "must map names to strings", f'write {key} = {{ NAME = "value" }}'
+        )
+    return dict(value)
+
+
+def load_manifest(path: Path) -> RuntimeManifest:
+    """Read a runtime.toml (or the one in a directory), following `extends`."""
+    path = (path / MANIFEST if path.is_dir() else path).resolve()
+    if not path.is_file():
+        raise ConfigFileError(
+            f"no {MANIFEST} at {path}", hint="a runtime directory needs a runtime.toml", path=str(path)
+        )
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigFileError(
+            f"{path} is not valid TOML: {exc}", hint="fix the syntax", path=str(path)
+        ) from exc
+    parent = load_manifest(path.parent / str(data["extends"])) if "extends" in data else None
+    return _merge(parent, data, path)
+
+
+def _merge(parent: RuntimeManifest | None, data: Mapping[str, Any], path: Path) -> RuntimeManifest:
+    name = data.get("name", parent.name if parent else None)
+    if not isinstance(name, str) or not name:
+        raise _error(path, "name", "is missing", 'add name = "my-runtime"')
+    image, env = _table(data, "image", path), _table(data, "env", path)
+    config, caps, driver = (
+        _table(data, "config", path),
+        _table(data, "capabilities", path),
+        _table(data, "driver", path),
+    )
+    supported = config.get("supported", sorted(parent.supported) if parent else [])
+    unknown = sorted(set(supported) - CONFIG_FIELDS) if isinstance(supported, list) else ["<not a list>"]
+    if unknown:
+        raise _error(
+            path,
+            "config.supported",
+            f"names unknown fields {unknown}",
+            f"use names from {sorted(CONFIG_FIELDS)}",
+        )
+    base = parent or RuntimeManifest(name=name, path=path)
+    build = image.get("build")
+    requirements = image.get("requirements")
+    plugin = driver.get("plugin", base.plugin if parent else None)
+    return RuntimeManifest(
+        name=name,
+        path=path,
+        build_dir=(path.parent / build).resolve() if isinstance(build, str) else base.build_dir,
+        dockerfile=str(image.get("dockerfile", base.dockerfile)),
+        requirements=(path.parent / requirements).resolve()
+        if isinstance(requirements, str)
+        else base.requirements,
+        image_ref=image.get("ref", base.image_ref),
+        env_rename={**base.env_rename, **_str_map(env, "rename", path, "env")},
+        env_set={**base.env_set, **_str_map(env, "set", path, "env")},
+        supported=frozenset(supported),
+        reference=bool(caps.get("reference", base.reference)),
+        state_route=caps.get("state_route", base.state_route),
+        port=int(caps.get("port", base.port)),
+        plugin=plugin if isinstance(plugin, str) else None,
+        description=str(data.get("description", base.description)),
+    )
+
+
+def check_buildable(manifest: RuntimeManifest) -> None:
+    """A container runtime needs either a build directory with a Dockerfile or an image reference."""
+    if manifest.plugin or manifest.image_ref:
+        return
+    if manifest.build_dir is None or not (manifest.build_dir / manifest.dockerfile).is_file():
+        raise _error(
+            manifest.path,
+            "image",
+            "names neither a buildable directory nor an image reference",
+            'add [image] build = "." next to a Dockerfile, or [image] ref = "registry/image:tag"',
+        )
