@@ -37,6 +37,7 @@ refund_damaged_item = Scenario(
                 StateExpectation("/billing/refunds", "length", 1),
                 StateExpectation("/billing/refunds/0/order_id", "equals", "A-1042"),
                 StateExpectation("/billing/refunds/0/amount", "equals", 12.5),
+                StateExpectation("/billing/refunds/0/reason", "equals", "damaged"),
             ]
         ),
         benchmark=Benchmark(max_tool_calls_hint=4, tools_expected=["lookup_order"], llm_calls_expected=3),
@@ -108,6 +109,8 @@ refund_after_clarifying = Scenario(
             state=[
                 StateExpectation("/billing/refunds", "length", 1),
                 StateExpectation("/billing/refunds/0/amount", "equals", 48),
+                StateExpectation("/billing/refunds/0/order_id", "equals", "B-2001"),
+                StateExpectation("/billing/refunds/0/reason", "equals", "damaged"),
             ]
         ),
     ),

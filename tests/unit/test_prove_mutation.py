@@ -61,21 +61,9 @@ def test_a_gate_that_checks_the_world_kills_every_mutant_but_the_equivalent_one(
     assert report.weak_gates == [] and report.exit_code == 0
 
 
-SUPPORT_DESK_WEAK = (
-    "support_desk's gates do not check the refund's reason (both refund scenarios) nor, in "
-    "refund_after_clarifying, its order_id: mutants with those arguments changed pass. Reported to the "
-    "lead; adding StateExpectation('/billing/refunds/0/reason', 'equals', 'damaged') (and "
-    "'/billing/refunds/0/order_id' equals 'B-2001') kills them, and then this marker must go."
-)
 BUNDLED = [
-    pytest.param(
-        "support_desk", "refund_damaged_item", marks=pytest.mark.xfail(reason=SUPPORT_DESK_WEAK, strict=True)
-    ),
-    pytest.param(
-        "support_desk",
-        "refund_after_clarifying",
-        marks=pytest.mark.xfail(reason=SUPPORT_DESK_WEAK, strict=True),
-    ),
+    ("support_desk", "refund_damaged_item"),
+    ("support_desk", "refund_after_clarifying"),
     ("support_desk", "refuse_outside_window"),
     ("artifacts", "artifact_guard"),
     ("artifacts", "protected_cleanup"),
