@@ -16,13 +16,17 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from windtunnel.errors import TapeError
+
+if TYPE_CHECKING:
+    from windtunnel._tapes.diff import Nearest
 
 
 class _CodedTapeError(TapeError):
     code: ClassVar[str] = "tape_error"
+    tape: str
 
     def __init__(self, message: str, *, tape: str, hint: str | None = None, **context: Any) -> None:
         super().__init__(message, hint=hint, tape=tape, **context)
@@ -38,36 +42,48 @@ class TapeCorrupt(_CodedTapeError):
     """A line of the tape is not valid JSON or not a valid header/interaction; `.line` is 1-based."""
 
     code = "tape_corrupt"
+    line: int | None
 
 
 class TapeSecretFound(_CodedTapeError):
     """A secret (a known key pattern, or a key value in use) appears in the tape; `.line`, `.kind`."""
 
     code = "tape_secret_found"
+    line: int
+    kind: str
 
 
 class TapeMismatch(_CodedTapeError):
     """A request matches no recorded fingerprint; `.nearest` holds the closest recorded requests and diffs."""
 
     code = "tape_mismatch"
+    fingerprint: str
+    nearest: list[Nearest]
+    rerecord_command: str
 
 
 class TapeExhausted(_CodedTapeError):
     """A fingerprint was requested more often than it was recorded (`.recorded`, `.requested`)."""
 
     code = "tape_exhausted"
+    fingerprint: str
+    recorded: int
+    requested: int
 
 
 class TapeStale(_CodedTapeError):
     """The tape's oldest interaction is older than the staleness limit."""
 
     code = "tape_stale"
+    age_days: float
+    max_age_days: int
 
 
 class TapeUnused(_CodedTapeError):
     """Strict replay ended while recorded interactions were never requested (`.unused` lists seq numbers)."""
 
     code = "tape_unused"
+    unused: list[int]
 
 
 class TapeNotRecorded(_CodedTapeError):

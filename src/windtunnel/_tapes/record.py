@@ -10,19 +10,17 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Collection, Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 import httpx
 
-from windtunnel import __version__
 from windtunnel._gateway.mode import ChatRequest, ModeReply
+from windtunnel._tapes.builder import TapeBuilder
 from windtunnel._tapes.checks import fingerprint_problems
-from windtunnel._tapes.errors import TapeCorrupt, TapeNotRecorded
-from windtunnel._tapes.fingerprint import FINGERPRINT_VERSION, fingerprint, normalize_upstream, request_parts
-from windtunnel._tapes.model import Interaction, Lineage, RecordedRequest, RecordedResponse, Tape, TapeHeader
+from windtunnel._tapes.errors import TapeCorrupt
+from windtunnel._tapes.fingerprint import normalize_upstream
+from windtunnel._tapes.model import Interaction, RecordedResponse, Tape
 from windtunnel._tapes.policy import Clock, utcnow
 from windtunnel._tapes.replay import reply_for
-from windtunnel._tapes.secrets import SecretScanner
 from windtunnel._tapes.store import write_tape
 from windtunnel._tapes.stream import DONE, parse_event, sse_data
 
@@ -62,15 +60,19 @@ class RecordMode:
         self.upstream = normalize_upstream(upstream)
         self.tape_path = tape_path
         self.tape_name = tape_name or tape_path.stem
-        self.source_run = source_run
         self._response_headers = {h.lower() for h in response_headers} - NEVER_KEPT
         self._request_headers = {h.lower() for h in request_headers} - NEVER_KEPT
-        self._known = tuple(value for value in (api_key, *extra_secrets) if value)
-        self._scanner = SecretScanner(self._known)
+        self.builder = TapeBuilder(
+            self.tape_name,
+            upstream=upstream,
+            source_run=source_run,
+            known_secrets=(api_key or "", *extra_secrets),
+            clock=clock,
+        )
+        self._known = self.builder.known_secrets
+        self._scanner = self.builder.scanner
         self._auth = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(timeout=timeout)
-        self._clock = clock
-        self.interactions: list[Interaction] = []
         self._tape: Tape | None = None
         self._closed = False
 
@@ -91,7 +93,10 @@ class RecordMode:
                 error=f"record mode: upstream {self.upstream} failed: {reason}",
                 error_code="upstream_unreachable",
             )
-        interaction = self._keep(request, response)
+        headers_kept = self._stored(request.headers)
+        interaction = self.builder.add(
+            request.method, request.path, request.body, response, headers=headers_kept
+        )
         return reply_for(interaction)
 
     async def _call(self, url: str, request: ChatRequest, headers: dict[str, str]) -> RecordedResponse:
@@ -107,49 +112,19 @@ class RecordMode:
         body = json.loads(raw) if raw.strip() else {}
         return RecordedResponse(status=reply.status_code, body=body, headers=kept)
 
-    def _keep(self, request: ChatRequest, response: RecordedResponse) -> Interaction:
-        parts = self._scanner.redact(request_parts(request.method, self.upstream, request.path, request.body))
-        stored = RecordedRequest(**parts, headers=self._scanner.redact(self._stored(request.headers)))
-        interaction = Interaction(
-            seq=len(self.interactions),
-            fingerprint=fingerprint(parts),
-            recorded_at=self._clock(),
-            request=stored,
-            response=RecordedResponse.model_validate(self._scanner.redact(response.model_dump(mode="json"))),
-        )
-        self.interactions.append(interaction)
-        return interaction
-
     def _forwarded(self, headers: Mapping[str, str]) -> dict[str, str]:
         return {k: v for k, v in headers.items() if k.lower() in self._request_headers}
 
     def _stored(self, headers: Mapping[str, str]) -> dict[str, str]:
         return {k.lower(): v for k, v in headers.items() if k.lower() in self._request_headers}
 
+    @property
+    def interactions(self) -> list[Interaction]:
+        return self.builder.interactions
+
     def build_tape(self) -> Tape:
         """The tape recorded so far, in memory; raises TapeNotRecorded when there is nothing in it."""
-        if not self.interactions:
-            raise TapeNotRecorded(
-                f"the record run for tape {self.tape_path} recorded no interaction: no model call reached "
-                "the gateway in record mode, so there is no tape to write",
-                hint="check that the runtime's model base URL points at the gateway (WT_MODEL_BASE_URL), "
-                "that the gateway runs in record mode, and that the scenario makes a model call",
-                tape=str(self.tape_path),
-            )
-        started = min(i.recorded_at for i in self.interactions)
-        lineage = Lineage(
-            recorder_version=__version__,
-            fingerprint_version=FINGERPRINT_VERSION,
-            upstream=self.upstream,
-            source_run=self.source_run,
-            requested_models=_distinct(i.request.body.get("model") for i in self.interactions),
-            reported_models=_distinct(_reported_model(i.response) for i in self.interactions),
-            recorded_at=started,
-        )
-        header = TapeHeader(
-            tape=self.tape_name, recorded_at=started, fingerprint_version=FINGERPRINT_VERSION, lineage=lineage
-        )
-        return Tape(header=header, interactions=tuple(self.interactions))
+        return self.builder.build()
 
     def finish(self) -> Tape:
         """Write the tape atomically, reload it, re-check secrets and fingerprints; return the reloaded tape."""
@@ -191,13 +166,3 @@ async def _sse_payloads(reply: httpx.Response) -> AsyncIterator[str]:
         if data == DONE:
             return
         yield data
-
-
-def _reported_model(response: RecordedResponse) -> str | None:
-    if response.events:
-        return next((e.get("model") for e in response.events if e.get("model")), None)
-    return response.body.get("model") if isinstance(response.body, Mapping) else None
-
-
-def _distinct(values: Iterable[Any]) -> list[str]:
-    return sorted({str(value) for value in values if value})
