@@ -143,12 +143,7 @@ def _statement(root: Path, files: list[str], contents: Contents, signer: Signer)
     run = contents.run
     predicate = {
         "verdict": contents.verdict.model_dump(mode="json"),
-        "run": {
-            "run_id": run.run_id,
-            "tool_version": run.tool_version,
-            "started_at": run.started_at.isoformat(),
-            "ended_at": run.ended_at.isoformat(),
-        },
+        "run": run.model_dump(mode="json", include={"run_id", "tool_version", "started_at", "ended_at"}),
         "signer": {"keyid": signer.keyid, "origin": signer.origin.value},
     }
     return Statement(subjects=subjects, predicate=predicate)
