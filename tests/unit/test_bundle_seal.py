@@ -133,7 +133,7 @@ def test_a_planted_private_key_is_refused(tmp_path: Path) -> None:
     root = bundle_dir(tmp_path)
     (root / "keys").mkdir()
     (root / "keys" / "signer.pem").write_bytes(_pkcs8())
-    with pytest.raises(BundleSealError, match=r"keys/signer.pem line 1: private key block"):
+    with pytest.raises(BundleSealError, match=r"keys/signer\.pem line 1: private-key"):
         seal_bundle(root, signer=Signer.from_pem(_pkcs8()), now=NOW)
     assert not (root / "attestations").exists()
 

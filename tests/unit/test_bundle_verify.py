@@ -268,7 +268,7 @@ def test_a_resigned_secret_is_found(sealed: Path, signer: Signer) -> None:
     _resign_with_fresh_digests(sealed, signer)
     assert check(sealed, signer) == (
         "secrets",
-        "a credential is in the bundle: traces/reference/run-1.json line 1: bearer token",
+        "a credential is in the bundle: traces/reference/run-1.json line 1: bearer-token",
     )
 
 
