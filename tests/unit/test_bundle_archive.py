@@ -92,3 +92,17 @@ def test_a_file_added_to_the_archive_is_rejected(tmp_path: Path) -> None:
     report = verify_bundle(result.archive, signer.public_pem, now=NOW)
     assert (report.valid, report.check) == (False, "subjects.unlisted")
     assert "smuggled.txt" in (report.reason or "")
+
+
+def test_an_archive_packed_with_tar_dot_verifies(tmp_path: Path) -> None:
+    # A user re-packing with `tar czf b.tar.gz -C bundle .` gets `./` names; that is still the bundle.
+    root = tmp_path / "bundle"
+    root.mkdir()
+    signer = Signer.ephemeral()
+    write_sample(root, origin=signer.origin)
+    seal_bundle(root, signer=signer, now=NOW)
+    repacked = tmp_path / "repacked.tar.gz"
+    with tarfile.open(repacked, "w:gz") as tar:
+        tar.add(root, arcname=".")
+    report = verify_bundle(repacked, signer.public_pem, now=NOW)
+    assert report.valid, report.reason

@@ -317,3 +317,8 @@ def _resign_with_fresh_digests(root: Path, signer: Signer) -> None:
                 subject["digest"]["sha256"] = sha256_hex((root / subject["name"]).read_bytes())
 
     resign(root, signer, edit)
+
+
+def test_now_must_be_timezone_aware(sealed: Path, signer: Signer) -> None:
+    with pytest.raises(ValueError, match="timezone-aware"):
+        verify_bundle(sealed, signer.public_pem, now=NOW.replace(tzinfo=None))

@@ -60,22 +60,29 @@ def extract_archive(archive: Path, into: Path) -> Path:
     """Extract a bundle archive and return its root; links, devices, absolute or `..` names are refused."""
     with tarfile.open(archive, mode="r:gz") as tar:
         members = tar.getmembers()
-        _check_members(members)
+        names = _checked_names(members)
         tar.extractall(into, filter="data")
-    tops = {PurePosixPath(member.name).parts[0] for member in members}
+    tops = {PurePosixPath(name).parts[0] for name in names}
     if len(tops) == 1 and (into / next(iter(tops))).is_dir():
         return into / next(iter(tops))
     return into
 
 
-def _check_members(members: list[tarfile.TarInfo]) -> None:
+def _checked_names(members: list[tarfile.TarInfo]) -> list[str]:
+    """Member names without a leading `./` (as `tar -C dir .` writes them), each one checked."""
     if len(members) > MAX_MEMBERS:
         raise LayoutError(f"the archive has {len(members)} entries, more than {MAX_MEMBERS}")
     if sum(member.size for member in members) > MAX_TOTAL_BYTES:
         raise LayoutError("the archive expands to more than 2 GiB")
+    names: list[str] = []
     for member in members:
         if not (member.isfile() or member.isdir()):
             raise LayoutError(
                 f"archive entry {member.name} is a link or special file; bundles hold regular files"
             )
-        check_name(member.name.rstrip("/"))
+        name = member.name.rstrip("/").removeprefix("./")
+        if name in ("", "."):
+            continue
+        check_name(name)
+        names.append(name)
+    return names

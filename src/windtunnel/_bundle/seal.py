@@ -61,6 +61,8 @@ def seal_bundle(
     required file is missing or malformed, the files disagree, a credential is found, or the verdict is
     HARNESS_INVALID (never signed). Re-sealing replaces the previous key, manifest and attestations.
     """
+    if now is not None and now.tzinfo is None:
+        raise ValueError("seal_bundle(now=...) needs a timezone-aware datetime")
     root = directory.resolve()
     target = (archive or default_archive(root)).resolve()
     if target.is_relative_to(root):

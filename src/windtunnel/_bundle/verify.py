@@ -77,6 +77,8 @@ class _Progress:
 
 def verify_bundle(path: Path, public_key_pem: bytes, *, now: datetime | None = None) -> VerifyReport:
     """Check the bundle at `path` (a directory or its .tar.gz) with the given PEM public key."""
+    if now is not None and now.tzinfo is None:
+        raise ValueError("verify_bundle(now=...) needs a timezone-aware datetime")
     public_key = load_public_key(public_key_pem)
     progress = _Progress(keyid=keyid_of(public_key))
     try:
