@@ -1,0 +1,165 @@
+"""Calls the model through the OpenAI chat-completions wire format, as JSON or as an SSE stream."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from reference_agent.settings import Fault, Settings
+
+SESSION_HEADER = "X-WT-Session"
+
+
+class ModelError(Exception):
+    """A model call failed; the message names the cause, including the gateway's own error text."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelReply:
+    """The assistant message in OpenAI shape (role, content, tool_calls) and the usage served, if any."""
+
+    message: dict[str, Any]
+    usage: dict[str, Any] | None
+
+
+class ModelClient:
+    """One chat-completions endpoint; every call carries the configured model, sampling and session."""
+
+    def __init__(self, settings: Settings, http: httpx.AsyncClient) -> None:
+        self._settings = settings
+        self._http = http
+        self._url = f"{settings.model_base_url}/chat/completions"
+
+    def request_body(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self._settings.model_name, "messages": list(messages)}
+        if tools:
+            # OpenAI rejects an empty tools list, so a runtime without tools sends none.
+            body["tools"] = list(tools)
+        if self._settings.fault is not Fault.IGNORE_SAMPLING:
+            body.update(self._settings.sampling)
+        # else: fault `ignore_sampling` - the configured knobs never reach the model.
+        if self._settings.stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    async def complete(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], session_id: str
+    ) -> ModelReply:
+        body = self.request_body(messages, tools)
+        headers = {SESSION_HEADER: session_id}
+        try:
+            if self._settings.stream:
+                return await self._complete_streamed(body, headers)
+            response = await self._http.post(self._url, json=body, headers=headers)
+        except httpx.HTTPError as exc:
+            raise ModelError(f"model call to {self._url} failed: {type(exc).__name__}: {exc}") from exc
+        if response.status_code != 200:
+            raise ModelError(_refusal(self._url, response.status_code, response.content))
+        return _parse_completion(self._url, response.content)
+
+    async def _complete_streamed(self, body: dict[str, Any], headers: dict[str, str]) -> ModelReply:
+        async with self._http.stream("POST", self._url, json=body, headers=headers) as response:
+            if response.status_code != 200:
+                raise ModelError(_refusal(self._url, response.status_code, await response.aread()))
+            assembler = StreamAssembler()
+            async for chunk in _sse_chunks(self._url, response.aiter_lines()):
+                assembler.add(chunk)
+            return assembler.reply()
+
+
+def _refusal(url: str, status: int, content: bytes) -> str:
+    """The gateway's refusal as one sentence: status, OpenAI-style error message and code."""
+    text = content.decode("utf-8", "replace")
+    message, code = text.strip()[:1000] or "(empty body)", None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error", data.get("detail"))
+        if isinstance(error, dict):
+            message = str(error.get("message") or error)
+            code = error.get("code") or error.get("type")
+        elif error is not None:
+            message = str(error)
+    suffix = f" (code {code})" if code else ""
+    return f"model call to {url} answered HTTP {status}: {message}{suffix}"
+
+
+def _parse_completion(url: str, content: bytes) -> ModelReply:
+    try:
+        data = json.loads(content)
+        message = data["choices"][0]["message"]
+    except (json.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
+        raise ModelError(f"model call to {url} returned no choices[0].message: {content[:300]!r}") from exc
+    if not isinstance(message, dict):
+        raise ModelError(f"model call to {url} returned a message that is not an object: {message!r}")
+    usage = data.get("usage")
+    return ModelReply(message=message, usage=usage if isinstance(usage, dict) else None)
+
+
+async def _sse_chunks(url: str, lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
+    """The chat.completion.chunk objects of an SSE body, up to `data: [DONE]` (required: no silent truncation)."""
+    async for line in lines:
+        if not line.startswith("data:"):
+            continue  # blank separators, comments and event names carry nothing we assemble
+        payload = line[len("data:") :].strip()
+        if payload == "[DONE]":
+            return
+        try:
+            chunk = json.loads(payload)
+        except json.JSONDecodeError as exc:
+            raise ModelError(
+                f"model stream from {url} sent a chunk that is not JSON: {payload[:300]!r}"
+            ) from exc
+        if isinstance(chunk, dict) and chunk.get("error") is not None:
+            raise ModelError(_refusal(url, 200, json.dumps(chunk).encode()) + " (in the stream)")
+        if isinstance(chunk, dict):
+            yield chunk
+    raise ModelError(f"model stream from {url} ended without data: [DONE]")
+
+
+class StreamAssembler:
+    """Rebuilds one assistant message from streamed deltas: content pieces and tool calls by index."""
+
+    def __init__(self) -> None:
+        self._content: list[str] = []
+        self._calls: dict[int, dict[str, Any]] = {}
+        self._usage: dict[str, Any] | None = None
+
+    def add(self, chunk: Mapping[str, Any]) -> None:
+        if isinstance(chunk.get("usage"), dict):
+            self._usage = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if isinstance(delta.get("content"), str):
+                self._content.append(delta["content"])
+            for call_delta in delta.get("tool_calls") or []:
+                self._add_call_delta(call_delta)
+
+    def _add_call_delta(self, delta: Mapping[str, Any]) -> None:
+        index = delta.get("index", len(self._calls))
+        call = self._calls.setdefault(
+            index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
+        )
+        if delta.get("id"):
+            call["id"] = delta["id"]
+        if delta.get("type"):
+            call["type"] = delta["type"]
+        function = delta.get("function") or {}
+        # Names normally arrive whole in the first delta; concatenating also handles split names.
+        call["function"]["name"] += function.get("name") or ""
+        call["function"]["arguments"] += function.get("arguments") or ""
+
+    def reply(self) -> ModelReply:
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self._content) or None}
+        if self._calls:
+            message["tool_calls"] = [self._calls[index] for index in sorted(self._calls)]
+        return ModelReply(message=message, usage=self._usage)

@@ -1,0 +1,197 @@
+"""The agent's tools: MCP servers reached with the official `mcp` client over streamable HTTP.
+
+Each server gets one long-lived client, opened on first use by an owner task (anyio scopes must be entered
+and left in one task, while requests run in many) and reopened after its transport fails.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from reference_agent.settings import McpServerRef
+
+T = TypeVar("T")
+Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
+MAX_PAGES = 100
+# How long a failed request waits for the owner task to report a lost transport before judging the
+# failure a plain protocol error on a live connection (no retry then: a tools/call is not idempotent).
+DEATH_GRACE_S = 0.5
+
+
+class ToolServerError(Exception):
+    """An MCP server could not be reached or listed; the turn fails (502) with this message."""
+
+
+@dataclass(frozen=True, slots=True)
+class OfferedTool:
+    server: str
+    name: str
+    description: str | None
+    input_schema: Mapping[str, Any]
+
+    def openai(self) -> dict[str, Any]:
+        """The tool in OpenAI function format, its schema passed through as the server declared it."""
+        function: dict[str, Any] = {"name": self.name, "parameters": dict(self.input_schema)}
+        if self.description:
+            function["description"] = self.description
+        return {"type": "function", "function": function}
+
+
+@dataclass(eq=False)
+class _Link:
+    """One opening of a server's client: ready once connected (or failed), dead once its owner left."""
+
+    client: Client | None = None
+    error: BaseException | None = None
+    ready: anyio.Event = field(default_factory=anyio.Event)
+    dead: anyio.Event = field(default_factory=anyio.Event)
+    closing: anyio.Event = field(default_factory=anyio.Event)
+
+
+class McpConnection:
+    def __init__(self, ref: McpServerRef, spawn: Spawn) -> None:
+        self.ref = ref
+        self._spawn = spawn
+        self._link: _Link | None = None
+        self._lock = anyio.Lock()
+
+    async def _open(self) -> _Link:
+        async with self._lock:
+            if self._link is None or self._link.dead.is_set():
+                link = _Link()
+                self._link = link
+                self._spawn(lambda: self._own(link))
+            link = self._link
+        await link.ready.wait()
+        if link.client is None:
+            raise ToolServerError(
+                f"cannot connect to MCP server {self.ref.name!r} at {self.ref.url}: {_describe(link.error)}"
+            )
+        return link
+
+    async def _own(self, link: _Link) -> None:
+        try:
+            # cache=None: every tools/list goes to the server, so a restarted mock is seen as it is now.
+            async with Client(self.ref.url, cache=None) as client:
+                link.client = client
+                link.ready.set()
+                await link.closing.wait()
+        except Exception as exc:  # noqa: BLE001 - any transport failure: record why, a later call reconnects
+            link.error = exc
+        finally:
+            link.dead.set()
+            link.ready.set()
+
+    async def run(self, operation: Callable[[Client], Awaitable[T]]) -> T:
+        """Run `operation` on the open client; reconnect and retry once if the transport was lost."""
+        link = await self._open()
+        assert link.client is not None
+        try:
+            return await operation(link.client)
+        except Exception:
+            with anyio.move_on_after(DEATH_GRACE_S):
+                await link.dead.wait()
+            if not link.dead.is_set():
+                raise  # the connection is fine; the server answered with an error
+        link = await self._open()
+        assert link.client is not None
+        try:
+            return await operation(link.client)
+        except Exception as exc:
+            raise ToolServerError(
+                f"MCP server {self.ref.name!r} at {self.ref.url} failed twice: {_describe(exc)}"
+            ) from exc
+
+    async def close(self) -> None:
+        if self._link is not None:
+            self._link.closing.set()
+
+
+class ToolBox:
+    """Every configured MCP server's tools under one namespace; calls go to the server that owns the tool."""
+
+    def __init__(self, refs: Sequence[McpServerRef], spawn: Spawn) -> None:
+        self._connections = {ref.name: McpConnection(ref, spawn) for ref in refs}
+
+    async def list_tools(self) -> dict[str, OfferedTool]:
+        """All tools by name. A name offered by two servers refuses the turn (see README: name clashes)."""
+        offered: dict[str, OfferedTool] = {}
+        for server, connection in self._connections.items():
+            for tool in await _list_all(connection):
+                if tool.name in offered:
+                    raise ToolServerError(
+                        f"tool name clash: {tool.name!r} is offered by MCP servers {offered[tool.name].server!r} "
+                        f"and {server!r}; the reference runtime cannot tell which one the model means - "
+                        "rename one of the tools"
+                    )
+                offered[tool.name] = OfferedTool(server, tool.name, tool.description, tool.input_schema)
+        return offered
+
+    async def call(self, tool: OfferedTool, arguments: dict[str, Any]) -> str:
+        """The text fed back to the model: JSON of the structured result, or the tool's (error) text."""
+        connection = self._connections[tool.server]
+        try:
+            result = await connection.run(lambda client: client.call_tool(tool.name, arguments))
+        except MCPError as exc:
+            # A protocol-level refusal on a live connection: the model sees it, as it would a tool error.
+            return f"error: MCP server {tool.server!r} refused {tool.name}: {exc.error.message}"
+        return result_text(result)
+
+    async def close(self) -> None:
+        for connection in self._connections.values():
+            await connection.close()
+
+
+async def _list_all(connection: McpConnection) -> list[types.Tool]:
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        page = await _list_page(connection, cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            return tools
+    raise ToolServerError(
+        f"MCP server {connection.ref.name!r} kept paginating tools/list past {MAX_PAGES} pages"
+    )
+
+
+async def _list_page(connection: McpConnection, cursor: str | None) -> types.ListToolsResult:
+    try:
+        return await connection.run(lambda client: client.list_tools(cursor=cursor))
+    except MCPError as exc:
+        raise ToolServerError(
+            f"MCP server {connection.ref.name!r} at {connection.ref.url} refused tools/list: {exc.error.message}"
+        ) from exc
+
+
+def result_text(result: types.CallToolResult) -> str:
+    texts = [
+        block.text if isinstance(block, types.TextContent) else _block_json(block) for block in result.content
+    ]
+    if result.is_error:
+        return "\n".join(texts) or "error: the tool failed without a message"
+    if result.structured_content is not None:
+        return json.dumps(result.structured_content)
+    return "\n".join(texts)
+
+
+def _block_json(block: Any) -> str:
+    return json.dumps(block.model_dump(mode="json", by_alias=True, exclude_none=True))
+
+
+def _describe(exc: BaseException | None) -> str:
+    """The innermost causes of a (possibly grouped) failure, one line: task groups wrap the real error."""
+    if exc is None:
+        return "unknown error"
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(inner) for inner in exc.exceptions)
+    return f"{type(exc).__name__}: {exc}"
