@@ -17,8 +17,10 @@ SubjectPublicKeyInfo) with the key the signer publishes, and verify against that
 
 ## With Wind Tunnel
 
+From this directory (or pass the `.tar.gz` instead of `.`):
+
 ```
-wt verify <this directory or its .tar.gz> --key {public_key}
+wt verify . --key {public_key}
 ```
 
 Exit 0: valid. Exit 1: invalid, with the first reason. Exit 2: the bundle or key could not be read.
