@@ -1,0 +1,1 @@
+"""Drivers that run Wind Tunnel pieces in containers: engine, images, networks, cleanup."""
