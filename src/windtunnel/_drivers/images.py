@@ -1,0 +1,352 @@
+"""Offline image builds: a temp context of app files + a wheelhouse, skipped when the content is unchanged.
+
+Every image carries a `windtunnel.content-hash` label over what went into it (Dockerfile, context files,
+wheels, base image id, build args, labels). A build whose hash is already in the engine is not run again,
+so warm runs cost one hash and one image lookup.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker
+from docker.errors import DockerException, ImageNotFound
+from docker.models.images import Image
+
+from windtunnel import __version__
+from windtunnel._drivers.base_image import probe_python
+from windtunnel._drivers.wheelhouse import (
+    REQUIREMENTS_FILE,
+    LocalProject,
+    build_wheelhouse,
+    project_dependencies,
+    read_requirements,
+    tree_files,
+)
+from windtunnel.errors import HarnessError
+
+log = logging.getLogger(__name__)
+
+BUILD_SCHEMA = "1"
+"""Bump when staging or build options change, so images built the old way stop matching."""
+
+CONTENT_HASH_LABEL = "windtunnel.content-hash"
+IMAGE_KIND_LABEL = "windtunnel.image"
+WHEELHOUSE_LABEL = "windtunnel.wheelhouse"
+BUILD_STAGE_LABEL = "windtunnel.build-stage"
+"""Set by a Dockerfile on its intermediate stages, so their untagged images can be told apart."""
+WINDTUNNEL_DOCKERFILE = Path("containers") / "windtunnel.Dockerfile"
+"""Not docker/: a top-level docker/ directory shadows the docker package for mypy (noxfile.py puts the
+repo root on its search path)."""
+WINDTUNNEL_TAG = f"windtunnel/windtunnel:{__version__}"
+WINDTUNNEL_SOURCES: tuple[str, ...] = ("pyproject.toml", "README.md", "LICENSE", "src")
+"""The files of the repo that go into the windtunnel wheel, and so into its image's hash."""
+
+
+class ImageBuildError(HarnessError):
+    """An image could not be built; the message carries the last lines of the build log."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuiltImage:
+    """A built image. `id` is the engine's image id (sha256 of its config); `digest` is the registry
+    digest when the image has one, else the id: the content address a bundle records."""
+
+    tag: str
+    id: str
+    digest: str
+    content_hash: str
+    reused: bool
+
+
+def build_image(
+    client: docker.DockerClient,
+    *,
+    context_dir: Path | None,
+    dockerfile: Path,
+    tag: str,
+    base_image: str,
+    wheelhouse_dir: Path | None,
+    labels: Mapping[str, str] | None = None,
+    build_args: Mapping[str, str] | None = None,
+    extra_wheels: Mapping[str, Path] | None = None,
+) -> BuiltImage:
+    """Build `dockerfile` with `context_dir`'s files plus `wheels/` (the wheelhouse) as its context.
+
+    `extra_wheels` adds more wheelhouses under other context directories (name -> wheelhouse dir).
+    Runs with network "none" and BASE_IMAGE as a build arg; returns the existing image instead when one
+    with the same content hash is present. Raises ImageBuildError with the build's last log lines.
+    """
+    args = {**(build_args or {}), "BASE_IMAGE": base_image}
+    labels = dict(labels or {})
+    wheel_dirs = {**({"wheels": wheelhouse_dir} if wheelhouse_dir else {}), **(extra_wheels or {})}
+    content_hash = context_hash(
+        context_dir=context_dir,
+        dockerfile=dockerfile,
+        wheel_dirs=wheel_dirs,
+        base_image_id=_image_id(client, base_image),
+        build_args=args,
+        labels=labels,
+    )
+    existing = find_by_content_hash(client, content_hash)
+    if existing is not None:
+        _ensure_tag(existing, tag)
+        return _built(existing, tag, content_hash, reused=True)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="wt-build-") as tmp:
+        stage_context(Path(tmp), context_dir=context_dir, dockerfile=dockerfile, wheel_dirs=wheel_dirs)
+        image_id = _run_build(client, Path(tmp), tag, args, {**labels, CONTENT_HASH_LABEL: content_hash})
+    log.info("built %s in %.1f s", tag, time.monotonic() - started)
+    _prune_superseded(client, labels.get(IMAGE_KIND_LABEL))
+    return _built(client.images.get(image_id), tag, content_hash, reused=False)
+
+
+def context_hash(
+    *,
+    context_dir: Path | None,
+    dockerfile: Path,
+    wheel_dirs: Mapping[str, Path],
+    base_image_id: str,
+    build_args: Mapping[str, str],
+    labels: Mapping[str, str],
+) -> str:
+    """sha256 over everything a build consumes; the tag is not part of it (same content, same image)."""
+    digest = hashlib.sha256()
+    header = {"schema": BUILD_SCHEMA, "base": base_image_id, "args": build_args, "labels": labels}
+    digest.update(json.dumps(header, sort_keys=True).encode())
+    for name, path in _context_entries(context_dir, dockerfile, wheel_dirs):
+        digest.update(b"\0" + name.encode() + b"\0")
+        digest.update(_file_sha256(path))
+    return digest.hexdigest()
+
+
+def stage_context(
+    destination: Path, *, context_dir: Path | None, dockerfile: Path, wheel_dirs: Mapping[str, Path]
+) -> None:
+    """Lay out the build context: context files, `Dockerfile`, and each wheelhouse under its name."""
+    for name in ("wheels", *wheel_dirs):
+        (destination / name).mkdir(parents=True, exist_ok=True)
+    for name, source in _context_entries(context_dir, dockerfile, wheel_dirs):
+        target = destination / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _link_or_copy(source, target)
+
+
+def _context_entries(
+    context_dir: Path | None, dockerfile: Path, wheel_dirs: Mapping[str, Path]
+) -> Iterator[tuple[str, Path]]:
+    """(name in the context, source file) pairs in a fixed order; wheelhouses replace same-named dirs."""
+    if context_dir is not None:
+        for relative in tree_files(context_dir):
+            if relative.as_posix() != "Dockerfile" and relative.parts[0] not in wheel_dirs:
+                yield relative.as_posix(), context_dir / relative
+    if not dockerfile.is_file():
+        raise ImageBuildError(
+            f"the Dockerfile {dockerfile} does not exist", hint="check the runtime or repo directory"
+        )
+    yield "Dockerfile", dockerfile
+    for directory, wheelhouse in sorted(wheel_dirs.items()):
+        for wheel in sorted(wheelhouse.glob("*.whl")):
+            yield f"{directory}/{wheel.name}", wheel
+        if (wheelhouse / REQUIREMENTS_FILE).is_file():
+            yield f"{directory}/{REQUIREMENTS_FILE}", wheelhouse / REQUIREMENTS_FILE
+
+
+def _file_sha256(path: Path) -> bytes:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.digest()
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    # Wheels are large and immutable once cached: a hard link costs nothing; other filesystems copy.
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def find_by_content_hash(client: docker.DockerClient, content_hash: str) -> Image | None:
+    found = client.images.list(filters={"label": f"{CONTENT_HASH_LABEL}={content_hash}"})
+    return found[0] if found else None
+
+
+def _prune_superseded(client: docker.DockerClient, kind: str | None) -> None:
+    """Drop earlier builds of the same kind, left untagged when their tag moved to the new image.
+
+    Untagged intermediate stages (labelled windtunnel.build-stage) stay: they are the layer cache that
+    lets a source edit rebuild only the last steps. Images in use by a container are never removed.
+    """
+    if kind is None:
+        return
+    try:
+        client.images.prune(filters={"dangling": True, "label": f"{IMAGE_KIND_LABEL}={kind}"})
+    except DockerException as exc:  # disk hygiene only: a failed prune must not fail the build
+        log.info("pruning untagged %s images failed: %s", kind, exc)
+
+
+def _image_id(client: docker.DockerClient, reference: str) -> str:
+    try:
+        return str(client.images.get(reference).id)
+    except ImageNotFound as exc:
+        raise ImageBuildError(
+            f"the base image {reference} is not in the engine",
+            hint="call ensure_base_image() first, or run `wt images bootstrap`",
+            image=reference,
+        ) from exc
+
+
+def _ensure_tag(image: Image, tag: str) -> None:
+    if tag in image.tags:
+        return
+    repository, _, version = tag.rpartition(":")
+    if not repository or "/" in version:
+        repository, version = tag, "latest"
+    image.tag(repository, version)
+
+
+def _built(image: Image, tag: str, content_hash: str, *, reused: bool) -> BuiltImage:
+    repo_digests: list[str] = image.attrs.get("RepoDigests") or []
+    digest = repo_digests[0].rpartition("@")[2] if repo_digests else str(image.id)
+    return BuiltImage(tag=tag, id=str(image.id), digest=digest, content_hash=content_hash, reused=reused)
+
+
+def _run_build(
+    client: docker.DockerClient, context: Path, tag: str, args: Mapping[str, str], labels: Mapping[str, str]
+) -> str:
+    """Stream a legacy-builder build with no network; return the image id or raise with the log tail."""
+    log_lines: list[str] = []
+    image_id: str | None = None
+    try:
+        stream = client.api.build(
+            path=str(context),
+            dockerfile="Dockerfile",
+            tag=tag,
+            buildargs=dict(args),
+            labels=dict(labels),
+            network_mode="none",
+            pull=False,
+            rm=True,
+            forcerm=True,
+            decode=True,
+            use_config_proxy=False,
+        )
+        for chunk in stream:
+            image_id = _consume(chunk, tag, log_lines) or image_id
+    except DockerException as exc:
+        raise _build_error(tag, f"the engine refused the build: {exc}", log_lines) from exc
+    if image_id is None:
+        raise _build_error(tag, "the engine reported no image id", log_lines)
+    return image_id
+
+
+def _consume(chunk: dict[str, Any], tag: str, log_lines: list[str]) -> str | None:
+    if "stream" in chunk:
+        lines = [line for line in str(chunk["stream"]).splitlines() if line.strip()]
+        for line in lines:
+            log.debug("build %s: %s", tag, line)
+        log_lines.extend(lines)
+    if "error" in chunk:
+        raise _build_error(tag, str(chunk["error"]).strip(), log_lines)
+    aux = chunk.get("aux")
+    if isinstance(aux, dict) and "ID" in aux:
+        return str(aux["ID"])
+    return None
+
+
+def _build_error(tag: str, reason: str, log_lines: list[str]) -> ImageBuildError:
+    tail = "\n".join(log_lines[-25:])
+    return ImageBuildError(
+        f"building {tag} failed: {reason}\n--- last build output ---\n{tail}",
+        hint="builds run with no network: every package must come from the wheelhouse (wheels/) and the "
+        "base image; fix the step shown above",
+    )
+
+
+def windtunnel_source_root() -> Path:
+    """The source checkout this windtunnel runs from: the image is built from source, not from PyPI."""
+    import windtunnel
+
+    root = Path(windtunnel.__file__).resolve().parents[2]
+    if not (root / "pyproject.toml").is_file() or not (root / WINDTUNNEL_DOCKERFILE).is_file():
+        raise ImageBuildError(
+            f"windtunnel runs from {root.parent}, not from a source checkout with {WINDTUNNEL_DOCKERFILE}",
+            hint="install windtunnel from a clone (`pip install -e .`) to build its image",
+        )
+    return root
+
+
+def build_windtunnel_image(
+    client: docker.DockerClient,
+    *,
+    repo_root: Path,
+    base_image: str,
+    tag: str = WINDTUNNEL_TAG,
+    cache_dir: Path | None = None,
+) -> BuiltImage:
+    """The gateway/mocks image: windtunnel built from `repo_root` (`pip wheel --no-deps`) plus its deps."""
+    dockerfile = repo_root / WINDTUNNEL_DOCKERFILE
+    target = probe_python(client, base_image, cache_dir=cache_dir)
+    # Two wheelhouses: the dependencies change rarely, the windtunnel wheel with every source edit. The
+    # Dockerfile installs them in separate layers so an edit rebuilds only the last, small one.
+    dependencies = build_wheelhouse(project_dependencies(repo_root), target=target, cache_dir=cache_dir)
+    project = LocalProject(path=repo_root, include=WINDTUNNEL_SOURCES)
+    app = build_wheelhouse((), target=target, projects=[project], cache_dir=cache_dir)
+    return build_image(
+        client,
+        context_dir=None,
+        dockerfile=dockerfile,
+        tag=tag,
+        base_image=base_image,
+        wheelhouse_dir=dependencies.path,
+        extra_wheels={"app-wheels": app.path},
+        labels={
+            IMAGE_KIND_LABEL: "windtunnel",
+            "windtunnel.version": __version__,
+            WHEELHOUSE_LABEL: f"{dependencies.key} {app.key}",
+        },
+    )
+
+
+def build_runtime_image(
+    client: docker.DockerClient,
+    runtime_dir: Path,
+    *,
+    base_image: str,
+    tag: str | None = None,
+    cache_dir: Path | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> BuiltImage:
+    """A runtime under certification: `runtime_dir/Dockerfile` with the directory as context and a
+    wheelhouse from `runtime_dir/requirements.txt` (if present) added as `wheels/`."""
+    name = runtime_dir.resolve().name
+    requirements_file = runtime_dir / "requirements.txt"
+    requirements = read_requirements(requirements_file) if requirements_file.exists() else ()
+    target = probe_python(client, base_image, cache_dir=cache_dir)
+    wheelhouse = build_wheelhouse(requirements, target=target, cache_dir=cache_dir)
+    return build_image(
+        client,
+        context_dir=runtime_dir,
+        dockerfile=runtime_dir / "Dockerfile",
+        tag=tag or f"windtunnel/runtime-{name}:latest",
+        base_image=base_image,
+        wheelhouse_dir=wheelhouse.path,
+        labels={
+            IMAGE_KIND_LABEL: f"runtime:{name}",
+            "windtunnel.version": __version__,
+            WHEELHOUSE_LABEL: wheelhouse.key,
+            **(labels or {}),
+        },
+    )
