@@ -1,0 +1,144 @@
+"""`wt images`: bootstrap a base image offline, build Wind Tunnel's images, sweep leftovers of dead runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from windtunnel._config import Settings
+from windtunnel._drivers.base_image import (
+    DEFAULT_BASE_IMAGE,
+    DEFAULT_SUITE,
+    bootstrap_base_image,
+    bootstrap_tag,
+    ensure_base_image,
+    require_bootstrap_tools,
+)
+from windtunnel._drivers.cleanup import sweep_leftovers
+from windtunnel._drivers.docker_env import docker_client
+from windtunnel._drivers.images import (
+    BuiltImage,
+    build_runtime_image,
+    build_windtunnel_image,
+    windtunnel_source_root,
+)
+from windtunnel.errors import UsageError
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "images",
+        help="bootstrap the base image, build Wind Tunnel's images, sweep leftovers",
+        description="Container images, built with no network from a base image and host-built wheels.",
+    )
+    verbs = parser.add_subparsers(title="actions", metavar="ACTION")
+    _bootstrap(verbs)
+    _build(verbs)
+    sweep = verbs.add_parser(
+        "sweep",
+        help="remove containers and networks of runs whose owner process is gone",
+        description="Remove every container and network labelled windtunnel.run whose owner process "
+        "(recorded in its labels) no longer runs on this host, and list what was removed.",
+    )
+    sweep.set_defaults(handler=_run_sweep)
+    parser.set_defaults(handler=lambda _args, _settings: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _bootstrap(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = verbs.add_parser(
+        "bootstrap",
+        help="make a base image from Debian packages (debootstrap + docker import); needs root",
+        description="Build a minimal Debian root filesystem with python3, python3-venv and "
+        "ca-certificates using debootstrap, and import it into the engine. Use it as BASE_IMAGE "
+        "where the default base image cannot be pulled. Needs root and debootstrap.",
+    )
+    parser.add_argument("--tag", metavar="T", help=f"image tag (default {bootstrap_tag(DEFAULT_SUITE)})")
+    parser.add_argument("--suite", default=DEFAULT_SUITE, metavar="SUITE", help="Debian suite")
+    parser.add_argument("--mirror", metavar="URL", help="Debian mirror (default: debootstrap's own)")
+    parser.set_defaults(handler=_run_bootstrap)
+
+
+def _build(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = verbs.add_parser(
+        "build",
+        help="build the windtunnel image (gateway, mocks) and any runtime images, offline",
+        description="Ensure the base image (local, pulled, or bootstrapped), build a wheelhouse on "
+        "this host and build the images with no network. Unchanged images are reused.",
+    )
+    parser.add_argument(
+        "--base-image",
+        metavar="REF",
+        help=f"BASE_IMAGE for every build (default: $WT_BASE_IMAGE or {DEFAULT_BASE_IMAGE})",
+    )
+    parser.add_argument(
+        "--runtime",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="DIR",
+        help="also build the runtime in DIR (a Dockerfile and an optional requirements.txt)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        metavar="DIR",
+        help="wheelhouse cache (default ~/.cache/windtunnel/wheelhouse)",
+    )
+    parser.set_defaults(handler=_run_build)
+
+
+def _run_bootstrap(args: argparse.Namespace, settings: Settings) -> int:
+    require_bootstrap_tools()  # before the engine: root and debootstrap are the likelier gaps
+    client = docker_client(env=settings.env)
+    started = time.monotonic()
+    tag = bootstrap_base_image(client, tag=args.tag, suite=args.suite, mirror=args.mirror)
+    _say(f"bootstrapped {tag} in {time.monotonic() - started:.0f} s; use it with --base-image {tag}")
+    return 0
+
+
+def _run_build(args: argparse.Namespace, settings: Settings) -> int:
+    for runtime in args.runtime:
+        if not (runtime / "Dockerfile").is_file():
+            raise UsageError(
+                f"--runtime {runtime}: expected a directory with a Dockerfile, found none",
+                hint="point --runtime at runtimes/<name>/",
+                field="--runtime",
+            )
+    client = docker_client(env=settings.env)
+    requested = args.base_image or settings.env_value("WT_BASE_IMAGE") or DEFAULT_BASE_IMAGE
+    base = ensure_base_image(client, requested)
+    _say(f"base image   {base}")
+    built = [
+        build_windtunnel_image(
+            client, repo_root=windtunnel_source_root(), base_image=base, cache_dir=args.cache_dir
+        )
+    ]
+    built += [
+        build_runtime_image(client, runtime, base_image=base, cache_dir=args.cache_dir)
+        for runtime in args.runtime
+    ]
+    for image in built:
+        _say(_line(image))
+    return 0
+
+
+def _run_sweep(_args: argparse.Namespace, settings: Settings) -> int:
+    removed = sweep_leftovers(docker_client(env=settings.env))
+    _say("\n".join(f"removed {line}" for line in removed) if removed else "no leftovers")
+    return 0
+
+
+def _line(image: BuiltImage) -> str:
+    how = "reused" if image.reused else "built"
+    return f"{how:12} {image.tag}  {image.digest}"
+
+
+def _say(text: str) -> None:
+    sys.stdout.write(text + "\n")
