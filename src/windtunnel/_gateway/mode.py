@@ -7,7 +7,7 @@ a mode only decides what the model says.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -36,6 +36,10 @@ class ModeReply:
     When a streamed request gets only `completion`, the server derives the chunks from it.
     Refusal: `error` (one sentence naming the cause, e.g. "script exhausted: ...") and an HTTP `status`;
     the client gets an OpenAI-style error body, never a default answer.
+    Live streams: `chunks` instead of `completion`, an async iterator of chunk objects the server passes
+    through as they arrive (a proxied upstream stream); the mode closes its source when the iterator ends
+    or is closed, and raises from it to report a stream that broke off.
+    `context`: mode-specific facts the server adds to the request's log entry (script mode: `case`).
     """
 
     status: int = 200
@@ -43,6 +47,8 @@ class ModeReply:
     events: tuple[Mapping[str, Any], ...] | None = None
     error: str | None = None
     error_code: str | None = None
+    chunks: AsyncIterator[Mapping[str, Any]] | None = None
+    context: Mapping[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable
