@@ -62,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="wt: %(message)s")
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns what matters
         if not hasattr(args, "handler"):
             parser.print_help()
             return EXIT_USAGE

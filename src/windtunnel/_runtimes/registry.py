@@ -10,6 +10,7 @@ import importlib
 import inspect
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
 from typing import Any
 
 from windtunnel.errors import PluginError, UnknownRuntimeError, WindTunnelError
@@ -45,16 +46,26 @@ def available_runtimes() -> list[str]:
 
 def load_runtime_plugin(name: str) -> LoadedPlugin:
     """Resolve `name` as a registered runtime or a `module:attr` path and check the plugin."""
+    path = Path(name)
+    if (path / "runtime.toml").is_file() or (path.name == "runtime.toml" and path.is_file()):
+        from windtunnel._drivers.plugin import plugin_for_path
+
+        return _check(path.resolve().name, f"runtime manifest {path}", plugin_for_path(path))
     if ":" in name:
         return _check(name, name, _load_attr(name))
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         if entry.name == name:
             return _check(name, f"entry point {entry.name} = {entry.value}", _load_entry(entry))
+    from windtunnel._drivers.plugin import find_runtime_dir, plugin_for_path
+
+    directory = find_runtime_dir(name)
+    if directory is not None:
+        return _check(name, f"runtime manifest {directory / 'runtime.toml'}", plugin_for_path(directory))
     known = ", ".join(available_runtimes()) or "none"
     raise UnknownRuntimeError(
         f"no runtime named {name!r}\n  registered runtimes: {known}",
         hint="install the package that provides it (it registers under the 'windtunnel.runtimes' "
-        "entry-point group), or pass --runtime module:attr",
+        "entry-point group), add runtimes/<name>/runtime.toml, or pass --runtime module:attr or a runtime directory",
         runtime=name,
         plugin=name,
     )

@@ -1,0 +1,204 @@
+"""The container driver: a runtime image speaking Contract C, wired to the model gateway and the pack's
+MCP mocks on a per-run network it cannot leave.
+
+`ContainerRuntime` implements AgentRuntime and MCPHostingAgentRuntime; `ReferenceContainerRuntime` adds
+provision_reference() for runtimes whose manifest says every model call goes through the gateway.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from windtunnel._drivers.manifest import RuntimeManifest
+from windtunnel._drivers.stack import ContainerStack, RunningContainer, alias_for
+from windtunnel._runtimes.config_fields import refuse_fields
+from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
+from windtunnel._scenario.model import ReferenceCase
+from windtunnel.errors import ProbeError
+from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response
+
+DEFAULT_MODEL = "wt-scripted"
+START_TIMEOUT_S = 60.0
+
+
+def runtime_env(
+    manifest: RuntimeManifest, config: AgentConfig, mcps: Sequence[MCPHandle], gateway_url: str
+) -> dict[str, str]:
+    """DESIGN.md's WT_* variables for this config, plus the manifest's fixed ones, renamed as it asks."""
+    env = {
+        "WT_MODEL_BASE_URL": gateway_url,
+        "WT_MODEL_NAME": config.model.name if config.model else DEFAULT_MODEL,
+        "WT_MCP_SERVERS": json.dumps([{"name": m.name, "url": m.url} for m in mcps]),
+        "WT_INJECT_PORT": str(manifest.port),
+    }
+    if config.system_prompt is not None:
+        env["WT_SYSTEM_PROMPT"] = config.system_prompt
+    sampling = config.sampling.as_dict()
+    if sampling:
+        env["WT_SAMPLING"] = json.dumps(sampling)
+    env.update(manifest.env_set)
+    return {manifest.env_rename.get(key, key): value for key, value in env.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class EgressReport:
+    """What a probe container on the runtime's network could reach."""
+
+    default_route: bool
+    reached: Mapping[str, bool]
+    expected_reachable: tuple[str, ...]
+    expected_blocked: tuple[str, ...]
+
+    @property
+    def closed(self) -> bool:
+        inside = all(self.reached.get(target, False) for target in self.expected_reachable)
+        outside = not any(self.reached.get(target, True) for target in self.expected_blocked)
+        return inside and outside and not self.default_route
+
+
+class ContainerHandle:
+    """A provisioned runtime container: Contract C to it, the gateway's log as model evidence."""
+
+    def __init__(self, runtime: ContainerRuntime, running: RunningContainer, *, case: str | None) -> None:
+        self._runtime = runtime
+        self._running = running
+        self._case = case
+        port = runtime.manifest.port
+        self._inject = HttpInjectHandle(
+            f"http://{running.ip}:{port}", runtime.timeout_s, runtime=runtime.manifest.name
+        )
+        self._cursor = runtime.gateway_cursor()
+        self._torn_down = False
+
+    @property
+    def container(self) -> RunningContainer:
+        return self._running
+
+    def send(self, messages: list[Message], session_id: str) -> Response:
+        return self._inject.send(messages, session_id)
+
+    def reset_state(self) -> None:
+        self._inject.reset_state()
+
+    def model_requests(self) -> list[dict[str, Any]]:
+        entries = self._runtime.stack.gateway().log(since=self._cursor)
+        if entries:
+            self._cursor = int(entries[-1]["index"]) + 1
+        return entries
+
+    def runtime_state(self) -> Mapping[str, Any]:
+        """The runtime's own state dump (manifest `state_route`), for the hermetic reset canary."""
+        route = self._runtime.manifest.state_route
+        if route is None:
+            raise ProbeError(
+                f"runtime {self._runtime.manifest.name!r} declares no state_route",
+                hint="add one to runtime.toml",
+            )
+        import httpx
+
+        try:
+            response = httpx.get(
+                f"http://{self._running.ip}:{self._runtime.manifest.port}{route}", timeout=10.0
+            )
+            response.raise_for_status()
+            state: dict[str, Any] = response.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise ProbeError(f"could not read {route} of {self._runtime.manifest.name!r}: {exc}") from exc
+        return state
+
+    def kill(self) -> None:
+        """SIGKILL the runtime container: the recovery check's "kill the bench mid-run"."""
+        with contextlib.suppress(Exception):
+            self._running.container.kill()
+
+    def teardown(self) -> None:
+        if self._torn_down:
+            return
+        self._torn_down = True
+        self._inject.teardown()
+        self._runtime.stack.remove(self._running)
+        if self._case is not None:
+            with contextlib.suppress(
+                Exception
+            ):  # teardown must not raise; the next install replaces it anyway
+                self._runtime.stack.gateway().clear_script()
+
+
+class ContainerRuntime:
+    """Builds nothing itself: images come ready (see windtunnel._drivers.images); this starts containers."""
+
+    def __init__(
+        self,
+        manifest: RuntimeManifest,
+        stack: ContainerStack,
+        runtime_image: str,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self.manifest = manifest
+        self.stack = stack
+        self.runtime_image = runtime_image
+        self.timeout_s = timeout_s
+
+    def gateway_cursor(self) -> int:
+        entries = self.stack.gateway().log(since=0)
+        return int(entries[-1]["index"]) + 1 if entries else 0
+
+    def start_mcps(self, plans: Sequence[MockServerPlan]) -> list[MCPHandle]:
+        return [self.stack.mock(plan) for plan in plans]
+
+    def stop_mcps(self, handles: Sequence[MCPHandle]) -> None:
+        return None  # pooled for the run; each start resets them, close() removes them
+
+    def provision(self, config: AgentConfig, mcps: list[MCPHandle] | None = None) -> ContainerHandle:
+        return self._start(config, mcps or [], case=None)
+
+    def _start(self, config: AgentConfig, mcps: list[MCPHandle], *, case: str | None) -> ContainerHandle:
+        refuse_fields(config, self.manifest.supported, self.manifest.name)
+        self.stack.gateway()
+        env = runtime_env(self.manifest, config, mcps, self.stack.gateway_url_for_agents)
+        alias = alias_for("runtime", self.manifest.name, uuid.uuid4().hex[:6])
+        running = self.stack.run(self.runtime_image, alias=alias, env=env, role="runtime")
+        try:
+            self.stack.wait_http(
+                running,
+                self.manifest.port,
+                "/wt/health",
+                timeout=START_TIMEOUT_S,
+                what=f"runtime {self.manifest.name!r}",
+            )
+        except BaseException:
+            self.stack.remove(running)
+            raise
+        return ContainerHandle(self, running, case=case)
+
+    def probe_egress(self) -> EgressReport:
+        """Start a probe on the runtime's network: gateway and mocks must answer, the outside must not."""
+        from windtunnel._drivers.egress import run_egress_probe
+
+        return run_egress_probe(self.stack)
+
+    def close(self) -> list[str]:
+        return self.stack.close()
+
+
+class ReferenceContainerRuntime(ContainerRuntime):
+    """A container runtime whose every model call goes through the gateway, so cases can be scripted."""
+
+    def provision_reference(
+        self, config: AgentConfig, case: ReferenceCase, mcps: list[MCPHandle] | None = None
+    ) -> ContainerHandle:
+        gateway = self.stack.gateway()
+        gateway.clear_script()
+        gateway.install_script(case.name, case.decisions)
+        try:
+            return self._start(config, mcps or [], case=case.name)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                gateway.clear_script()
+            raise

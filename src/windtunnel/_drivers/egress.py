@@ -1,0 +1,75 @@
+"""The egress probe: from the runtime's network, the gateway and the mocks answer and nothing else does.
+
+A canary listener runs on a second, ordinary (non-internal) project network, standing in for "the
+outside"; the probe must fail to reach it. The probe also reads /proc/net/route: an internal network
+gives its containers no default route, so no packet to any other address can even leave.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from docker.errors import DockerException
+
+from windtunnel._drivers.container import EgressReport
+from windtunnel._drivers.stack import GATEWAY_ALIAS, GATEWAY_PORT, MOCK_PORT, ContainerStack
+from windtunnel.errors import HarnessError
+
+PROBE = r"""
+import json, socket, sys
+def reach(target):
+    host, port = target.rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=2):
+            return True
+    except OSError:
+        return False
+with open("/proc/net/route") as routes:
+    default = any(line.split()[1] == "00000000" for line in routes.readlines()[1:] if line.split())
+print(json.dumps({"default_route": default, "reached": {t: reach(t) for t in sys.argv[1:]}}))
+"""
+
+
+def run_egress_probe(stack: ContainerStack) -> EgressReport:
+    stack.gateway()
+    inside = [f"{GATEWAY_ALIAS}:{GATEWAY_PORT}", *(f"{alias}:{MOCK_PORT}" for alias in stack.mock_aliases())]
+    outside_net = stack.client.networks.create(
+        f"{stack.network.name}-outside-{uuid.uuid4().hex[:4]}",
+        driver="bridge",
+        internal=False,
+        labels={**stack.labels, "windtunnel.role": "egress-canary"},
+    )
+    canary = None
+    try:
+        canary = stack.client.containers.run(
+            stack.windtunnel_image,
+            entrypoint=["python3", "-m", "http.server", "8000"],
+            detach=True,
+            network=outside_net.name,
+            labels={**stack.labels, "windtunnel.role": "egress-canary"},
+        )
+        canary.reload()
+        outside_ip = canary.attrs["NetworkSettings"]["Networks"][outside_net.name]["IPAddress"]
+        targets = [*inside, f"{outside_ip}:8000"]
+        output = stack.client.containers.run(
+            stack.windtunnel_image,
+            entrypoint=["python3", "-c", PROBE],
+            command=targets,
+            remove=True,
+            network=stack.network.name,
+            labels={**stack.labels, "windtunnel.role": "egress-probe"},
+        )
+        result = json.loads(output.decode().strip().splitlines()[-1])
+    except (DockerException, ValueError, IndexError) as exc:
+        raise HarnessError(f"the egress probe could not run: {exc}", hint="check the Docker engine") from exc
+    finally:
+        if canary is not None:
+            canary.remove(force=True)
+        outside_net.remove()
+    return EgressReport(
+        default_route=bool(result["default_route"]),
+        reached=dict(result["reached"]),
+        expected_reachable=tuple(inside),
+        expected_blocked=(f"{outside_ip}:8000",),
+    )

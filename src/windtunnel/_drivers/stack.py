@@ -1,0 +1,283 @@
+"""One run's containers: a per-run internal network, the model gateway, pooled MCP mocks, runtime containers.
+
+Every container and the network carry the run's labels, so `close()` (or a later run's leftover sweep)
+removes them by label, also after a crash. The runtime gets no route out: the network is internal and
+only the gateway and the mocks are on it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import docker
+import httpx
+from docker.errors import DockerException, NotFound
+from docker.models.containers import Container
+from docker.models.networks import Network
+
+from windtunnel._drivers.cleanup import remove_run
+from windtunnel._drivers.network import create_run_network, run_labels
+from windtunnel._gateway.client import GatewayClient
+from windtunnel._mcp.http_handle import HttpMCPHandle
+from windtunnel.errors import HarnessError, RuntimeUnavailableError
+from windtunnel.spi.agent_runtime import MockServerPlan
+
+ANY_ADDRESS = "0.0.0.0"  # noqa: S104 - servers inside their own container, on the run network only
+GATEWAY_ALIAS = "gateway"
+GATEWAY_PORT = 8000
+MOCK_PORT = 8000
+_UNSAFE = re.compile(r"[^a-z0-9-]")
+
+
+def alias_for(*parts: str) -> str:
+    """A DNS-safe network alias: lower case, `-` for anything else, at most 63 characters."""
+    return _UNSAFE.sub("-", "-".join(parts).lower())[:63].strip("-")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GatewaySpec:
+    """How the gateway container serves: script (default), live/record to an upstream, replay a tape."""
+
+    mode: str = "script"
+    extra_args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    mounts: Mapping[str, str] = field(default_factory=dict)
+    needs_egress: bool = False
+
+
+@dataclass(slots=True)
+class RunningContainer:
+    container: Container
+    alias: str
+    ip: str
+
+
+class ContainerStack:
+    """The containers of one run, created lazily and removed together by `close()`."""
+
+    def __init__(
+        self,
+        client: docker.DockerClient,
+        *,
+        windtunnel_image: str,
+        run_id: str | None = None,
+        session: str | None = None,
+        gateway: GatewaySpec | None = None,
+    ) -> None:
+        self.client = client
+        self.windtunnel_image = windtunnel_image
+        self.run_id = run_id or f"wt-{uuid.uuid4().hex[:10]}"
+        self.session = session
+        self.gateway_spec = gateway or GatewaySpec()
+        self.labels = run_labels(self.run_id, session=session)
+        self._network: Network | None = None
+        self._gateway: RunningContainer | None = None
+        self._gateway_client: GatewayClient | None = None
+        self._mocks: dict[tuple[str, str, str], tuple[RunningContainer, HttpMCPHandle]] = {}
+        self._closed = False
+
+    # -- network and gateway -------------------------------------------------------------------------
+    @property
+    def network(self) -> Network:
+        if self._closed:
+            raise HarnessError(f"run {self.run_id} was closed", hint="build a new runtime for a new run")
+        if self._network is None:
+            self._network = create_run_network(self.client, self.run_id, session=self.session)
+        return self._network
+
+    def gateway(self) -> GatewayClient:
+        """The gateway's admin client, starting the gateway container on first use."""
+        if self._gateway_client is None:
+            spec = self.gateway_spec
+            command = [
+                "gateway",
+                "serve",
+                "--mode",
+                spec.mode,
+                "--host",
+                ANY_ADDRESS,
+                "--port",
+                str(GATEWAY_PORT),
+            ]
+            self._gateway = self.run(
+                self.windtunnel_image,
+                command=[*command, *spec.extra_args],
+                alias=GATEWAY_ALIAS,
+                env=dict(spec.env),
+                mounts=dict(spec.mounts),
+                role="gateway",
+            )
+            if spec.needs_egress:
+                self._attach_egress(self._gateway.container)
+            client = GatewayClient(f"http://{self._gateway.ip}:{GATEWAY_PORT}")
+            self._wait(lambda: client.wait_until_healthy(timeout=30.0), self._gateway, "model gateway")
+            self._gateway_client = client
+        return self._gateway_client
+
+    @property
+    def gateway_url_for_agents(self) -> str:
+        return f"http://{GATEWAY_ALIAS}:{GATEWAY_PORT}/v1"
+
+    def _attach_egress(self, container: Container) -> None:
+        """Live and record modes reach an upstream model: only the gateway joins a second, open network."""
+        name = f"{self.network.name}-egress"
+        labels = {**self.labels, "windtunnel.role": "egress"}
+        network = self.client.networks.create(name, driver="bridge", internal=False, labels=labels)
+        network.connect(container)
+
+    # -- mocks ---------------------------------------------------------------------------------------
+    def mock(self, plan: MockServerPlan) -> HttpMCPHandle:
+        """A mock container for the plan, pooled by (pack root, pack, server) and reset to fresh state.
+
+        The reset rebuilds the state with the pack's factory inside the container: fresh pack factories
+        per case (seed 000), without paying a container start each time.
+        """
+        if plan.pack_root is None:
+            raise HarnessError(
+                f"pack {plan.pack!r} has no root directory, so its mocks cannot run in a container",
+                hint="load the pack from a directory (pack.py) so the mock container can mount it",
+            )
+        key = (str(plan.pack_root), plan.pack, plan.server)
+        if key not in self._mocks:
+            alias = alias_for("mock", plan.pack, plan.server)
+            mount = f"/packs/{alias_for(plan.pack)}"
+            command = [
+                "mcp",
+                "serve",
+                "--pack",
+                mount,
+                "--server",
+                plan.server,
+                "--host",
+                ANY_ADDRESS,
+                "--port",
+                str(MOCK_PORT),
+            ]
+            running = self.run(
+                self.windtunnel_image,
+                command=command,
+                alias=alias,
+                mounts={str(plan.pack_root): mount},
+                role="mock",
+            )
+            handle = HttpMCPHandle(
+                plan.server, f"http://{alias}:{MOCK_PORT}/mcp", f"http://{running.ip}:{MOCK_PORT}"
+            )
+            self._wait(lambda: handle.wait_ready(30.0), running, f"MCP mock {plan.pack}/{plan.server}")
+            self._mocks[key] = (running, handle)
+        handle = self._mocks[key][1]
+        handle.reset()
+        return handle
+
+    def mock_aliases(self) -> list[str]:
+        return [running.alias for running, _ in self._mocks.values()]
+
+    # -- containers ----------------------------------------------------------------------------------
+    def run(
+        self,
+        image: str,
+        *,
+        command: list[str] | None = None,
+        alias: str,
+        env: Mapping[str, str] | None = None,
+        mounts: Mapping[str, str] | None = None,
+        role: str,
+    ) -> RunningContainer:
+        """Start a labelled container on the run network under `alias`; return it with its IP."""
+        volumes = {source: {"bind": target, "mode": "ro"} for source, target in (mounts or {}).items()}
+        name = f"{self.network.name}-{alias}-{uuid.uuid4().hex[:4]}"
+        try:
+            container = self.client.containers.create(
+                image,
+                command=command,
+                name=name,
+                environment=dict(env or {}),
+                volumes=volumes,
+                labels={**self.labels, "windtunnel.role": role},
+                network=self.network.name,
+                detach=True,
+                networking_config={
+                    self.network.name: self.client.api.create_endpoint_config(aliases=[alias])
+                },
+            )
+            container.start()
+            container.reload()
+        except DockerException as exc:
+            raise HarnessError(
+                f"could not start the {role} container from {image}: {exc}",
+                hint="check `docker images` for the image and `docker info` for the engine",
+            ) from exc
+        ip = container.attrs["NetworkSettings"]["Networks"][self.network.name]["IPAddress"]
+        return RunningContainer(container=container, alias=alias, ip=ip)
+
+    def _wait(self, ready: Any, running: RunningContainer, what: str) -> None:
+        try:
+            ready()
+        except (HarnessError, httpx.HTTPError) as exc:
+            raise HarnessError(
+                f"the {what} container did not become ready: {exc}\n  its last log lines:\n{logs_tail(running.container)}",
+                hint="run `docker logs` on it for more, or `wt images build` to rebuild the image",
+            ) from exc
+
+    def wait_http(
+        self, running: RunningContainer, port: int, path: str, *, timeout: float, what: str
+    ) -> None:
+        """Poll http://ip:port/path until it answers 200; fail fast when the container exits."""
+        deadline = time.monotonic() + timeout
+        url = f"http://{running.ip}:{port}{path}"
+        with httpx.Client(timeout=2.0) as http:
+            while True:
+                try:
+                    if http.get(url).status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass
+                running.container.reload()
+                if running.container.status in {"exited", "dead"} or time.monotonic() > deadline:
+                    state = running.container.status
+                    raise RuntimeUnavailableError(
+                        f"{what} did not answer {path} within {timeout:.0f}s (container {state})\n"
+                        f"  its last log lines:\n{logs_tail(running.container)}",
+                        hint="fix the runtime's start-up (see the log lines above); it must serve Contract C",
+                    )
+                time.sleep(0.05)
+
+    def remove(self, running: RunningContainer) -> None:
+        try:
+            running.container.remove(force=True)
+        except NotFound:
+            return
+        except DockerException:
+            return
+
+    def close(self) -> list[str]:
+        """Remove every container and network of this run; idempotent, never raises."""
+        if self._closed:
+            return []
+        self._closed = True
+        for _, handle in self._mocks.values():
+            handle.close()
+        if self._gateway_client is not None:
+            self._gateway_client.close()
+        try:
+            return remove_run(self.client, self.run_id)
+        except DockerException:
+            return []
+
+
+def logs_tail(container: Container, lines: int = 20) -> str:
+    try:
+        text = container.logs(tail=lines).decode("utf-8", "replace")
+    except DockerException:
+        return "    <no logs>"
+    return "\n".join(f"    {line}" for line in text.splitlines()) or "    <empty>"
+
+
+def host_path(path: Path) -> str:
+    return str(path.resolve())
