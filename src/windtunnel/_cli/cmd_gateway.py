@@ -1,0 +1,119 @@
+"""`wt gateway serve`: the OpenAI-compatible model gateway, in script or live mode."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+from collections.abc import Callable
+
+from windtunnel._config import Settings
+from windtunnel._gateway.mode import GatewayMode
+from windtunnel.errors import HarnessError, UsageError
+
+KEY_ENV = "WT_UPSTREAM_API_KEY"
+DEFAULT_MODEL = "wt-model"
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "gateway",
+        help="serve the OpenAI-compatible model gateway",
+        description="The model gateway every model call of a containerised runtime goes through.",
+    )
+    parser.set_defaults(handler=_usage(parser))
+    verbs = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=type(parser))
+    serve = verbs.add_parser(
+        "serve",
+        help="serve the gateway until interrupted",
+        description="Serve POST /v1/chat/completions (JSON and SSE) and GET /v1/models, plus the admin API "
+        "under /wt/ (script, log, health). script mode answers only from reference decisions installed "
+        "with PUT /wt/script and refuses every other call; live mode proxies to --upstream with the key "
+        f"from ${KEY_ENV} (never logged). Prints its address on stderr once listening.",
+    )
+    serve.add_argument("--mode", choices=("script", "live"), default="script", help="default: script")
+    serve.add_argument(
+        "--upstream", metavar="URL", help="live mode: OpenAI-compatible base URL, e.g. http://host:11434/v1"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on; 0 picks a free one")
+    serve.add_argument(
+        "--model",
+        dest="models",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="NAME",
+        help=f"model names GET /v1/models lists (repeatable; default {DEFAULT_MODEL})",
+    )
+    serve.set_defaults(handler=execute_serve)
+
+
+def execute_serve(args: argparse.Namespace, _settings: Settings) -> int:
+    import uvicorn
+
+    from windtunnel._gateway.app import create_app
+
+    mode = _mode(args)
+    models = args.models or [DEFAULT_MODEL]
+    app = create_app(mode, models=models)
+    sock = _bind(args.host, args.port)
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    print(  # noqa: T201 - the one line a supervisor or a test waits for
+        f"wt: model gateway ({mode.name} mode, models {', '.join(models)}) at http://{shown}:{port}/v1",
+        file=sys.stderr,
+        flush=True,
+    )
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+    return 0
+
+
+def _mode(args: argparse.Namespace) -> GatewayMode:
+    if args.mode == "script":
+        if args.upstream:
+            raise UsageError(
+                "--upstream applies to live mode only; script mode never calls a model",
+                hint="drop --upstream, or pass --mode live",
+                field="--upstream",
+            )
+        from windtunnel._gateway.script import ScriptMode
+
+        return ScriptMode()
+    if not args.upstream:
+        raise UsageError(
+            "live mode needs --upstream: the OpenAI-compatible base URL to proxy to",
+            hint="pass e.g. --upstream http://127.0.0.1:11434/v1 and set the key in $" + KEY_ENV,
+            field="--upstream",
+        )
+    from windtunnel._gateway.live import LiveMode
+
+    return LiveMode(args.upstream, api_key=os.environ.get(KEY_ENV) or None)
+
+
+def _usage(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, Settings], int]:
+    def show(_args: argparse.Namespace, _settings: Settings) -> int:
+        parser.print_help(sys.stderr)
+        return 2
+
+    return show
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A bound TCP socket; created from getaddrinfo so asyncio sets TCP_NODELAY on its connections."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        raise HarnessError(
+            f"cannot listen on {host}:{port}: {exc}",
+            hint="pick another --port, or check that --host is an address of this machine",
+        ) from exc
+    return sock
