@@ -229,6 +229,7 @@ def _run_build(
     """Stream a legacy-builder build with no network; return the image id or raise with the log tail."""
     log_lines: list[str] = []
     image_id: str | None = None
+    errors: list[str] = []
     try:
         stream = client.api.build(
             path=str(context),
@@ -243,23 +244,26 @@ def _run_build(
             decode=True,
             use_config_proxy=False,
         )
+        # Read to the end even after an error: an abandoned stream leaks its connection.
         for chunk in stream:
-            image_id = _consume(chunk, tag, log_lines) or image_id
+            image_id = _consume(chunk, tag, log_lines, errors) or image_id
     except DockerException as exc:
         raise _build_error(tag, f"the engine refused the build: {exc}", log_lines) from exc
+    if errors:
+        raise _build_error(tag, errors[0], log_lines)
     if image_id is None:
         raise _build_error(tag, "the engine reported no image id", log_lines)
     return image_id
 
 
-def _consume(chunk: dict[str, Any], tag: str, log_lines: list[str]) -> str | None:
+def _consume(chunk: dict[str, Any], tag: str, log_lines: list[str], errors: list[str]) -> str | None:
     if "stream" in chunk:
         lines = [line for line in str(chunk["stream"]).splitlines() if line.strip()]
         for line in lines:
             log.debug("build %s: %s", tag, line)
         log_lines.extend(lines)
     if "error" in chunk:
-        raise _build_error(tag, str(chunk["error"]).strip(), log_lines)
+        errors.append(str(chunk["error"]).strip())
     aux = chunk.get("aux")
     if isinstance(aux, dict) and "ID" in aux:
         return str(aux["ID"])
