@@ -43,7 +43,9 @@ def test_install_serve_log_and_clear(gateway: GatewayClient) -> None:
     assert [(e["index"], e["case"], e["session"]) for e in entries] == [(0, "golden", "s1")]
     ask(gateway, "s1")
     assert [e["index"] for e in gateway.log(since=1)] == [1]
+    assert gateway.next_index() == 2
     assert gateway.clear_log() == 2
+    assert gateway.next_index() == 2, "indices keep counting across clears"
     assert gateway.log() == []
     assert gateway.clear_script(session="s1") == 1
     assert ask(gateway, "s1").json()["error"]["code"] == "no_script"

@@ -55,6 +55,11 @@ class GatewayClient:
         entries: list[dict[str, Any]] = self._call("GET", "/wt/log", params={"since": since})["entries"]
         return entries
 
+    def next_index(self) -> int:
+        """The index the next logged request will get: pass it to log(since=...) to read only newer ones."""
+        following: int = self._call("GET", "/wt/log", params={"since": 2**62})["next"]
+        return following
+
     def clear_log(self) -> int:
         cleared: int = self._call("DELETE", "/wt/log")["cleared"]
         return cleared
