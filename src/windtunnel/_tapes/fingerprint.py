@@ -9,6 +9,7 @@ the same way on record and on replay, so a tape never has to hold a secret to ma
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -87,9 +88,14 @@ def fingerprint(parts: Mapping[str, Any]) -> str:
         "method": parts["method"],
         "upstream": parts["upstream"],
         "path": parts["path"],
-        "body": _ijson(parts["body"]),
+        "body": parts["body"],
     }
-    return hashlib.sha256(FINGERPRINT_PREFIX + rfc8785.dumps(payload)).hexdigest()
+    try:
+        canonical = rfc8785.dumps(payload)
+    except rfc8785.CanonicalizationError:
+        # Rare: integers beyond 2**53 or NaN/Infinity, which I-JSON cannot carry; hash them as tagged strings.
+        canonical = rfc8785.dumps({**payload, "body": _ijson(payload["body"])})
+    return hashlib.sha256(FINGERPRINT_PREFIX + canonical).hexdigest()
 
 
 def _ijson(value: Any) -> Any:
@@ -97,6 +103,8 @@ def _ijson(value: Any) -> Any:
         return value
     if isinstance(value, int) and abs(value) > _MAX_SAFE_INT:
         return f"wt:int:{value}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"wt:float:{value}"
     if isinstance(value, Mapping):
         return {str(key): _ijson(item) for key, item in value.items()}
     if isinstance(value, list | tuple):

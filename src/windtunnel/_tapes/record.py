@@ -97,7 +97,7 @@ class RecordMode:
         interaction = self.builder.add(
             request.method, request.path, request.body, response, headers=headers_kept
         )
-        return reply_for(interaction)
+        return reply_for(interaction, tape=str(self.tape_path))
 
     async def _call(self, url: str, request: ChatRequest, headers: dict[str, str]) -> RecordedResponse:
         async with self._client.stream(

@@ -105,8 +105,11 @@ class ReplayMode:
             interaction = self.match(request.method, request.path, request.body)
         except TapeError as exc:
             self.refusals.append(exc)
-            return ModeReply(status=REFUSAL_STATUS, error=str(exc), error_code=error_code(exc))
-        return reply_for(interaction)
+            context = {"tape": self.tape.label, "fingerprint": getattr(exc, "fingerprint", None)}
+            return ModeReply(
+                status=REFUSAL_STATUS, error=str(exc), error_code=error_code(exc), context=context
+            )
+        return reply_for(interaction, tape=self.tape.label)
 
     def unused(self) -> UnusedReport:
         left = sorted((i for queue in self._queues.values() for i in queue), key=lambda i: i.seq)
@@ -163,17 +166,21 @@ class ReplayMode:
         )
 
 
-def reply_for(interaction: Interaction) -> ModeReply:
-    """The recorded answer as a ModeReply: a completion, a stream of events, or the upstream's error."""
+def reply_for(interaction: Interaction, *, tape: str | None = None) -> ModeReply:
+    """The recorded answer as a ModeReply: a completion, a stream of events, or the upstream's error.
+
+    `context` names the tape, seq and fingerprint, which the gateway adds to the request's log entry.
+    """
     response = interaction.response
+    context = {"tape": tape, "tape_seq": interaction.seq, "fingerprint": interaction.fingerprint}
     if response.status >= 400:
-        return ModeReply(
-            status=response.status, error=_upstream_error(response.body), error_code="upstream_error"
-        )
+        error = _upstream_error(response.body)
+        return ModeReply(status=response.status, error=error, error_code="upstream_error", context=context)
     if response.events is not None:
         events = tuple(response.events)
-        return ModeReply(status=response.status, completion=assemble_completion(events), events=events)
-    return ModeReply(status=response.status, completion=response.body)
+        completion = assemble_completion(events)
+        return ModeReply(status=response.status, completion=completion, events=events, context=context)
+    return ModeReply(status=response.status, completion=response.body, context=context)
 
 
 def _upstream_error(body: Any) -> str:

@@ -7,6 +7,7 @@ placeholder, and redacting every occurrence of it would destroy the recording.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -29,8 +30,23 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
 )
 
+HINTS: tuple[str, ...] = ("sk-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")
+HINTS += ("AIza", "xox", "hf_", "gsk_", "-----BEGIN", "eyJ")
+"""Literals every pattern match contains (checked with `in`, which is fast); `bearer` is checked in lower case.
+
+Most text holds none of them, so the regular expressions (slow on long text) run only on text that might
+match. A test keeps every pattern covered by a hint.
+"""
+
 _KINDS = [kind for kind, _ in PATTERNS]
-_COMBINED = re.compile("|".join(f"(?P<p{i}>{pattern})" for i, (_, pattern) in enumerate(PATTERNS)))
+# The look-ahead lets the engine skip positions that cannot start any pattern.
+_COMBINED = re.compile(
+    "(?=[sAgxhbBe-])(?:" + "|".join(f"(?P<p{i}>{pattern})" for i, (_, pattern) in enumerate(PATTERNS)) + ")"
+)
+
+
+def _may_match(text: str) -> bool:
+    return any(hint in text for hint in HINTS) or "bearer" in text.lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,35 +63,56 @@ class SecretScanner:
 
     def __init__(self, known: Iterable[str] = ()) -> None:
         values = sorted({value for value in known if len(value) >= MIN_KNOWN_SECRET}, key=len, reverse=True)
+        self._values = tuple(values)
         self._known = re.compile("|".join(re.escape(value) for value in values)) if values else None
+
+    def _holds_known(self, text: str) -> bool:
+        return any(value in text for value in self._values)
+
+    def might_hold(self, text: str) -> bool:
+        """A fast check: False means `text` certainly holds no secret."""
+        return _may_match(text) or self._holds_known(text)
 
     def find(self, text: str) -> list[tuple[str, str]]:
         """(kind, matched text) for every secret in `text`."""
-        found = [(_kind(match), match.group()) for match in _COMBINED.finditer(text)]
-        if self._known is not None:
+        found = (
+            [(_kind(match), match.group()) for match in _COMBINED.finditer(text)] if _may_match(text) else []
+        )
+        if self._known is not None and self._holds_known(text):
             found += [("key-in-use", match.group()) for match in self._known.finditer(text)]
         return found
 
     def scan(self, text: str) -> list[SecretHit]:
         """Every secret in a multi-line text, with its line number and a masked excerpt."""
+        if not self.might_hold(text):
+            return []
         hits: list[SecretHit] = []
         for number, line in enumerate(text.splitlines(), start=1):
             hits += [SecretHit(number, kind, mask(value)) for kind, value in self.find(line)]
         return hits
 
     def redact_text(self, text: str) -> str:
-        if self._known is not None:
+        if self._known is not None and self._holds_known(text):
             text = self._known.sub("[REDACTED:key-in-use]", text)
+        if not _may_match(text):
+            return text
         return _COMBINED.sub(lambda match: f"[REDACTED:{_kind(match)}]", text)
 
     def redact(self, value: Any) -> Any:
-        """A copy of a JSON-like value with every string redacted (keys included)."""
+        """The value with every string redacted (keys included); returned as is when it holds no secret."""
+        if not isinstance(value, str) and not self.might_hold(
+            json.dumps(value, ensure_ascii=False, default=str)
+        ):
+            return value
+        return self._redact(value)
+
+    def _redact(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.redact_text(value)
         if isinstance(value, Mapping):
-            return {self.redact_text(str(key)): self.redact(item) for key, item in value.items()}
+            return {self.redact_text(str(key)): self._redact(item) for key, item in value.items()}
         if isinstance(value, list | tuple):
-            return [self.redact(item) for item in value]
+            return [self._redact(item) for item in value]
         return value
 
 
