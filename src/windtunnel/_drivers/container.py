@@ -7,6 +7,7 @@ provision_reference() for runtimes whose manifest says every model call goes thr
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import json
 import uuid
@@ -14,16 +15,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from docker.errors import DockerException
+
 from windtunnel._drivers.manifest import RuntimeManifest
-from windtunnel._drivers.stack import ContainerStack, RunningContainer, alias_for
+from windtunnel._drivers.stack import ContainerStack, RunningContainer, alias_for, logs_tail
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._scenario.model import ReferenceCase
-from windtunnel.errors import ProbeError
+from windtunnel.errors import ProbeError, RuntimeUnavailableError
 from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response
 
 DEFAULT_MODEL = "wt-scripted"
 START_TIMEOUT_S = 60.0
+WATCH_INTERVAL_S = 0.5
 
 
 def runtime_env(
@@ -47,7 +51,11 @@ def runtime_env(
 
 @dataclass(frozen=True, slots=True)
 class EgressReport:
-    """What a probe container on the runtime's network could reach."""
+    """What a probe container on the runtime's network could reach.
+
+    `default_route` is evidence only: Docker 20.10 gives internal networks a default route and blocks
+    egress with firewall rules, newer engines drop the route; either way the canary must be unreachable.
+    """
 
     default_route: bool
     reached: Mapping[str, bool]
@@ -58,7 +66,7 @@ class EgressReport:
     def closed(self) -> bool:
         inside = all(self.reached.get(target, False) for target in self.expected_reachable)
         outside = not any(self.reached.get(target, True) for target in self.expected_blocked)
-        return inside and outside and not self.default_route
+        return inside and outside
 
 
 class ContainerHandle:
@@ -80,7 +88,29 @@ class ContainerHandle:
         return self._running
 
     def send(self, messages: list[Message], session_id: str) -> Response:
-        return self._inject.send(messages, session_id)
+        """Contract C send, watching the container: one that dies mid-turn fails the turn at once."""
+        future = self._runtime.pool.submit(self._inject.send, messages, session_id)
+        while True:
+            try:
+                return future.result(timeout=WATCH_INTERVAL_S)
+            except concurrent.futures.TimeoutError:
+                self._raise_if_gone()
+
+    def _raise_if_gone(self) -> None:
+        container = self._running.container
+        try:
+            container.reload()
+        except DockerException:
+            status, code = "removed", None
+        else:
+            status, code = container.status, container.attrs.get("State", {}).get("ExitCode")
+        if status in {"exited", "dead", "removed"}:
+            raise RuntimeUnavailableError(
+                f"runtime {self._runtime.manifest.name!r}: its container {status} mid-turn (exit code {code})\n"
+                f"  its last log lines:\n{logs_tail(container)}",
+                hint="the runtime crashed or was killed; see its log lines above",
+                runtime=self._runtime.manifest.name,
+            )
 
     def reset_state(self) -> None:
         self._inject.reset_state()
@@ -144,6 +174,7 @@ class ContainerRuntime:
         self.stack = stack
         self.runtime_image = runtime_image
         self.timeout_s = timeout_s
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="wt-send")
 
     def gateway_cursor(self) -> int:
         entries = self.stack.gateway().log(since=0)
@@ -184,6 +215,7 @@ class ContainerRuntime:
         return run_egress_probe(self.stack)
 
     def close(self) -> list[str]:
+        self.pool.shutdown(wait=False, cancel_futures=True)
         return self.stack.close()
 
 

@@ -1,8 +1,9 @@
 """The egress probe: from the runtime's network, the gateway and the mocks answer and nothing else does.
 
 A canary listener runs on a second, ordinary (non-internal) project network, standing in for "the
-outside"; the probe must fail to reach it. The probe also reads /proc/net/route: an internal network
-gives its containers no default route, so no packet to any other address can even leave.
+outside"; the probe must fail to reach it, while the gateway and every mock must answer (so a probe that
+reaches nothing proves nothing). The probe also records whether its container has a default route.
+No packet is ever sent to an address outside the project's own networks.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Settings are read when a plugin builds, never at import:
 `WT_BASE_IMAGE` (or `BASE_IMAGE`, default python:3.12-slim, bootstrapped from Debian when it cannot be
 pulled), `WT_GATEWAY_MODE` (script; live with `WT_UPSTREAM_URL` and `WT_UPSTREAM_API_KEY`),
-`WT_INJECT_TIMEOUT_S`, `WT_CACHE_DIR`.
+`WT_INJECT_TIMEOUT_S`, `WT_CACHE_DIR`, `WT_SESSION_LABEL` (an extra label on every container, so a
+test session or CI job can remove what it started).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class DriverSettings:
     gateway: GatewaySpec
     timeout_s: float
     cache_dir: Path | None
+    session: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> DriverSettings:
@@ -90,6 +92,7 @@ class DriverSettings:
             ),
             timeout_s=float(env.get("WT_INJECT_TIMEOUT_S", DEFAULT_TIMEOUT_S)),
             cache_dir=Path(env["WT_CACHE_DIR"]) if env.get("WT_CACHE_DIR") else None,
+            session=env.get("WT_SESSION_LABEL") or None,
         )
 
 
@@ -162,7 +165,9 @@ class ContainerRuntimePlugin:
         settings = DriverSettings.from_env(os.environ if self._env is None else self._env)
         client = docker_client()
         self.images = prepare_images(client, manifest, settings)
-        stack = ContainerStack(client, windtunnel_image=self.images.windtunnel, gateway=settings.gateway)
+        stack = ContainerStack(
+            client, windtunnel_image=self.images.windtunnel, gateway=settings.gateway, session=settings.session
+        )
         kind = ReferenceContainerRuntime if manifest.reference else ContainerRuntime
         runtime = kind(manifest, stack, self.images.runtime, timeout_s=settings.timeout_s)
         runtime.image_digests = dict(self.images.digests)  # type: ignore[attr-defined]
