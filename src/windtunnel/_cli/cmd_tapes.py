@@ -24,7 +24,6 @@ from windtunnel._tapes.lifecycle import (
     verify_tapes,
 )
 from windtunnel._tapes.profiles import add_profile_argument, profile_filter, skipped_by_profile
-from windtunnel._tapes.rerecord import rerecord
 from windtunnel.errors import SelectionError, UsageError
 
 API_KEY_ENV = "WT_UPSTREAM_API_KEY"
@@ -243,6 +242,8 @@ def execute_rerecord(args: argparse.Namespace, settings: Settings) -> int:
         return _propose(args, settings)
     if not args.upstream:
         raise UsageError("--tape needs --upstream URL", hint="pass the OpenAI-compatible base URL, e.g. …/v1")
+    from windtunnel._tapes.rerecord import rerecord  # imports httpx: only when re-recording
+
     out = args.out or settings.runs_dir / "tapes"
     api_key = settings.env_value(args.api_key_env)
     tape = asyncio.run(rerecord(args.tape, upstream=args.upstream, api_key=api_key, out_dir=out))
