@@ -321,6 +321,7 @@ def test_an_exhausted_script_gives_502_naming_the_cause_and_leaves_no_history(
     assert "script exhausted: case 'short'" in error
     assert "(code script_exhausted)" in error
     assert stack.tool_calls_received() == [("orders", "lookup_order", {"order_id": "A-1042"})]
+    assert [entry["status"] for entry in stack.gateway.log()] == [200, 422]  # the refusal is not retried
     assert not client.get("/wt/state").json()["sessions"].get("x")
     # The failed turn left nothing behind: the next turn of the session starts from scratch.
     stack.gateway.install_script("again", say("Hello again."), session="x")
