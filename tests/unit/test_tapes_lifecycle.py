@@ -16,6 +16,7 @@ from windtunnel._net.server_thread import ServerThread
 from windtunnel._score.models import Score, ScoreStatus
 from windtunnel._tapes.builder import TapeBuilder
 from windtunnel._tapes.errors import TapePromotionRefused
+from windtunnel._tapes.fingerprint import fingerprint
 from windtunnel._tapes.lifecycle import TapeFile, promote, propose_refreshes, verify_tape, verify_tapes
 from windtunnel._tapes.model import RecordedResponse
 from windtunnel._tapes.standin import StandinUpstream
@@ -77,6 +78,20 @@ def test_verify_reports_each_cause_by_name(tmp_path: Path) -> None:
     assert problems[1].startswith("TapeCorrupt:") and "recorded request was changed" in problems[1]
     assert problems[2].startswith("TapeSecretFound:") and "aws-access-key" in problems[2]
     assert problems[3].startswith("TapeMissing:")
+
+
+def test_verify_replays_each_tape_through_replay_mode(tmp_path: Path) -> None:
+    # Consistent fingerprints, but one request names another upstream than the tape replays as.
+    path = run_tape(tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[2])
+    record["request"]["upstream"] = "http://elsewhere.test/v1"
+    record["fingerprint"] = fingerprint(record["request"])
+    path.write_text("\n".join([*lines[:2], json.dumps(record)]) + "\n", encoding="utf-8")
+    check = verify_tape(TapeFile(path))
+    assert not any("was changed after recording" in problem for problem in check.problems)
+    assert check.problems[0].startswith("TapeMismatch: replaying seq 1")
+    assert check.problems[1].startswith("TapeUnused:")
 
 
 def test_stale_tapes_fail_certification_and_warn_in_development(tmp_path: Path) -> None:

@@ -72,7 +72,8 @@ def _add_verify(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="check every committed tape: format, secrets, fingerprints, golden names, staleness",
         description="Load every tape under the selected packs' tapes/ directories (or the PATHs given) and "
         "check its format, that it holds no secret, that stored fingerprints equal the ones recomputed from "
-        "the recorded requests, that a golden tape's name matches its sha256, and that it is not stale "
+        "the recorded requests, that a golden tape's name matches its sha256, that replaying its own "
+        "requests through replay mode answers each once and in order, and that it is not stale "
         "(oldest interaction older than 30 days). Exit 0 when every tape passes (also when there are "
         "none, which is reported), 1 otherwise. Replaying tapes through a runtime is the certify stage.",
     )

@@ -15,6 +15,7 @@ from windtunnel._tapes.checks import GOLDEN_NAME, fingerprint_problems, golden_p
 from windtunnel._tapes.errors import TapePromotionRefused
 from windtunnel._tapes.model import Tape
 from windtunnel._tapes.policy import MAX_AGE, Clock, is_stale, rerecord_command, stale_error, utcnow
+from windtunnel._tapes.replay import ReplayMode
 from windtunnel._tapes.store import dump_line, dumps_tape, load_tape, write_tape
 from windtunnel.errors import TapeError, UsageError
 
@@ -58,7 +59,8 @@ def find_tapes(packs: Sequence[Pack]) -> list[TapeFile]:
 def verify_tape(
     file: TapeFile, *, certification: bool = True, clock: Clock = utcnow, max_age: timedelta = MAX_AGE
 ) -> TapeCheck:
-    """Load (format and secrets), then check fingerprints, golden content address and staleness."""
+    """Load (format and secrets), check fingerprints and golden content address, replay the tape's own
+    requests through replay mode, then check staleness."""
     check = TapeCheck(file=file)
     try:
         check.tape = load_tape(file.path)
@@ -67,11 +69,36 @@ def verify_tape(
         return check
     check.problems += [f"TapeCorrupt: {problem}" for problem in fingerprint_problems(check.tape)]
     check.problems += [f"TapeCorrupt: {problem}" for problem in golden_problems(file.path)]
+    check.problems += self_replay_problems(check.tape)
     check.stale = is_stale(check.tape, clock, max_age)
     if check.stale:
         message = f"TapeStale: {stale_error(check.tape, clock, max_age)}"
         (check.problems if certification else check.warnings).append(message)
     return check
+
+
+def self_replay_problems(tape: Tape) -> list[str]:
+    """Send the tape's recorded requests, in order, through ReplayMode: each must be answered by its own
+    interaction and none may be left over. (Staleness is judged separately, so it is not checked here.)"""
+    mode = ReplayMode(tape, certification=False, clock=lambda: tape.oldest)
+    problems: list[str] = []
+    for interaction in tape.interactions:
+        request = interaction.request
+        try:
+            answered = mode.match(request.method, request.path, request.body)
+        except TapeError as exc:
+            problems.append(
+                f"{type(exc).__name__}: replaying seq {interaction.seq}: {exc.message.splitlines()[0]}"
+            )
+            continue
+        if answered.seq != interaction.seq:
+            problems.append(
+                f"TapeMismatch: replaying seq {interaction.seq} was answered by seq {answered.seq}"
+            )
+    unused = mode.unused()
+    if not unused.ok:
+        problems.append(f"TapeUnused: {unused.render()}")
+    return problems
 
 
 def verify_tapes(
