@@ -23,7 +23,7 @@ from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._scenario.model import ReferenceCase
 from windtunnel.errors import ProbeError, RuntimeUnavailableError
-from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response
+from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response, StateProbe
 
 DEFAULT_MODEL = "wt-scripted"
 START_TIMEOUT_S = 60.0
@@ -175,10 +175,10 @@ class ContainerRuntime:
         self.runtime_image = runtime_image
         self.timeout_s = timeout_s
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="wt-send")
+        self.latest: ContainerHandle | None = None
 
     def gateway_cursor(self) -> int:
-        entries = self.stack.gateway().log(since=0)
-        return int(entries[-1]["index"]) + 1 if entries else 0
+        return self.stack.gateway().next_index()
 
     def start_mcps(self, plans: Sequence[MockServerPlan]) -> list[MCPHandle]:
         return [self.stack.mock(plan) for plan in plans]
@@ -206,7 +206,14 @@ class ContainerRuntime:
         except BaseException:
             self.stack.remove(running)
             raise
-        return ContainerHandle(self, running, case=case)
+        self.latest = ContainerHandle(self, running, case=case)
+        return self.latest
+
+    def state_probe(self) -> StateProbe | None:
+        """A StateProbe over the most recently provisioned container's state dump, when the manifest has one."""
+        if self.manifest.state_route is None:
+            return None
+        return _LatestStateProbe(self)
 
     def probe_egress(self) -> EgressReport:
         """Start a probe on the runtime's network: gateway and mocks must answer, the outside must not."""
@@ -217,6 +224,16 @@ class ContainerRuntime:
     def close(self) -> list[str]:
         self.pool.shutdown(wait=False, cancel_futures=True)
         return self.stack.close()
+
+
+class _LatestStateProbe:
+    def __init__(self, runtime: ContainerRuntime) -> None:
+        self._runtime = runtime
+
+    def snapshot(self) -> Mapping[str, Any]:
+        if self._runtime.latest is None:
+            raise ProbeError("no runtime container has been provisioned yet", hint="provision before probing")
+        return self._runtime.latest.runtime_state()
 
 
 class ReferenceContainerRuntime(ContainerRuntime):

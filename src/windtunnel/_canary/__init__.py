@@ -1,0 +1,1 @@
+"""The reset canary: does reset_state() really isolate runs?"""

@@ -1,0 +1,148 @@
+"""Checks on state and lifecycle: session affinity, reset isolation, reference seam, teardown, recovery."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+from typing import Any
+
+from windtunnel._canary.canary import run_reset_canary
+from windtunnel._conformance.model import CheckFailed, NotMeasured
+from windtunnel._conformance.subject import Subject, call, say, tools
+from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
+from windtunnel._trace.shapes import read_response
+from windtunnel.errors import WindTunnelError
+from windtunnel.spi.agent_runtime import AgentConfig, AgentHandle
+
+
+def _conversation(requests: list[dict[str, Any]] | None) -> str:
+    """The conversation the model was sent (user, assistant and tool messages; memory notes excluded)."""
+    messages = [m for r in requests or [] for m in r.get("messages") or [] if m.get("role") != "system"]
+    return json.dumps(messages, ensure_ascii=False)
+
+
+def session_affinity(subject: Subject) -> dict[str, Any]:
+    """A multi-turn session remembers its earlier turn; a second session sees nothing of the first."""
+    word = f"ZEBRA{secrets.token_hex(4).upper()}"
+    replies = [say("Noted."), say("You told me earlier."), say("Hello there.")]
+    with subject.scripted(replies, with_tools=False) as session:
+        subject.needs_model_evidence(session)
+        session.turn(f"Please memorise the password {word}.", "wt-kit-affinity-a")
+        again = session.turn("Repeat it back to me.", "wt-kit-affinity-a")
+        other = session.turn("Greetings from somebody new.", "wt-kit-affinity-b")
+    evidence = {"same_session": _conversation(again.requests), "other_session": _conversation(other.requests)}
+    if word not in evidence["same_session"]:
+        raise CheckFailed(
+            "the second turn of a session was sent to the model without the first: no session memory",
+            evidence,
+        )
+    if word in evidence["other_session"]:
+        raise CheckFailed(
+            "a second session's conversation carried the first session's turn: sessions mix", evidence
+        )
+    return evidence
+
+
+def reset_isolation(subject: Subject) -> dict[str, Any]:
+    """The reset canary: after reset_state(), a fresh session, the seeded session and (when the runtime
+    exposes one) its state dump hold no trace of a nonce seeded before the reset."""
+    subject.reference()
+    recall = run_reset_canary(subject.runtime, AgentConfig(), probe_recall=True)
+    evidence: dict[str, Any] = {
+        "recall": {"leaked": recall.leaked, "detail": recall.detail, "nonce": recall.nonce}
+    }
+    if recall.leaked:
+        raise CheckFailed(f"state survived reset_state(): {recall.detail}", evidence)
+    probe_factory = getattr(subject.runtime, "state_probe", None)
+    probe = probe_factory() if callable(probe_factory) else None
+    if probe is not None:
+        hermetic = run_reset_canary(subject.runtime, AgentConfig(), probe_recall=False, state_probe=probe)
+        evidence["hermetic"] = {"leaked": hermetic.leaked, "detail": hermetic.detail}
+        if hermetic.leaked:
+            raise CheckFailed(f"state survived reset_state(): {hermetic.detail}", evidence)
+    return evidence
+
+
+def reference_capability(subject: Subject) -> dict[str, Any]:
+    """Golden and poison cases get fresh handles; after teardown the scripted decisions are gone."""
+    golden, poison = "The golden case answered.", "The poison case answered."
+    handles: list[AgentHandle] = []
+    for text in (golden, poison):
+        with subject.scripted([say(text)], name=text.split()[1], with_tools=False) as session:
+            handles.append(session.handle)
+            answer = session.turn("Answer with your scripted line.").read.content
+            if answer != text:
+                raise CheckFailed(f"a case answered {answer!r} instead of its own script {text!r}")
+    if handles[0] is handles[1]:
+        raise CheckFailed("two reference cases got the same handle object")
+    leftover = _plain_answer(subject)
+    if leftover in (golden, poison):
+        raise CheckFailed(
+            f"after teardown a plain handle still got a scripted answer {leftover!r}: the substitution survived"
+        )
+    return {"after_teardown": leftover}
+
+
+def _plain_answer(subject: Subject) -> str | None:
+    """What an ordinary (non-reference) handle answers now; a refusal from the model seam is None."""
+    with started_mcps(subject.runtime, []) as mcps:
+        handle = subject.runtime.provision(with_mcp_specs(AgentConfig(), mcps), list(mcps))
+        try:
+            handle.reset_state()
+            return read_response(
+                handle.send([{"role": "user", "content": "Answer."}], "wt-kit-plain")
+            ).content
+        except WindTunnelError:
+            return None
+        finally:
+            safe_teardown(handle, subject.name)
+
+
+def teardown(subject: Subject) -> dict[str, Any]:
+    """teardown() is idempotent and never raises, before and after a turn."""
+    runtime = subject.reference()
+    fresh = runtime.provision_reference(AgentConfig(), _case("Torn down."), [])
+    used = runtime.provision_reference(AgentConfig(), _case("Torn down."), [])
+    try:
+        used.reset_state()
+        used.send([{"role": "user", "content": "Say it."}], "wt-kit-teardown")
+    finally:
+        for name, handle in (("unused handle", fresh), ("used handle", used)):
+            for attempt in ("first", "second"):
+                try:
+                    handle.teardown()
+                except Exception as exc:
+                    raise CheckFailed(
+                        f"teardown() of a {name} raised on the {attempt} call: {type(exc).__name__}: {exc}"
+                    ) from exc
+    return {"calls": 4}
+
+
+def _case(text: str) -> Any:
+    from windtunnel._scenario.model import ReferenceCase, ReferenceDecision
+
+    return ReferenceCase(name="teardown", kind="golden", decisions=(ReferenceDecision(content=text),))
+
+
+def recovery(subject: Subject) -> dict[str, Any]:
+    """Kill the runtime mid-run, run again: a new provision recovers and answers correctly."""
+    with subject.scripted([tools(call("echo", n=1)), say("unreachable")]) as session:
+        kill = getattr(session.handle, "kill", None)
+        if not callable(kill):
+            raise NotMeasured(f"{subject.name}'s handle cannot be killed from outside (no kill())")
+        timer = threading.Timer(0.05, kill)
+        timer.start()
+        try:
+            session.turn("Echo one.")
+            died = "the killed turn still answered (the kill came too late)"
+        except WindTunnelError as exc:
+            died = str(exc).splitlines()[0]
+        timer.join()
+    with subject.scripted([tools(call("lookup", key="alpha")), say("recovered")]) as session:
+        answer = session.turn("Read note alpha.").read.content
+    if answer != "recovered":
+        raise CheckFailed(
+            f"after the kill, a fresh provision answered {answer!r} instead of 'recovered'", {"kill": died}
+        )
+    return {"kill": died, "after": answer}

@@ -1,0 +1,153 @@
+"""The conformance kit: small named checks any runtime can run, each tied to the seed passage it enforces.
+
+`run_check(check, subject)` maps outcomes to statuses: the check returns evidence (SUCCESS), raises
+CheckFailed (FAILURE), NotMeasured (NOT_MEASURED), or anything else, which is Wind Tunnel's own fault
+(HARNESS_ERROR) and never counts against the runtime.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from windtunnel._conformance import checks_calls, checks_config, checks_state
+from windtunnel._conformance.model import CheckFailed, CheckResult, CheckStatus, NotMeasured
+from windtunnel._conformance.subject import Subject
+from windtunnel.errors import RuntimeFault, UnsupportedConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    id: str
+    title: str
+    passage: str
+    run: Callable[[Subject], dict[str, Any]]
+
+
+CHECKS: tuple[Check, ...] = (
+    Check(
+        "response_shapes",
+        "response shapes accepted",
+        "seed 002 send(): a flat {content, tool_calls} dict, a {message} wrapper, or an OpenAI chat completion",
+        checks_calls.response_shapes,
+    ),
+    Check(
+        "intermediate_tool_calls",
+        "intermediate tool calls surface",
+        "seed 002 'Surface intermediate tool calls' and checklist 'A must_call scenario passes'",
+        checks_calls.intermediate_tool_calls,
+    ),
+    Check(
+        "raw_tool_call_shapes",
+        "tool-call shapes stay raw",
+        "seed 002 'Don't normalize tool-call shapes. Record tool_calls exactly as your platform emits them'",
+        checks_calls.raw_tool_call_shapes,
+    ),
+    Check(
+        "session_affinity",
+        "session affinity",
+        "seed 002 'Multi-turn scenarios call send() repeatedly with the same session_id; your platform's session "
+        "affinity must honor it'",
+        checks_state.session_affinity,
+    ),
+    Check(
+        "reset_isolation",
+        "reset isolation (the reset canary)",
+        "seed 002 reset_state(): 'Wipe sessions, conversation history, memory stores, tool-call logs... wipe the "
+        "indexes too' and run_reset_canary()",
+        checks_state.reset_isolation,
+    ),
+    Check(
+        "sampling",
+        "sampling reaches the model",
+        "seed 002 'a bench that silently ignores temperature=0 produces lies' and checklist "
+        "'sampling.temperature=0 twice produces (near-)identical traces'",
+        checks_config.sampling,
+    ),
+    Check(
+        "unsupported_config",
+        "unsupported config fields raise",
+        "seed 002 'Unsupported fields should raise loudly, not silently no-op'",
+        checks_config.unsupported_config,
+    ),
+    Check(
+        "rendered_prompt_and_usage",
+        "rendered prompt and usage captured",
+        "seed 002 'Turn.rendered_prompt and its auto-computed hash' and 'Per-call usage'",
+        checks_config.rendered_prompt_and_usage,
+    ),
+    Check(
+        "reference_capability",
+        "reference cases get fresh handles; teardown removes the script",
+        "seed 000 'provision_reference() must return an otherwise normal AgentHandle, and handle.teardown() must "
+        "restore or remove the substitution'",
+        checks_state.reference_capability,
+    ),
+    Check(
+        "teardown",
+        "teardown idempotent and non-raising",
+        "seed 002 teardown(): 'Idempotent and non-raising: it runs in finally paths'",
+        checks_state.teardown,
+    ),
+    Check(
+        "recovery",
+        "recovery after a kill",
+        "seed 002 checklist 'Kill the bench mid-run; rerun — proves teardown()/provision() recover from dirty state'",
+        checks_state.recovery,
+    ),
+    Check(
+        "egress_closed",
+        "egress closed",
+        "DESIGN.md 'The runtime under test gets no route out: only the gateway and its mocks'",
+        checks_config.egress_closed,
+    ),
+)
+CHECK_IDS: tuple[str, ...] = tuple(check.id for check in CHECKS)
+
+
+def check_by_id(check_id: str) -> Check:
+    for check in CHECKS:
+        if check.id == check_id:
+            return check
+    raise KeyError(check_id)
+
+
+def run_check(check: Check, subject: Subject) -> CheckResult:
+    started = time.perf_counter()
+    status, detail, evidence = CheckStatus.SUCCESS, "", {}
+    try:
+        evidence = check.run(subject)
+        detail = "holds"
+    except CheckFailed as failed:
+        status, detail, evidence = CheckStatus.FAILURE, failed.detail, failed.evidence
+    except NotMeasured as reason:
+        status, detail = CheckStatus.NOT_MEASURED, str(reason)
+    except (RuntimeFault, UnsupportedConfigError) as fault:
+        status, detail = CheckStatus.FAILURE, f"the runtime failed during the check: {fault}"
+    except Exception as exc:  # noqa: BLE001 - anything else is the harness's fault, recorded, never the runtime's
+        status, detail = CheckStatus.HARNESS_ERROR, f"{type(exc).__name__}: {exc}"
+        evidence = {"traceback": traceback.format_exc(limit=8)}
+    return CheckResult(
+        id=check.id,
+        title=check.title,
+        passage=check.passage,
+        runtime=subject.name,
+        status=status,
+        detail=detail,
+        evidence=_jsonable(evidence),
+        seconds=round(time.perf_counter() - started, 3),
+    )
+
+
+def _jsonable(value: Any) -> dict[str, Any]:
+    import json
+
+    data: dict[str, Any] = json.loads(json.dumps(value, default=str))
+    return data
+
+
+def run_kit(subject: Subject, checks: Sequence[Check] = CHECKS) -> list[CheckResult]:
+    return [run_check(check, subject) for check in checks]

@@ -1,0 +1,71 @@
+"""The conformance kit's own pack: a small notes service whose calls and arguments the checks inspect."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from windtunnel.api import MockServer, Pack, Scenario, Tool, ToolError, mock_state_probe
+
+
+def _lookup(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    if arguments["key"] not in state["notes"]:
+        raise ToolError(f"no note {arguments['key']}")
+    return {"key": arguments["key"], "value": state["notes"][arguments["key"]]}
+
+
+def _store(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    state["notes"][arguments["key"]] = arguments["value"]
+    return {"stored": arguments["key"]}
+
+
+def _echo(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    state["echoes"] += 1
+    return {"echo": arguments}
+
+
+def notes_server() -> MockServer:
+    key = {"type": "string"}
+    return MockServer(
+        "notes",
+        [
+            Tool(
+                name="lookup",
+                description="Read a note by key.",
+                input_schema={"type": "object", "properties": {"key": key}, "required": ["key"]},
+                handler=_lookup,
+            ),
+            Tool(
+                name="store",
+                description="Write a note under a key.",
+                input_schema={
+                    "type": "object",
+                    "properties": {"key": key, "value": {}},
+                    "required": ["key", "value"],
+                },
+                handler=_store,
+            ),
+            Tool(
+                name="echo",
+                description="Echo the arguments back.",
+                input_schema={"type": "object"},
+                handler=_echo,
+            ),
+        ],
+        {"notes": {"alpha": "first note"}, "echoes": 0},
+    )
+
+
+PACK = Pack(
+    name="wt-conformance",
+    scenarios=[
+        Scenario(
+            name="two_step",
+            prompt="Copy note alpha into note beta.",
+            target_facts=[["copied"]],
+            requires_tool_use=True,
+            must_call=["lookup", "store"],
+        ),
+    ],
+    mcp_servers={"notes": notes_server},
+    state_probe_factory=mock_state_probe,
+)

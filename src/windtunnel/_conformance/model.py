@@ -1,0 +1,43 @@
+"""Conformance check results: a status, the seed passage enforced, and the evidence.
+
+A harness fault (HARNESS_ERROR) never counts against the runtime; NOT_MEASURED never counts as passed.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+
+class CheckStatus(StrEnum):
+    SUCCESS = "SUCCESS"
+    FAILURE = "FAILURE"
+    NOT_MEASURED = "NOT_MEASURED"
+    HARNESS_ERROR = "HARNESS_ERROR"
+
+
+class CheckResult(BaseModel):
+    schema_version: Literal[1] = 1
+    id: str
+    title: str
+    passage: str = Field(description="the seed passage this check enforces")
+    runtime: str
+    status: CheckStatus
+    detail: str
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    seconds: float = 0.0
+
+
+class NotMeasured(Exception):
+    """Raised by a check that cannot measure this runtime (a missing optional ability)."""
+
+
+class CheckFailed(Exception):
+    """Raised by a check when the runtime broke the requirement; carries evidence."""
+
+    def __init__(self, detail: str, evidence: dict[str, Any] | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.evidence = evidence or {}

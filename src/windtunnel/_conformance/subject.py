@@ -1,0 +1,130 @@
+"""The runtime under a conformance check, and scripted sessions on it (inference scripted, all else live)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from windtunnel._conformance.model import NotMeasured
+from windtunnel._packs.loader import load_pack
+from windtunnel._packs.pack import Pack
+from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
+from windtunnel._runner.evidence import drain_model_requests
+from windtunnel._runner.execute import RunContext, RunResult, run_once
+from windtunnel._scenario.model import ReferenceCase, ReferenceDecision, ReferenceToolCall, Scenario
+from windtunnel._trace.shapes import ReadResponse, read_response
+from windtunnel.spi.agent_runtime import (
+    AgentConfig,
+    AgentHandle,
+    AgentRuntime,
+    MCPHandle,
+    ModelEvidenceHandle,
+    ReferenceCapableAgentRuntime,
+)
+
+KIT_PACK = Path(__file__).parent / "kitpack"
+
+
+def kit_pack() -> Pack:
+    return load_pack(str(KIT_PACK))
+
+
+def call(name: str, **arguments: Any) -> ReferenceToolCall:
+    return ReferenceToolCall(name, arguments)
+
+
+def tools(*calls: ReferenceToolCall) -> ReferenceDecision:
+    return ReferenceDecision(tool_calls=calls)
+
+
+def say(content: str) -> ReferenceDecision:
+    return ReferenceDecision(content=content)
+
+
+@dataclass(slots=True)
+class TurnRecord:
+    read: ReadResponse
+    requests: list[dict[str, Any]] | None
+    session_id: str
+
+
+@dataclass(slots=True)
+class Session:
+    """A provisioned, scripted handle with the kit's mocks; `turn()` sends and collects the model evidence."""
+
+    handle: AgentHandle
+    mcps: list[MCPHandle]
+    config: AgentConfig
+    runtime_name: str
+    turns: list[TurnRecord] = field(default_factory=list)
+
+    def turn(self, text: str, session_id: str = "wt-kit-1", history: Sequence[Any] = ()) -> TurnRecord:
+        drain_model_requests(self.handle)
+        response = self.handle.send([*history, {"role": "user", "content": text}], session_id)
+        record = TurnRecord(read_response(response), drain_model_requests(self.handle), session_id)
+        self.turns.append(record)
+        return record
+
+    def run(self, scenario: Scenario, case: ReferenceCase | None = None) -> RunResult:
+        """The ordinary runner path on this handle (reset, turns, evidence, score)."""
+        context = RunContext(
+            scenario=scenario,
+            runtime_name=self.runtime_name,
+            config=self.config,
+            mcps=self.mcps,
+            reference_case=case,
+        )
+        return run_once(self.handle, context)
+
+    def model_evidence(self) -> bool:
+        return isinstance(self.handle, ModelEvidenceHandle)
+
+
+@dataclass(slots=True)
+class Subject:
+    """A built runtime and what is known of it: the AgentConfig fields it declares it honours."""
+
+    name: str
+    runtime: AgentRuntime
+    supported: frozenset[str] | None = None
+    pack: Pack = field(default_factory=kit_pack)
+
+    def reference(self) -> ReferenceCapableAgentRuntime:
+        if not isinstance(self.runtime, ReferenceCapableAgentRuntime):
+            raise NotMeasured(
+                f"{self.name} has no provision_reference(): this check needs scripted inference at the "
+                "runtime's model seam (the model gateway)"
+            )
+        return self.runtime
+
+    @contextmanager
+    def scripted(
+        self,
+        decisions: Sequence[ReferenceDecision],
+        config: AgentConfig | None = None,
+        *,
+        name: str = "kit",
+        with_tools: bool = True,
+    ) -> Iterator[Session]:
+        """A fresh handle whose model answers with `decisions`, torn down (never raising) on exit."""
+        runtime = self.reference()
+        case = ReferenceCase(name=name, kind="golden", decisions=tuple(decisions))
+        with started_mcps(runtime, self.pack.plans() if with_tools else []) as mcps:
+            full = with_mcp_specs(config or AgentConfig(), mcps)
+            handle = runtime.provision_reference(full, case, list(mcps))
+            try:
+                handle.reset_state()
+                yield Session(handle, list(mcps), full, self.name)
+            finally:
+                safe_teardown(handle, self.name)
+
+    def needs_model_evidence(self, session: Session) -> None:
+        if not session.model_evidence():
+            raise NotMeasured(f"{self.name}'s handle does not hand over the model gateway's log")
+
+    def with_config(self, **changes: Any) -> AgentConfig:
+        return dataclasses.replace(AgentConfig(), **changes)
