@@ -33,3 +33,13 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     _install(session)
     session.run("mypy")
+
+
+@nox.session(python=PYTHON)
+def conformance(session: nox.Session) -> None:
+    """The conformance kit over every runtime in runtimes/ (poisons included), in containers; JUnit in out/."""
+    _install(session)
+    session.run(
+        "pytest", "conformance", "-p", "no:cacheprovider", "--junitxml=out/conformance.xml",
+        "--wt-results=out/conformance", *session.posargs,
+    )

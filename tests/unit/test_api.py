@@ -104,7 +104,7 @@ SPI = [
     "Response",
     "RuntimePlugin",
     "SamplingConfig",
-    "StateProbe",
+    "StateProbe", "container_plugin",
 ]
 ERRORS = [
     "WindTunnelError",

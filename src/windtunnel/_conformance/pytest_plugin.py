@@ -1,17 +1,102 @@
-"""pytest plugin shipped with windtunnel: `--wt-runtime NAME` selects the runtimes conformance checks run on."""
+"""pytest plugin shipped with windtunnel: runs the conformance kit over runtimes as parametrised tests.
+
+`--wt-runtime NAME` (repeatable) picks runtimes; by default every runtime.toml under `runtimes/` of the
+project, the suite's poison variants included. A test asks for the `wt_case` fixture (runtime, check id)
+and `wt_run_check`; runtimes are built once, in order, and closed when the suite moves to the next one.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
 import pytest
+
+from windtunnel._conformance.model import CheckResult
+
+WT_RUNTIME_OPTION = "--wt-runtime"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("windtunnel")
     group.addoption(
-        "--wt-runtime",
+        WT_RUNTIME_OPTION,
         action="append",
         default=[],
         metavar="NAME",
         help="run the Wind Tunnel conformance kit against this runtime (repeatable; default: every runtime "
         "under runtimes/)",
     )
+    group.addoption("--wt-results", default=None, metavar="DIR", help="write each check result as JSON here")
+
+
+def selected_runtimes(config: pytest.Config) -> list[str]:
+    chosen: list[str] = config.getoption(WT_RUNTIME_OPTION)
+    if chosen:
+        return chosen
+    from windtunnel._drivers.plugin import runtime_manifests
+
+    return [manifest.name for manifest in runtime_manifests(Path(str(config.rootpath)))]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "wt_case" not in metafunc.fixturenames:
+        return
+    from windtunnel._conformance.kit import CHECK_IDS
+
+    cases = [(runtime, check) for runtime in selected_runtimes(metafunc.config) for check in CHECK_IDS]
+    metafunc.parametrize("wt_case", cases, ids=[f"{runtime}::{check}" for runtime, check in cases])
+
+
+class _Subjects:
+    """Builds one runtime at a time; switching runtimes closes the previous one (its containers go)."""
+
+    def __init__(self) -> None:
+        self._name: str | None = None
+        self._subject: Any = None
+
+    def get(self, name: str) -> Any:
+        if name != self._name:
+            self.close()
+            from windtunnel._conformance.subject import Subject
+            from windtunnel._drivers.manifest import load_manifest
+            from windtunnel._drivers.plugin import find_runtime_dir
+            from windtunnel._runtimes.registry import build_runtime, load_runtime_plugin
+
+            runtime = build_runtime(load_runtime_plugin(name))
+            directory = find_runtime_dir(name)
+            supported = load_manifest(directory).supported if directory else None
+            self._name, self._subject = name, Subject(name=name, runtime=runtime, supported=supported)
+        return self._subject
+
+    def close(self) -> None:
+        close = getattr(getattr(self._subject, "runtime", None), "close", None)
+        if callable(close):
+            close()
+        self._name, self._subject = None, None
+
+
+@pytest.fixture(scope="session")
+def wt_subjects() -> Iterator[_Subjects]:
+    subjects = _Subjects()
+    yield subjects
+    subjects.close()
+
+
+@pytest.fixture
+def wt_run_check(wt_subjects: _Subjects, request: pytest.FixtureRequest) -> Callable[[str, str], CheckResult]:
+    from windtunnel._conformance.kit import check_by_id, run_check
+
+    results_dir = request.config.getoption("--wt-results")
+
+    def run(runtime: str, check: str) -> CheckResult:
+        result = run_check(check_by_id(check), wt_subjects.get(runtime))
+        if results_dir:
+            target = Path(results_dir) / f"{runtime}__{check}.json"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(result.model_dump(mode="json"), indent=2), encoding="utf-8")
+        return result
+
+    return run

@@ -18,7 +18,7 @@ from windtunnel.spi.agent_runtime import (
     SamplingConfig,
     StateProbe,
 )
-from windtunnel.spi.runtime_plugin import RuntimePlugin
+from windtunnel.spi.runtime_plugin import RuntimePlugin, container_plugin
 
 __all__ = [
     "AgentConfig",
@@ -40,4 +40,5 @@ __all__ = [
     "RuntimePlugin",
     "SamplingConfig",
     "StateProbe",
+    "container_plugin",
 ]

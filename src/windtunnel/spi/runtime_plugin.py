@@ -24,7 +24,7 @@ from windtunnel.spi.agent_runtime import AgentRuntime
 if TYPE_CHECKING:
     from windtunnel._scenario.model import Scenario
 
-__all__ = ["RuntimePlugin", "PLUGIN_OPTIONAL_HOOKS"]
+__all__ = ["RuntimePlugin", "PLUGIN_OPTIONAL_HOOKS", "container_plugin"]
 
 PLUGIN_OPTIONAL_HOOKS: tuple[str, ...] = ("lock_key", "model_label", "pre_run", "post_run")
 
@@ -42,3 +42,13 @@ class PrePostHooks(Protocol):
     def pre_run(self, runtime: AgentRuntime, scenarios: Sequence[Scenario], runtime_name: str) -> None: ...
 
     def post_run(self, runtime: AgentRuntime, scenarios: Sequence[Scenario], runtime_name: str) -> None: ...
+
+
+def container_plugin(runtime_dir: Path) -> RuntimePlugin:
+    """The plugin Wind Tunnel builds for a runtime directory (a Dockerfile and a runtime.toml).
+
+    Wrap it to write a custom driver around a containerised runtime; see docs/writing-a-runtime.md.
+    """
+    from windtunnel._drivers.plugin import ContainerRuntimePlugin
+
+    return ContainerRuntimePlugin(Path(runtime_dir))
