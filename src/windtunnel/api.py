@@ -1,5 +1,6 @@
 """The door for scenario authors and callers: scenarios, packs, mocks, and the functions that run them."""
 
+from windtunnel._canary.canary import CanaryResult, run_reset_canary
 from windtunnel._mcp.kit import MockServer, Tool, ToolDenied, ToolError
 from windtunnel._packs.pack import AgentSetup, Pack, mock_state_probe
 from windtunnel._runner.execute import RunResult
@@ -38,6 +39,8 @@ __all__ = [
     # running and results
     "run_scenario",
     "run_reference_case",
+    "run_reset_canary",
+    "CanaryResult",
     "score_trace",
     "RunResult",
     "Trace",

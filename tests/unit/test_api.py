@@ -76,6 +76,8 @@ API = [
     "mock_state_probe",
     "run_scenario",
     "run_reference_case",
+    "run_reset_canary",
+    "CanaryResult",
     "score_trace",
     "RunResult",
     "Trace",

@@ -1,0 +1,43 @@
+"""`wt doctor`: bring-up diagnostics for a runtime and the reset canary; exit 0 only when healthy."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from windtunnel._canary.doctor import Step, diagnose
+from windtunnel._cli.common import add_selection, selected_scenarios
+from windtunnel._config import Settings
+from windtunnel._runtimes.registry import load_runtime_plugin
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "doctor",
+        help="bring-up diagnostics and the reset canary for one runtime",
+        description="Checks, in order: the engine (containerised runtimes), the build, that every MCP mock "
+        "of the selected packs lists its tools, that reset_state() works, and the reset canary (seed a "
+        "nonce, reset, ask a fresh session to recall it). Exit 0 when healthy, 1 when a step fails (a leak "
+        "is named), 2 on bad input. Reference-capable runtimes get scripted model replies; others need a "
+        "live model behind them.",
+    )
+    parser.add_argument(
+        "--runtime", required=True, metavar="NAME", help="registered runtime name or module:attr"
+    )
+    add_selection(parser)
+    parser.set_defaults(handler=execute)
+
+
+def execute(args: argparse.Namespace, settings: Settings) -> int:
+    loaded = load_runtime_plugin(args.runtime)
+    packs = list({id(item.pack): item.pack for item in selected_scenarios(args, settings)}.values())
+
+    def show(step: Step) -> None:
+        mark = "ok  " if step.ok else "FAIL"
+        sys.stdout.write(f"{mark} {step.name:8} {step.detail}\n")
+        sys.stdout.flush()
+
+    report = diagnose(loaded, packs, show)
+    verdict = "healthy" if report.healthy else "NOT healthy"
+    sys.stdout.write(f"wt doctor {report.runtime}: {verdict}\n")
+    return 0 if report.healthy else 1
