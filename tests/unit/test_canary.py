@@ -92,4 +92,4 @@ def test_reference_capable_runtimes_get_scripted_replies() -> None:
             return self.handle
 
     assert not run_reset_canary(Scripted(wipes=True), AgentConfig()).leaked
-    assert [d.content for d in seen[0].decisions][0] == "Noted."
+    assert seen[0].decisions[0].content == "Noted."

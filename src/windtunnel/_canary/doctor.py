@@ -73,7 +73,7 @@ def diagnose(loaded: LoadedPlugin, packs: Sequence[Pack], on_step: Callable[[Ste
             runtime = build_runtime(loaded)
             detail.append(f"built {type(runtime).__name__}")
         with _step(report, "tools", on_step) as detail:
-            detail += _tools(runtime, packs)
+            detail.extend(_tools(runtime, packs))
         with _step(report, "reset", on_step) as detail:
             _reset(runtime)
             detail.append("reset_state() answered")
