@@ -4,6 +4,7 @@ and prove a run's network has no way out and no way across to another run."""
 from __future__ import annotations
 
 import contextlib
+import shutil
 import subprocess
 import sys
 import time
@@ -15,11 +16,13 @@ import pytest
 from docker.errors import NotFound
 from docker.models.networks import Network
 
-from windtunnel._drivers.base_image import ORIGIN_LABEL, bootstrap_tag, probe_python
+from windtunnel._drivers.base_image import ORIGIN_LABEL, bootstrap_tag, ensure_base_image, probe_python
 from windtunnel._drivers.cleanup import labelled, remove_run, sweep_leftovers
 from windtunnel._drivers.images import (
     CONTENT_HASH_LABEL,
     IMAGE_KIND_LABEL,
+    WINDTUNNEL_DOCKERFILE,
+    WINDTUNNEL_SOURCES,
     BuiltImage,
     ImageBuildError,
     build_image,
@@ -79,6 +82,15 @@ def test_base_image_has_python3_for_the_wheelhouse(
         assert docker_client.images.get(base_image).labels[ORIGIN_LABEL] == "debootstrap"
 
 
+def test_an_unpullable_base_image_falls_back_to_the_bootstrapped_one(
+    docker_client: docker.DockerClient, base_image: str
+) -> None:
+    if base_image != bootstrap_tag():
+        pytest.skip(f"{base_image} was available, so there is no bootstrapped image to fall back to")
+    never = "windtunnel/never-published:0"
+    assert ensure_base_image(docker_client, never, pull_timeout=15) == base_image
+
+
 def test_wt_help_runs_in_the_windtunnel_image(
     docker_client: docker.DockerClient, windtunnel_image: BuiltImage, session_labels: dict[str, str]
 ) -> None:
@@ -95,13 +107,31 @@ def test_an_unchanged_windtunnel_image_is_reused_not_rebuilt(
     docker_client: docker.DockerClient,
     base_image: str,
     windtunnel_image: BuiltImage,
+    run_label: str,
     image_build_times: dict[str, float],
+    tmp_path: Path,
 ) -> None:
+    # From a snapshot of the sources, so an edit to the checkout while the tests run cannot pass for a
+    # cache miss. Unedited, the snapshot is the fixture's image already; edited, the first build makes it.
+    snapshot = tmp_path / "repo"
+    for entry in (*WINDTUNNEL_SOURCES, str(WINDTUNNEL_DOCKERFILE)):
+        source = REPO / entry
+        if source.is_dir():
+            shutil.copytree(source, snapshot / entry, ignore=shutil.ignore_patterns("__pycache__"))
+        elif source.is_file():
+            (snapshot / entry).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, snapshot / entry)
+    tag = f"windtunnel/test-warm:{run_label}"
+    first = build_windtunnel_image(docker_client, repo_root=snapshot, base_image=base_image, tag=tag)
     started = time.monotonic()
-    again = build_windtunnel_image(docker_client, repo_root=REPO, base_image=base_image)
+    again = build_windtunnel_image(docker_client, repo_root=snapshot, base_image=base_image, tag=tag)
     image_build_times["windtunnel image (warm)"] = time.monotonic() - started
-    assert again.reused
-    assert again.id == windtunnel_image.id
+    try:
+        assert again.reused
+        assert again.id == first.id
+        assert again.content_hash == first.content_hash
+    finally:
+        docker_client.images.remove(tag)  # only the tag when the fixture's image carries its own
 
 
 def test_builds_run_with_no_network(

@@ -138,17 +138,23 @@ def ensure_base_image(
 ) -> str:
     """An image reference usable as the BASE_IMAGE build arg.
 
-    Order: `base_image` if present locally; a previously bootstrapped image (the cache, so warm runs
-    never wait on a registry); `base_image` pulled within `pull_timeout`; a fresh bootstrap.
+    Order: `base_image` if present locally; `base_image` pulled within `pull_timeout`; a previously
+    bootstrapped image; a fresh bootstrap (cached under bootstrap_tag(suite) for next time). For the
+    default base image the bootstrapped one is tried before the pull, so warm runs on a machine with no
+    registry never wait on one; an explicitly chosen image always gets its pull attempt first.
     """
     if image_present(client, base_image):
         return base_image
     cached = bootstrap_tag(suite)
-    if image_present(client, cached):
+    prefer_cached = base_image == DEFAULT_BASE_IMAGE
+    if prefer_cached and image_present(client, cached):
         log.info("using the bootstrapped base image %s in place of %s", cached, base_image)
         return cached
     if try_pull(client, base_image, timeout=pull_timeout):
         return base_image
+    if image_present(client, cached):
+        log.warning("%s cannot be pulled; using the bootstrapped %s instead", base_image, cached)
+        return cached
     log.warning("%s cannot be pulled; bootstrapping %s from Debian packages", base_image, cached)
     return bootstrap_base_image(client, tag=cached, suite=suite, mirror=mirror)
 

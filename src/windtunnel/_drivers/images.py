@@ -43,6 +43,7 @@ BUILD_SCHEMA = "1"
 CONTENT_HASH_LABEL = "windtunnel.content-hash"
 IMAGE_KIND_LABEL = "windtunnel.image"
 WHEELHOUSE_LABEL = "windtunnel.wheelhouse"
+PRUNE_AFTER = "1h"
 BUILD_STAGE_LABEL = "windtunnel.build-stage"
 """Set by a Dockerfile on its intermediate stages, so their untagged images can be told apart."""
 WINDTUNNEL_DOCKERFILE = Path("containers") / "windtunnel.Dockerfile"
@@ -186,13 +187,16 @@ def find_by_content_hash(client: docker.DockerClient, content_hash: str) -> Imag
 def _prune_superseded(client: docker.DockerClient, kind: str | None) -> None:
     """Drop earlier builds of the same kind, left untagged when their tag moved to the new image.
 
-    Untagged intermediate stages (labelled windtunnel.build-stage) stay: they are the layer cache that
-    lets a source edit rebuild only the last steps. Images in use by a container are never removed.
+    Only those older than PRUNE_AFTER: a concurrent session may hold a newer one by id, about to start a
+    container from it. Images in use by a container are never removed. Untagged intermediate stages
+    (labelled windtunnel.build-stage) stay: they are the layer cache that lets a source edit rebuild
+    only the last steps.
     """
     if kind is None:
         return
+    selector = {"dangling": True, "label": f"{IMAGE_KIND_LABEL}={kind}", "until": PRUNE_AFTER}
     try:
-        client.images.prune(filters={"dangling": True, "label": f"{IMAGE_KIND_LABEL}={kind}"})
+        client.images.prune(filters=selector)
     except DockerException as exc:  # disk hygiene only: a failed prune must not fail the build
         log.info("pruning untagged %s images failed: %s", kind, exc)
 
