@@ -166,7 +166,8 @@ class ContainerRuntimePlugin:
         client = docker_client()
         self.images = prepare_images(client, manifest, settings)
         stack = ContainerStack(
-            client, windtunnel_image=self.images.windtunnel, gateway=settings.gateway, session=settings.session
+            client, windtunnel_image=self.images.windtunnel, gateway=settings.gateway,
+            session=settings.session or label,
         )
         kind = ReferenceContainerRuntime if manifest.reference else ContainerRuntime
         runtime = kind(manifest, stack, self.images.runtime, timeout_s=settings.timeout_s)

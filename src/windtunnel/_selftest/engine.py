@@ -124,7 +124,7 @@ def run_case(
         cause = exc if isinstance(exc, WindTunnelError) else HarnessError(f"{type(exc).__name__}: {exc}")
         verdict = CaseVerdict.error(
             pack.name, scenario.name, case.name, case.kind, ErrorKind.SETUP, str(cause)
-        )
+        ).model_copy(update={"harness_fault": isinstance(cause, HarnessError)})
     else:
         verdict = CaseVerdict.from_run(pack.name, case.kind, result, str(writer.trace_path(result)))
     return verdict.model_copy(update={"seconds": time.perf_counter() - started})

@@ -35,6 +35,7 @@ class CaseVerdict(BaseModel):
     score: Score | None = None
     trace: str | None = None
     seconds: float = 0.0
+    harness_fault: bool = False
 
     @classmethod
     def unsupported(

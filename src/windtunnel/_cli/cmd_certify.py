@@ -1,0 +1,70 @@
+"""`wt certify`: the whole pipeline for the configured runtimes, ending in a signed bundle."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from windtunnel._bundle import CertificationResult
+from windtunnel._config import Settings
+from windtunnel._pipeline.config import CertifyConfig
+from windtunnel._pipeline.docker_executor import DockerExecutor
+from windtunnel._pipeline.plan import PLAN, execute
+from windtunnel._pipeline.publish import publish
+from windtunnel._pipeline.summary import summary_table
+
+EXIT = {CertificationResult.PASSED: 0, CertificationResult.FAILED: 1, CertificationResult.HARNESS_INVALID: 2}
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "certify",
+        help="certify runtimes: conformance, canary, selftest, tapes, then a signed bundle",
+        description="Runs the stage plan (build, conformance, canary, selftest, tapes) for each runtime, with "
+        "the bundled reference runtime as the harness's known-good control, then publishes a bundle in --out "
+        "(and DIR.tar.gz beside it), signed with --key or WT_SIGNING_KEY (an ECDSA P-256 PKCS#8 PEM), or with "
+        "an ephemeral key marked 'unverified dev key'. Exit codes: 0 certified (PASSED); 1 not certified "
+        "(FAILED: a runtime failed a scored check); 2 bad usage, or HARNESS_INVALID (Wind Tunnel's own "
+        "self-checks failed: nothing is signed). Without --runtime: the runtimes of [tool.windtunnel], else "
+        "the bundled reference runtime.",
+    )
+    parser.add_argument(
+        "--runtime", action="append", default=[], metavar="NAME", help="runtime to certify (repeatable)"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("out"), metavar="DIR", help="bundle directory (default out/)"
+    )
+    parser.add_argument(
+        "--fail-fast", action="store_true", help="stop a runtime's stages at its first failing stage"
+    )
+    parser.add_argument("--key", type=Path, metavar="PATH", help="signing key (PKCS#8 PEM, ECDSA P-256)")
+    parser.set_defaults(handler=execute_certify)
+
+
+def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
+    config = CertifyConfig.from_settings(
+        settings,
+        runtimes=tuple(args.runtime),
+        out_dir=args.out.resolve(),
+        fail_fast=args.fail_fast,
+        key_path=args.key,
+    )
+
+    def progress(line: str) -> None:
+        sys.stderr.write(f"wt certify: {line}\n")
+        sys.stderr.flush()
+
+    progress(f"runtimes {', '.join(config.all_runtimes)}; bundle in {config.out_dir}")
+    outcome = execute(PLAN, config, DockerExecutor(), progress=progress)
+    published = publish(config, outcome)
+    sys.stdout.write(summary_table(outcome, published.verdict) + "\n")
+    if published.seal is None:
+        sys.stdout.write("HARNESS_INVALID: nothing was signed\n")
+    else:
+        dev = " (unverified dev key)" if published.seal.dev_key else ""
+        sys.stdout.write(
+            f"signed{dev}: {published.seal.archive}\n"
+            f"verify: wt verify {config.out_dir} --key {config.out_dir / 'keys' / 'signer.pub.pem'}\n"
+        )
+    return EXIT[published.verdict.result]

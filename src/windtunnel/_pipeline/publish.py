@@ -1,0 +1,109 @@
+"""The publish stage: the bundle's result files, the HTML report, and the signature (never when invalid)."""
+
+from __future__ import annotations
+
+import json
+import platform
+import socket
+import subprocess
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from windtunnel import __version__
+from windtunnel._bundle import (
+    CertificationResult,
+    ChecksFile,
+    HostInfo,
+    RunInfo,
+    RuntimeInfo,
+    SealResult,
+    TapeEntry,
+    TapeIndex,
+    Verdict,
+    junit_for,
+    load_signer,
+    seal_bundle,
+)
+from windtunnel._pipeline.config import CertifyConfig
+from windtunnel._pipeline.plan import CertifyOutcome
+from windtunnel._pipeline.report_html import render_report
+from windtunnel._runner.output import write_atomic
+
+SUITE_VERSION = "1"
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    verdict: Verdict
+    seal: SealResult | None
+
+
+def _git_commit(root: Path) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=False
+        )
+    except OSError:
+        return None
+    return done.stdout.strip() or None
+
+
+def _engine() -> str | None:
+    try:
+        from windtunnel._drivers.docker_env import docker_client, engine_version
+
+        return f"docker {engine_version(docker_client(timeout=5))}"
+    except Exception:  # noqa: BLE001 - run.json records the engine when one answers; its absence is no error here
+        return None
+
+
+def run_info(config: CertifyConfig, outcome: CertifyOutcome) -> RunInfo:
+    images: dict[str, str] = {}
+    for run in outcome.runs:
+        images.update(run.images)  # "windtunnel" (gateway and mocks) and "runtime:<name>"
+    return RunInfo(
+        run_id=outcome.run_id,
+        tool_version=__version__,
+        suite_version=SUITE_VERSION,
+        requirement_set=config.requirement_set,
+        git_commit=_git_commit(config.root),
+        host=HostInfo(
+            platform=platform.platform(),
+            python=platform.python_version(),
+            hostname=socket.gethostname(),
+            engine=_engine(),
+        ),
+        started_at=datetime.fromtimestamp(outcome.started_at, UTC),
+        ended_at=config.clock(),
+        runtimes=[RuntimeInfo(name=run.name, source=run.source) for run in outcome.runs],
+        images=images,
+    )
+
+
+def tape_index(config: CertifyConfig) -> TapeIndex:
+    """Every tape the tapes stage replayed (recorded in its evidence), with its oldest interaction's time."""
+    entries: dict[str, TapeEntry] = {}
+    for path in sorted((config.out_dir / "evidence").glob("*/tapes/*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        tape = data.get("tape") if isinstance(data, dict) else None
+        if isinstance(tape, dict) and "recorded_at" in tape:
+            entries[tape["name"]] = TapeEntry.model_validate(tape)
+    return TapeIndex(tapes=list(entries.values()))
+
+
+def publish(config: CertifyConfig, outcome: CertifyOutcome) -> Published:
+    out = config.out_dir
+    signer = load_signer(key_path=config.key_path, key_pem=config.key_pem)
+    checks = ChecksFile(requirement_set=config.requirement_set, checks=outcome.checks)
+    verdict = Verdict.from_checks(checks, signing_key=signer.origin)
+    info = run_info(config, outcome)
+    write_atomic(out / "run.json", info.model_dump_json(indent=2))
+    write_atomic(out / "checks.json", checks.model_dump_json(indent=2))
+    write_atomic(out / "junit.xml", junit_for(checks))
+    write_atomic(out / "verdict.json", verdict.model_dump_json(indent=2))
+    write_atomic(out / "tapes" / "index.json", tape_index(config).model_dump_json(indent=2))
+    write_atomic(out / "report.html", render_report(info, checks, verdict, out))
+    if verdict.result is CertificationResult.HARNESS_INVALID:
+        return Published(verdict=verdict, seal=None)
+    return Published(verdict=verdict, seal=seal_bundle(out, signer=signer))

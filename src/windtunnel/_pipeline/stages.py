@@ -1,0 +1,166 @@
+"""The runtime stages: build, conformance, canary, selftest. Each returns its check records and has
+written its evidence into the bundle before it returns."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from windtunnel._bundle.models import CheckRecord, CheckStatus
+from windtunnel._canary.canary import run_reset_canary
+from windtunnel._conformance.kit import CHECKS, run_check
+from windtunnel._conformance.model import CheckStatus as KitStatus
+from windtunnel._conformance.subject import Subject
+from windtunnel._drivers.manifest import load_manifest
+from windtunnel._drivers.plugin import find_runtime_dir
+from windtunnel._pipeline.context import StageContext
+from windtunnel._runner.output import RunWriter
+from windtunnel._runtimes.registry import build_runtime, load_runtime_plugin
+from windtunnel._selftest.engine import run_case
+from windtunnel._selftest.verdicts import Verdict
+from windtunnel.errors import HarnessError, WindTunnelError
+from windtunnel.spi.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
+
+KIT_TO_BUNDLE = {
+    KitStatus.SUCCESS: CheckStatus.PASSED,
+    KitStatus.FAILURE: CheckStatus.FAILED,
+    KitStatus.NOT_MEASURED: CheckStatus.NOT_MEASURED,
+    KitStatus.HARNESS_ERROR: CheckStatus.ERROR,
+}
+
+
+def build_stage(ctx: StageContext) -> list[CheckRecord]:
+    """Resolve the runtime's plugin and build it: images offline, network, gateway."""
+    started = time.perf_counter()
+    run = ctx.run
+    try:
+        run.loaded = load_runtime_plugin(run.name)
+        run.runtime = build_runtime(run.loaded, label=ctx.run_id)
+    except HarnessError as exc:
+        return [ctx.check("images", CheckStatus.ERROR, str(exc), seconds=time.perf_counter() - started)]
+    except WindTunnelError as exc:
+        return [ctx.check("images", CheckStatus.FAILED, str(exc), seconds=time.perf_counter() - started)]
+    run.images = dict(getattr(run.runtime, "image_digests", {}) or {})
+    directory = find_runtime_dir(run.name)
+    manifest = load_manifest(directory) if directory else None
+    run.source = str(directory) if directory else run.loaded.source
+    run.subject = Subject(
+        name=run.name, runtime=run.runtime, supported=manifest.supported if manifest else None
+    )
+    evidence = ctx.write_evidence(
+        "build", {"plugin": run.loaded.source, "images": run.images, "source": run.source}
+    )
+    detail = ", ".join(f"{name} {digest[:19]}" for name, digest in run.images.items()) or "built (no images)"
+    return [
+        ctx.check(
+            "images", CheckStatus.PASSED, detail, evidence=[evidence], seconds=time.perf_counter() - started
+        )
+    ]
+
+
+def conformance_stage(ctx: StageContext) -> list[CheckRecord]:
+    """Every check of the kit; the requirement set says which are scored."""
+    assert ctx.run.subject is not None
+    records = []
+    for check in CHECKS:
+        ctx.progress(f"{ctx.run.name}: conformance {check.id}")
+        result = run_check(check, ctx.run.subject)
+        evidence = ctx.write_evidence(check.id, result.model_dump(mode="json"))
+        records.append(
+            ctx.check(
+                check.id,
+                KIT_TO_BUNDLE[result.status],
+                f"{result.title}: {result.detail}",
+                evidence=[evidence],
+                scored=check.id in ctx.suite.requirements.scored,
+                seconds=result.seconds,
+            )
+        )
+    return records
+
+
+def canary_stage(ctx: StageContext) -> list[CheckRecord]:
+    """The reset canary in recall mode, and in hermetic mode when the runtime exposes its state."""
+    runtime = ctx.run.runtime
+    records = []
+    modes: list[tuple[str, dict[str, object]]] = [("recall", {"probe_recall": True})]
+    probe_factory = getattr(runtime, "state_probe", None)
+    probe = probe_factory() if callable(probe_factory) else None
+    if probe is not None:
+        modes.append(("hermetic", {"probe_recall": False, "state_probe": probe}))
+    for mode, options in modes:
+        started = time.perf_counter()
+        try:
+            result = run_reset_canary(runtime, AgentConfig(), **options)  # type: ignore[arg-type]
+        except HarnessError as exc:
+            records.append(ctx.check(mode, CheckStatus.ERROR, str(exc)))
+            continue
+        except WindTunnelError as exc:
+            records.append(ctx.check(mode, CheckStatus.FAILED, f"the canary run failed: {exc}"))
+            continue
+        evidence = ctx.write_evidence(
+            mode,
+            {
+                "leaked": result.leaked,
+                "detail": result.detail,
+                "nonce": result.nonce,
+                "evidence": result.evidence,
+            },
+        )
+        status = CheckStatus.FAILED if result.leaked else CheckStatus.PASSED
+        records.append(
+            ctx.check(mode, status, result.detail, evidence=[evidence], seconds=time.perf_counter() - started)
+        )
+    if len(modes) == 1:
+        records.append(
+            ctx.check(
+                "hermetic", CheckStatus.NOT_MEASURED, "the runtime exposes no state probe", scored=False
+            )
+        )
+    return records
+
+
+_VERDICT_STATUS = {
+    Verdict.PASS: CheckStatus.PASSED,
+    Verdict.GOLDEN_FAILED: CheckStatus.FAILED,
+    Verdict.POISON_PASSED: CheckStatus.FAILED,
+    Verdict.UNSUPPORTED: CheckStatus.NOT_MEASURED,
+}
+
+
+def selftest_stage(ctx: StageContext) -> list[CheckRecord]:
+    """Every reference case of the selected packs through the live stack (seed 000)."""
+    runtime = ctx.run.runtime
+    if not isinstance(runtime, ReferenceCapableAgentRuntime):
+        return [
+            ctx.check(
+                "reference-cases",
+                CheckStatus.NOT_MEASURED,
+                f"{ctx.run.name} has no provision_reference(): reference cases cannot run",
+            )
+        ]
+    writer = RunWriter(ctx.traces_dir())
+    records = []
+    for item in ctx.selected:
+        for case in item.scenario.reference_cases:
+            ctx.progress(f"{ctx.run.name}: selftest {item.pack.name}/{item.scenario.name}[{case.name}]")
+            verdict = run_case(
+                runtime, ctx.run.name, item.pack, item.scenario, case, AgentConfig(), writer, ctx.run_id
+            )
+            status = _VERDICT_STATUS.get(verdict.verdict)
+            if status is None:  # ERROR: the runtime's fault unless Wind Tunnel's own setup failed
+                status = CheckStatus.ERROR if verdict.harness_fault else CheckStatus.FAILED
+            paths = [ctx.relative(Path(verdict.trace))] if verdict.trace else []
+            evidence = ctx.write_evidence(
+                f"{item.pack.name}.{item.scenario.name}.{case.name}", verdict.model_dump(mode="json")
+            )
+            records.append(
+                ctx.check(
+                    f"{item.pack.name}/{item.scenario.name}/{case.name}",
+                    status,
+                    f"{verdict.verdict.value}: {verdict.detail}",
+                    evidence=[evidence, *paths],
+                    seconds=verdict.seconds,
+                )
+            )
+    return records
