@@ -40,6 +40,11 @@ def conformance(session: nox.Session) -> None:
     """The conformance kit over every runtime in runtimes/ (poisons included), in containers; JUnit in out/."""
     _install(session)
     session.run(
-        "pytest", "conformance", "-p", "no:cacheprovider", "--junitxml=out/conformance.xml",
-        "--wt-results=out/conformance", *session.posargs,
+        "pytest",
+        "conformance",
+        "-p",
+        "no:cacheprovider",
+        "--junitxml=out/conformance.xml",
+        "--wt-results=out/conformance",
+        *session.posargs,
     )

@@ -35,17 +35,30 @@ MISBEHAVING = FIXTURES / "runtimes" / "misbehaving"
 
 
 @pytest.fixture(scope="module")
-def stack_env(docker_client: Any, base_image: str, run_label: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def stack_env(
+    docker_client: Any, base_image: str, run_label: str, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str]:
     runs = tmp_path_factory.mktemp("runs")
     return {
-        **os.environ, "WT_BASE_IMAGE": base_image, "WT_SESSION_LABEL": run_label, "WT_RUNS_DIR": str(runs),
-        "WT_LOCK_DIR": str(runs / "locks"), "PYTHONPATH": str(FIXTURES),
+        **os.environ,
+        "WT_BASE_IMAGE": base_image,
+        "WT_SESSION_LABEL": run_label,
+        "WT_RUNS_DIR": str(runs),
+        "WT_LOCK_DIR": str(runs / "locks"),
+        "PYTHONPATH": str(FIXTURES),
     }
 
 
 def wt(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "windtunnel._cli.main", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=900, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "windtunnel._cli.main", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
 
 
 def test_selftest_reference_all_pass_and_junit(stack_env: dict[str, str], tmp_path: Path) -> None:
@@ -54,7 +67,9 @@ def test_selftest_reference_all_pass_and_junit(stack_env: dict[str, str], tmp_pa
     assert done.returncode == 0, done.stderr[-3000:]
     cases = ET.parse(out).getroot().findall(".//testcase")
     assert len(cases) == 12
-    verdicts = {p.get("value") for p in ET.parse(out).getroot().iter("property") if p.get("name") == "verdict"}
+    verdicts = {
+        p.get("value") for p in ET.parse(out).getroot().iter("property") if p.get("name") == "verdict"
+    }
     assert verdicts == {"PASS"}
     runs = Path(stack_env["WT_RUNS_DIR"]) / "selftest"
     assert len(list(runs.rglob("*.trace.json"))) == 12 and len(list(runs.rglob("*.score.json"))) == 12
@@ -65,10 +80,22 @@ def test_selftest_reference_all_pass_and_junit(stack_env: dict[str, str], tmp_pa
     assert trace["turns"][0]["rendered_prompt_hash"].startswith("sha256:")
 
 
-def test_weak_gate_and_unreachable_golden_bite_in_containers(stack_env: dict[str, str], tmp_path: Path) -> None:
+def test_weak_gate_and_unreachable_golden_bite_in_containers(
+    stack_env: dict[str, str], tmp_path: Path
+) -> None:
     out = tmp_path / "weak.json"
-    done = wt(stack_env, "selftest", "--runtime", "reference", "--pack", str(FIXTURES / "packs" / "weak_gate"),
-              "--format", "json", "--out", str(out))
+    done = wt(
+        stack_env,
+        "selftest",
+        "--runtime",
+        "reference",
+        "--pack",
+        str(FIXTURES / "packs" / "weak_gate"),
+        "--format",
+        "json",
+        "--out",
+        str(out),
+    )
     assert done.returncode == 1, done.stderr[-3000:]
     verdicts = {(c["scenario"], c["case"]): c["verdict"] for c in json.loads(out.read_text())["cases"]}
     assert verdicts[("says_refunded_only", "wrong-amount")] == "POISON_PASSED"
@@ -77,8 +104,18 @@ def test_weak_gate_and_unreachable_golden_bite_in_containers(stack_env: dict[str
 
 def test_runtime_hiding_a_tool_call_is_error_integrity(stack_env: dict[str, str], tmp_path: Path) -> None:
     out = tmp_path / "hide.json"
-    done = wt(stack_env, "selftest", "--runtime", "reference-poison-hide_intermediate_tool_calls",
-              "--scenario", "artifact_guard", "--format", "json", "--out", str(out))
+    done = wt(
+        stack_env,
+        "selftest",
+        "--runtime",
+        "reference-poison-hide_intermediate_tool_calls",
+        "--scenario",
+        "artifact_guard",
+        "--format",
+        "json",
+        "--out",
+        str(out),
+    )
     assert done.returncode == 1
     cases = json.loads(out.read_text())["cases"]
     assert {(c["verdict"], c["subkind"]) for c in cases} == {("ERROR", "integrity")}
@@ -102,7 +139,9 @@ def misbehaving(stack_env: dict[str, str], request: pytest.FixtureRequest) -> It
 def _case(runtime: Any, tmp_path: Path, case: ReferenceCase | None = None) -> Any:
     pack = load_pack(str(REPO / "scenarios" / "artifacts"))
     scenario = pack.scenario("artifact_guard")
-    return run_case(runtime, "rt", pack, scenario, case or scenario.goldens[0], AgentConfig(), RunWriter(tmp_path))
+    return run_case(
+        runtime, "rt", pack, scenario, case or scenario.goldens[0], AgentConfig(), RunWriter(tmp_path)
+    )
 
 
 def _written(tmp_path: Path) -> tuple[int, int]:
@@ -149,15 +188,19 @@ def test_runtime_killed_mid_turn_is_error(misbehaving: Any, tmp_path: Path) -> N
 
 @pytest.fixture(scope="module")
 def reference_runtime(stack_env: dict[str, str]) -> Iterator[Any]:
-    runtime = ContainerRuntimePlugin(REPO / "runtimes" / "reference", env=stack_env).build("reference", "t", None)
+    runtime = ContainerRuntimePlugin(REPO / "runtimes" / "reference", env=stack_env).build(
+        "reference", "t", None
+    )
     yield runtime
     runtime.close()
 
 
 def test_script_exhausted_is_error_naming_the_gateway(reference_runtime: Any, tmp_path: Path) -> None:
-    short = ReferenceCase(name="too-short", kind="golden", decisions=(
-        ReferenceDecision(tool_calls=(ReferenceToolCall("write_artifact", {"safe": True}),)),
-    ))  # built without a Scenario, so seed 000's validation does not stop the missing final decision
+    short = ReferenceCase(
+        name="too-short",
+        kind="golden",
+        decisions=(ReferenceDecision(tool_calls=(ReferenceToolCall("write_artifact", {"safe": True}),)),),
+    )  # built without a Scenario, so seed 000's validation does not stop the missing final decision
     verdict = _case(reference_runtime, tmp_path, short)
     assert verdict.verdict is Verdict.ERROR
     assert "script exhausted" in verdict.detail

@@ -47,7 +47,7 @@ def test_seed_000_example_runs_verbatim() -> None:
 
 def test_seed_002_spi_import_paths() -> None:
     from windtunnel.spi import AgentConfig, ReferenceCase  # noqa: F401
-    from windtunnel.spi.agent_runtime import AgentConfig as Config, AgentHandle, Message, Response  # noqa: F401
+    from windtunnel.spi.agent_runtime import AgentConfig as Config
     from windtunnel.spi.runtime_plugin import RuntimePlugin  # noqa: F401
 
     assert Config is AgentConfig
@@ -106,7 +106,8 @@ SPI = [
     "Response",
     "RuntimePlugin",
     "SamplingConfig",
-    "StateProbe", "container_plugin",
+    "StateProbe",
+    "container_plugin",
 ]
 ERRORS = [
     "WindTunnelError",

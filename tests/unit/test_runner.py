@@ -16,7 +16,6 @@ from windtunnel.api import (
     MockServer,
     ReferenceCase,
     ReferenceDecision,
-    ReferenceToolCall,
     Scenario,
     StateProbeAvailable,
     Tool,
@@ -105,7 +104,7 @@ def test_multi_turn_reuses_one_session_and_sends_the_conversation() -> None:
     handle = ScriptedHandle([], [answer("which?"), answer("done")])
     scenario = Scenario(name="m", prompt=["refund please", "the lamp"], target_facts=[["done"]])
     (result,) = run_scenario(ScriptedRuntime(handle), scenario)
-    (first, s1), (second, s2) = handle.sent
+    (_first, s1), (second, s2) = handle.sent
     assert s1 == s2 == result.trace.session_id
     assert [m["content"] for m in second] == ["refund please", "which?", "the lamp"]
     assert result.score.passed and len(result.trace.turns) == 2

@@ -166,7 +166,9 @@ class ContainerRuntimePlugin:
         client = docker_client()
         self.images = prepare_images(client, manifest, settings)
         stack = ContainerStack(
-            client, windtunnel_image=self.images.windtunnel, gateway=settings.gateway,
+            client,
+            windtunnel_image=self.images.windtunnel,
+            gateway=settings.gateway,
             session=settings.session or label,
         )
         kind = ReferenceContainerRuntime if manifest.reference else ContainerRuntime
