@@ -140,10 +140,11 @@ def test_concurrency_never_exceeds_the_plugin_limit(tmp_path: Path) -> None:
     )
     assert done.returncode == 1  # the hooks runtime answers "done", which fails the bundled gates
     from windtunnel._runner.sweep import SweepOptions, effective_concurrency
+    from windtunnel.spi import AgentConfig
 
     options = SweepOptions(
-        config=None, out_root=tmp_path, lock_dir=tmp_path, scheduler="concurrent", max_concurrency=8
-    )  # type: ignore[arg-type]
+        config=AgentConfig(), out_root=tmp_path, lock_dir=tmp_path, scheduler="concurrent", max_concurrency=8
+    )
     assert effective_concurrency(options, 2) == 2
     assert effective_concurrency(options, None) == 8
 

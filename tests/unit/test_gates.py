@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from windtunnel._score.matching import fact_met, same_value
+from windtunnel._trace.models import ErrorKind
 from windtunnel.api import (
     Benchmark,
     Expect,
@@ -147,7 +148,7 @@ def test_unknown_usage_fails_a_token_budget() -> None:
 
 
 def test_error_traces_score_error_without_gates() -> None:
-    error = TraceError(kind="runtime", message="boom")
+    error = TraceError(kind=ErrorKind.RUNTIME, message="boom")
     score = score_trace(Scenario(name="s", prompt="p", target_facts=[["x"]]), trace("", error=error))
     assert score.status is ScoreStatus.ERROR and score.checks == []
     assert score.summary() == "error (runtime): boom"

@@ -47,9 +47,10 @@ class ScriptedHandle:
     def send(self, messages: list[Message], session_id: str) -> Mapping[str, Any]:
         self.log.append("send")
         self.sent.append((list(messages), session_id))
-        response = self.responses.pop(0)
-        for name, arguments in response.pop("_execute", []):
-            self.tools[0].call(name, arguments)
+        response: Mapping[str, Any] = self.responses.pop(0)
+        if isinstance(response, dict):
+            for name, arguments in response.pop("_execute", []):
+                self.tools[0].call(name, arguments)
         return response
 
     def reset_state(self) -> None:

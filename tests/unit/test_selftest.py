@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 sys.path.insert(0, str(FIXTURES))
 
-from plugins import reference_double  # noqa: E402
+from plugins import reference_double  # type: ignore[import-not-found]  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
