@@ -6,7 +6,7 @@ import nox
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.sessions = ["lint", "typecheck", "tests", "conformance", "certify"]
 
 PYTHON = "3.11"
 
@@ -48,3 +48,21 @@ def conformance(session: nox.Session) -> None:
         "--wt-results=out/conformance",
         *session.posargs,
     )
+
+
+@nox.session(python=PYTHON)
+def certify(session: nox.Session) -> None:
+    """`wt certify` of the configured runtimes into out/bundle, then `wt verify` of what it wrote."""
+    _install(session)
+    out = "out/bundle"
+    session.run("wt", "certify", "--out", out, *session.posargs)
+    session.run("wt", "verify", out, "--key", f"{out}/keys/signer.pub.pem")
+    session.run("wt", "verify", f"{out}.tar.gz", "--key", f"{out}/keys/signer.pub.pem")
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Benchmarks that print ratios (runner overhead, stack overhead, tape replay, warm certify)."""
+    _install(session)
+    for script in ("bench_runner.py", "bench_stack.py", "bench_tapes.py", "bench_certify.py"):
+        session.run("python", f"bench/{script}")

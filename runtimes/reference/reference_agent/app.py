@@ -61,6 +61,7 @@ def create_app(settings: Settings) -> Starlette:
 
     async def reset(_request: Request) -> JSONResponse:
         memory.reset()
+        tools.forget()
         return JSONResponse({"reset": True})
 
     async def health(request: Request) -> JSONResponse:
@@ -68,7 +69,7 @@ def create_app(settings: Settings) -> Starlette:
             return JSONResponse({"status": "ok"})
         # Deep check: the tools are actually listable (seed 002: gate on tools being callable).
         try:
-            offered = await tools.list_tools()
+            offered = await tools.list_tools(fresh=True)
         except ToolServerError as exc:
             return JSONResponse({"status": "error", "error": str(exc)}, status_code=503)
         return JSONResponse({"status": "ok", "tools": {name: tool.server for name, tool in offered.items()}})

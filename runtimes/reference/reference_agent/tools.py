@@ -120,9 +120,19 @@ class ToolBox:
 
     def __init__(self, refs: Sequence[McpServerRef], spawn: Spawn) -> None:
         self._connections = {ref.name: McpConnection(ref, spawn) for ref in refs}
+        self._listed: dict[str, OfferedTool] | None = None
 
-    async def list_tools(self) -> dict[str, OfferedTool]:
-        """All tools by name. A name offered by two servers refuses the turn (see README: name clashes)."""
+    def forget(self) -> None:
+        """Drop the remembered tool list (on /wt/reset): the next turn lists the servers' tools again."""
+        self._listed = None
+
+    async def list_tools(self, *, fresh: bool = False) -> dict[str, OfferedTool]:
+        """All tools by name, listed once per run and remembered until the next reset (`fresh` re-lists).
+
+        A name offered by two servers refuses the turn (see README: name clashes).
+        """
+        if self._listed is not None and not fresh:
+            return self._listed
         offered: dict[str, OfferedTool] = {}
         for server, connection in self._connections.items():
             for tool in await _list_all(connection):
@@ -133,6 +143,7 @@ class ToolBox:
                         "rename one of the tools"
                     )
                 offered[tool.name] = OfferedTool(server, tool.name, tool.description, tool.input_schema)
+        self._listed = offered
         return offered
 
     async def call(self, tool: OfferedTool, arguments: dict[str, Any]) -> str:
