@@ -216,6 +216,8 @@ def test_an_unreachable_mcp_server_gives_502_and_is_reconnected_once_back(stack:
     assert inject(client, "s1", "first").status_code == 200  # the client is open now
     port = stack.mcp.port
     stack.mcp.stop()
+    # Tools are listed once per run, so the outage shows when the model calls a tool.
+    stack.model.script({"tool_calls": [call("lookup_order", '{"order_id": "A-1042"}')]})
     response = inject(client, "s1", "second")
     assert response.status_code == 502
     assert "'shop'" in response.json()["error"]

@@ -132,6 +132,8 @@ def test_every_fault_has_a_poison_manifest_and_every_manifest_a_fault() -> None:
         path.parent.name: tomllib.loads(path.read_text())
         for path in RUNTIME_DIR.glob("poison/*/runtime.toml")
     }
+    # A poison whose fault sits in its driver (teardown_raises) sets no WT_FAULT: the runtime is untouched.
+    manifests = {name: data for name, data in manifests.items() if "driver" not in data}
     assert set(manifests) == faults
     for fault, manifest in manifests.items():
         assert manifest["extends"] == "../.."
