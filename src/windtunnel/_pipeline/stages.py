@@ -13,11 +13,13 @@ from windtunnel._conformance.model import CheckStatus as KitStatus
 from windtunnel._conformance.subject import Subject
 from windtunnel._drivers.manifest import load_manifest
 from windtunnel._drivers.plugin import find_runtime_dir
+from windtunnel._pipeline.config import REFERENCE
 from windtunnel._pipeline.context import StageContext
+from windtunnel._pipeline.stage_prove import CaseKey, prove_checks
 from windtunnel._runner.output import RunWriter
-from windtunnel._runtimes.registry import build_runtime, load_runtime_plugin
+from windtunnel._runtimes.registry import build_runtime
 from windtunnel._selftest.engine import run_case
-from windtunnel._selftest.verdicts import Verdict
+from windtunnel._selftest.verdicts import CaseVerdict, Verdict
 from windtunnel.errors import HarnessError, WindTunnelError
 from windtunnel.spi.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
 
@@ -34,7 +36,7 @@ def build_stage(ctx: StageContext) -> list[CheckRecord]:
     started = time.perf_counter()
     run = ctx.run
     try:
-        run.loaded = load_runtime_plugin(run.name)
+        run.loaded = ctx.config.load_plugin(run.name)  # bound to running services under --stack bound
         run.runtime = build_runtime(run.loaded, label=ctx.run_id)
     except HarnessError as exc:
         return [ctx.check("images", CheckStatus.ERROR, str(exc), seconds=time.perf_counter() - started)]
@@ -129,7 +131,8 @@ _VERDICT_STATUS = {
 
 
 def selftest_stage(ctx: StageContext) -> list[CheckRecord]:
-    """Every reference case of the selected packs through the live stack (seed 000)."""
+    """Every reference case of the selected packs through the live stack (seed 000); on the reference
+    runtime, then every selected scenario's proof (seed 004) as a harness check."""
     runtime = ctx.run.runtime
     if not isinstance(runtime, ReferenceCapableAgentRuntime):
         return [
@@ -141,12 +144,14 @@ def selftest_stage(ctx: StageContext) -> list[CheckRecord]:
         ]
     writer = RunWriter(ctx.traces_dir())
     records = []
+    played: dict[CaseKey, CaseVerdict] = {}
     for item in ctx.selected:
         for case in item.scenario.reference_cases:
             ctx.progress(f"{ctx.run.name}: selftest {item.pack.name}/{item.scenario.name}[{case.name}]")
             verdict = run_case(
                 runtime, ctx.run.name, item.pack, item.scenario, case, AgentConfig(), writer, ctx.run_id
             )
+            played[(item.pack.name, item.scenario.name, case.name)] = verdict
             status = _VERDICT_STATUS.get(verdict.verdict)
             if status is None:  # ERROR: the runtime's fault unless Wind Tunnel's own setup failed
                 status = CheckStatus.ERROR if verdict.harness_fault else CheckStatus.FAILED
@@ -163,4 +168,6 @@ def selftest_stage(ctx: StageContext) -> list[CheckRecord]:
                     seconds=verdict.seconds,
                 )
             )
+    if ctx.run.name == REFERENCE:  # the suite is proved once per run, on the known-good control's verdicts
+        records += prove_checks(ctx, played)
     return records
