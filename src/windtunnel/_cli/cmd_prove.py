@@ -80,7 +80,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument(
         "--mutate",
         action="store_true",
-        help="also derive mutants of each golden and report a gate that passes one as a weak gate",
+        help="also derive mutants of each golden and report a gate that passes one as a weak gate "
+        "(the mutation report is written to mutation.json beside the proofs file)",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="report format")
     parser.add_argument("--out", type=Path, metavar="PATH", help="write the report here instead of stdout")
