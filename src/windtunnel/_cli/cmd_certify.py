@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from windtunnel._bundle import CertificationResult
 from windtunnel._config import Settings
-from windtunnel._pipeline.config import CertifyConfig
+from windtunnel._pipeline.bound_executor import BoundExecutor
+from windtunnel._pipeline.config import STACKS, CertifyConfig
 from windtunnel._pipeline.docker_executor import DockerExecutor
-from windtunnel._pipeline.plan import PLAN, execute
+from windtunnel._pipeline.plan import PLAN, Executor, execute
 from windtunnel._pipeline.publish import publish
 from windtunnel._pipeline.summary import summary_table
 
@@ -39,6 +41,20 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--fail-fast", action="store_true", help="stop a runtime's stages at its first failing stage"
     )
     parser.add_argument("--key", type=Path, metavar="PATH", help="signing key (PKCS#8 PEM, ECDSA P-256)")
+    # The Dagger module (pipeline/) starts the containers as services, then runs this same command in a
+    # runner container with --stack bound; --print-plan is how it learns which containers to start.
+    parser.add_argument(
+        "--stack",
+        choices=STACKS,
+        default="docker",
+        help="docker (default): start the containers here; bound: use the services another executor started, "
+        "at the URLs in WT_BOUND_STACKS (used by `dagger call certify`; see docs/dagger.md)",
+    )
+    parser.add_argument(
+        "--print-plan",
+        action="store_true",
+        help="print the container plan (images, services, env, aliases, stage order) as JSON and exit",
+    )
     parser.set_defaults(handler=execute_certify)
 
 
@@ -49,14 +65,19 @@ def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
         out_dir=args.out.resolve(),
         fail_fast=args.fail_fast,
         key_path=args.key,
+        stack=args.stack,
     )
+    if args.print_plan:
+        sys.stdout.write(json.dumps(_plan(config, settings), indent=2) + "\n")
+        return 0
 
     def progress(line: str) -> None:
         sys.stderr.write(f"wt certify: {line}\n")
         sys.stderr.flush()
 
     progress(f"runtimes {', '.join(config.all_runtimes)}; bundle in {config.out_dir}")
-    outcome = execute(PLAN, config, DockerExecutor(), progress=progress)
+    executor: Executor = BoundExecutor() if config.stack == "bound" else DockerExecutor()
+    outcome = execute(PLAN, config, executor, progress=progress)
     published = publish(config, outcome)
     sys.stdout.write(summary_table(outcome, published.verdict) + "\n")
     if published.seal is None:
@@ -68,3 +89,16 @@ def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
             f"verify: wt verify {config.out_dir} --key {config.out_dir / 'keys' / 'signer.pub.pem'}\n"
         )
     return EXIT[published.verdict.result]
+
+
+def _plan(config: CertifyConfig, settings: Settings) -> dict[str, object]:
+    from windtunnel._drivers.plugin import DriverSettings
+    from windtunnel._pipeline.container_plan import container_plan
+
+    driver = DriverSettings.from_env(settings.env)
+    # The gateway's env is left out: in live or record mode it holds the upstream API key, and a plan is
+    # printed and logged. Whoever runs those modes elsewhere passes the key as a secret of its own.
+    plan = container_plan(
+        config, base_image=driver.base_image, mode=driver.gateway.mode, extra_args=driver.gateway.extra_args
+    )
+    return plan.to_json()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,35 +17,27 @@ from typing import Any
 from docker.errors import DockerException
 
 from windtunnel._drivers.manifest import RuntimeManifest
-from windtunnel._drivers.stack import ContainerStack, RunningContainer, alias_for, logs_tail
+from windtunnel._drivers.stack import ContainerStack, RunningContainer, logs_tail
+
+# The runtime's env and alias come from the container plan that the Dagger executor reads too.
+from windtunnel._pipeline.container_plan import DEFAULT_MODEL, runtime_alias, runtime_env
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._scenario.model import ReferenceCase
 from windtunnel.errors import ProbeError, RuntimeUnavailableError
 from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response, StateProbe
 
-DEFAULT_MODEL = "wt-scripted"
+__all__ = [
+    "DEFAULT_MODEL",
+    "ContainerHandle",
+    "ContainerRuntime",
+    "EgressReport",
+    "ReferenceContainerRuntime",
+    "runtime_env",
+]
+
 START_TIMEOUT_S = 60.0
 WATCH_INTERVAL_S = 0.5
-
-
-def runtime_env(
-    manifest: RuntimeManifest, config: AgentConfig, mcps: Sequence[MCPHandle], gateway_url: str
-) -> dict[str, str]:
-    """DESIGN.md's WT_* variables for this config, plus the manifest's fixed ones, renamed as it asks."""
-    env = {
-        "WT_MODEL_BASE_URL": gateway_url,
-        "WT_MODEL_NAME": config.model.name if config.model else DEFAULT_MODEL,
-        "WT_MCP_SERVERS": json.dumps([{"name": m.name, "url": m.url} for m in mcps]),
-        "WT_INJECT_PORT": str(manifest.port),
-    }
-    if config.system_prompt is not None:
-        env["WT_SYSTEM_PROMPT"] = config.system_prompt
-    sampling = config.sampling.as_dict()
-    if sampling:
-        env["WT_SAMPLING"] = json.dumps(sampling)
-    env.update(manifest.env_set)
-    return {manifest.env_rename.get(key, key): value for key, value in env.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +184,7 @@ class ContainerRuntime:
         refuse_fields(config, self.manifest.supported, self.manifest.name)
         self.stack.gateway()
         env = runtime_env(self.manifest, config, mcps, self.stack.gateway_url_for_agents)
-        alias = alias_for("runtime", self.manifest.name, uuid.uuid4().hex[:6])
+        alias = runtime_alias(self.manifest.name, uuid.uuid4().hex[:6])
         running = self.stack.run(self.runtime_image, alias=alias, env=env, role="runtime")
         try:
             self.stack.wait_http(

@@ -7,7 +7,6 @@ only the gateway and the mocks are on it.
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
 from collections.abc import Mapping
@@ -25,19 +24,36 @@ from windtunnel._drivers.cleanup import remove_run
 from windtunnel._drivers.network import create_run_network, run_labels
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._mcp.http_handle import HttpMCPHandle
+
+# Commands, aliases and ports come from the container plan that the Dagger executor reads too.
+from windtunnel._pipeline.container_plan import (
+    ANY_ADDRESS,
+    GATEWAY_ALIAS,
+    GATEWAY_PORT,
+    GATEWAY_URL_FOR_AGENTS,
+    MOCK_PORT,
+    alias_for,
+    gateway_args,
+    mock_alias,
+    mock_args,
+    mock_url,
+    pack_mount,
+)
 from windtunnel.errors import HarnessError, RuntimeUnavailableError
 from windtunnel.spi.agent_runtime import MockServerPlan
 
-ANY_ADDRESS = "0.0.0.0"  # noqa: S104 - servers inside their own container, on the run network only
-GATEWAY_ALIAS = "gateway"
-GATEWAY_PORT = 8000
-MOCK_PORT = 8000
-_UNSAFE = re.compile(r"[^a-z0-9-]")
-
-
-def alias_for(*parts: str) -> str:
-    """A DNS-safe network alias: lower case, `-` for anything else, at most 63 characters."""
-    return _UNSAFE.sub("-", "-".join(parts).lower())[:63].strip("-")
+__all__ = [
+    "ANY_ADDRESS",
+    "GATEWAY_ALIAS",
+    "GATEWAY_PORT",
+    "MOCK_PORT",
+    "ContainerStack",
+    "GatewaySpec",
+    "RunningContainer",
+    "alias_for",
+    "host_path",
+    "logs_tail",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,19 +111,9 @@ class ContainerStack:
         """The gateway's admin client, starting the gateway container on first use."""
         if self._gateway_client is None:
             spec = self.gateway_spec
-            command = [
-                "gateway",
-                "serve",
-                "--mode",
-                spec.mode,
-                "--host",
-                ANY_ADDRESS,
-                "--port",
-                str(GATEWAY_PORT),
-            ]
             self._gateway = self.run(
                 self.windtunnel_image,
-                command=[*command, *spec.extra_args],
+                command=gateway_args(spec.mode, spec.extra_args),
                 alias=GATEWAY_ALIAS,
                 env=dict(spec.env),
                 mounts=dict(spec.mounts),
@@ -122,7 +128,7 @@ class ContainerStack:
 
     @property
     def gateway_url_for_agents(self) -> str:
-        return f"http://{GATEWAY_ALIAS}:{GATEWAY_PORT}/v1"
+        return GATEWAY_URL_FOR_AGENTS
 
     def _attach_egress(self, container: Container) -> None:
         """Live and record modes reach an upstream model: only the gateway joins a second, open network."""
@@ -145,29 +151,16 @@ class ContainerStack:
             )
         key = (str(plan.pack_root), plan.pack, plan.server)
         if key not in self._mocks:
-            alias = alias_for("mock", plan.pack, plan.server)
-            mount = f"/packs/{alias_for(plan.pack)}"
-            command = [
-                "mcp",
-                "serve",
-                "--pack",
-                mount,
-                "--server",
-                plan.server,
-                "--host",
-                ANY_ADDRESS,
-                "--port",
-                str(MOCK_PORT),
-            ]
+            alias = mock_alias(plan.pack, plan.server)
             running = self.run(
                 self.windtunnel_image,
-                command=command,
+                command=mock_args(plan.pack, plan.server),
                 alias=alias,
-                mounts={str(plan.pack_root): mount},
+                mounts={str(plan.pack_root): pack_mount(plan.pack)},
                 role="mock",
             )
             handle = HttpMCPHandle(
-                plan.server, f"http://{alias}:{MOCK_PORT}/mcp", f"http://{running.ip}:{MOCK_PORT}"
+                plan.server, mock_url(plan.pack, plan.server), f"http://{running.ip}:{MOCK_PORT}"
             )
             self._wait(lambda: handle.wait_ready(30.0), running, f"MCP mock {plan.pack}/{plan.server}")
             self._mocks[key] = (running, handle)
