@@ -1,0 +1,95 @@
+"""`wt certify --stack bound` end to end: the container plan's services started up front in Docker, as the
+Dagger module starts them, then the whole stage plan against them through the bound driver.
+
+Nothing is mocked: the images are the ones `wt certify` builds, every service runs the command, env and
+alias of the plan, and this process plays the Dagger runner (it reaches the services by IP where the
+runner container uses their runner aliases).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from windtunnel._bundle import CertificationResult
+from windtunnel._bundle.models import CheckStatus
+from windtunnel._config import load_settings
+from windtunnel._drivers.bound import BoundStack, load_bound_stacks
+from windtunnel._drivers.images import BuiltImage, build_runtime_image
+from windtunnel._drivers.stack import ContainerStack
+from windtunnel._pipeline.bound_executor import BoundExecutor
+from windtunnel._pipeline.config import CertifyConfig
+from windtunnel._pipeline.container_plan import container_plan
+from windtunnel._pipeline.container_plan_model import ContainerPlan
+from windtunnel._pipeline.plan import PLAN, execute
+from windtunnel._pipeline.publish import publish
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _config(out_dir: Path) -> CertifyConfig:
+    return CertifyConfig.from_settings(load_settings(cwd=REPO), runtimes=("reference",), out_dir=out_dir)
+
+
+@pytest.fixture(scope="module")
+def started(
+    docker_client: Any,
+    base_image: str,
+    windtunnel_image: BuiltImage,
+    run_label: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[ContainerPlan, dict[str, BoundStack], dict[str, str]]]:
+    plan = container_plan(_config(tmp_path_factory.mktemp("plan")), base_image=base_image)
+    runtime_image = build_runtime_image(docker_client, REPO / "runtimes" / "reference", base_image=base_image)
+    tags = {"windtunnel": windtunnel_image.tag, "runtime:reference": runtime_image.tag}
+    digests = {"windtunnel": windtunnel_image.digest, "runtime:reference": runtime_image.digest}
+    (planned,) = plan.stacks
+    docker = ContainerStack(docker_client, windtunnel_image=windtunnel_image.tag, session=run_label)
+    try:
+        running = {
+            service.runner_alias: docker.run(
+                tags[service.image],
+                command=None if service.args is None else list(service.args),
+                alias=service.alias,
+                env=service.env,
+                mounts={str(REPO / mount.source): mount.target for mount in service.mounts},
+                role=service.role,
+            )
+            for service in planned.services
+        }
+        text = json.dumps(plan.bound_document({"reference": digests}))
+        for alias, container in running.items():  # this process is the runner: names resolve to IPs here
+            text = text.replace(f"http://{alias}:", f"http://{container.ip}:")
+        yield plan, load_bound_stacks(text), digests
+    finally:
+        docker.close()
+
+
+def test_the_stage_plan_runs_on_the_bound_services(
+    started: tuple[ContainerPlan, dict[str, BoundStack], dict[str, str]], tmp_path: Path
+) -> None:
+    plan, stacks, digests = started
+    config = dataclasses.replace(_config(tmp_path / "bundle"), stack="bound", bound=stacks)
+    outcome = execute(PLAN, config, BoundExecutor())
+    (run,) = outcome.runs
+    assert run.images == digests
+    assert list(dict.fromkeys(check.stage.value for check in run.checks)) == list(plan.stages[:-1])
+    not_passed = {c.id: c.status for c in run.checks if c.scored and c.status is not CheckStatus.PASSED}
+    # Everything the Docker executor measures passes, but a bound runtime cannot be killed and cannot
+    # host an egress probe: those two are NOT_MEASURED, which requirement set v1 does not count as passed.
+    assert not_passed == {
+        "reference/conformance/recovery": CheckStatus.NOT_MEASURED,
+        "reference/conformance/egress_closed": CheckStatus.NOT_MEASURED,
+    }, [c.detail for c in run.checks if c.id in not_passed]
+    selftest = [c for c in run.checks if c.id.startswith("reference/selftest/")]
+    assert selftest and all(c.status is CheckStatus.PASSED for c in selftest)
+    published = publish(config, outcome)
+    assert published.verdict.result is CertificationResult.HARNESS_INVALID and published.seal is None
+    assert published.verdict.harness_failures == ["harness/selftest/reference-control"]
