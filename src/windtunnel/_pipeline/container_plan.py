@@ -223,7 +223,9 @@ def provisions(
 
     kit = kit_pack().plans()
     found: list[tuple[AgentConfig, list[MockServerPlan]]] = [(AgentConfig(), []), (AgentConfig(), kit)]
-    sampling: dict[str, Any] = {key: value for key, value in WANTED.items() if f"sampling.{key}" in manifest.supported}
+    sampling: dict[str, Any] = {
+        key: value for key, value in WANTED.items() if f"sampling.{key}" in manifest.supported
+    }
     if sampling:
         found.append((AgentConfig(sampling=SamplingConfig(**sampling)), kit))
     for item in selected:
