@@ -165,9 +165,8 @@ class BoundHandle:
         self._torn_down = True
         self._inject.teardown()
         if self._case is not None:
-            with contextlib.suppress(
-                Exception
-            ):  # teardown must not raise; the next install replaces it anyway
+            # Teardown must not raise; a script left behind is replaced by the next install anyway.
+            with contextlib.suppress(Exception):
                 self._runtime.gateway().clear_script()
 
 
