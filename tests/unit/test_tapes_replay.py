@@ -201,6 +201,31 @@ def test_replay_opens_no_connection(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
-    mode = replay(tape_of((body("a"), answer("A"))))
-    assert content(mode, request("a")) == "A"
+    mode = replay(tape_of((body("a"), answer("A")), (body("b"), answer("B"))))
     assert asyncio.run(mode.complete(request("zzz"))).error_code == "tape_mismatch"
+    assert content(mode, request("a")) == "A"
+    assert content(mode, request("b")) == "B"
+    assert asyncio.run(mode.complete(request("zzz"))).error_code == "tape_exhausted"
+
+
+def test_a_request_after_the_last_interaction_was_served_is_exhausted_not_a_mismatch() -> None:
+    mode = replay(tape_of((body("a"), answer("A")), (body("b"), answer("B"))))
+    content(mode, request("a"))
+    content(mode, request("b"))
+    with pytest.raises(TapeExhausted, match="recorded 2, requested 3") as caught:
+        mode.match("POST", PATH, body("c"))
+    error = caught.value
+    assert (error.recorded, error.requested) == (2, 3)
+    assert "all 2 recorded interaction(s) were served" in str(error)
+    assert "nearest recorded request: seq" in str(error)  # the diff still shows how it differs
+    assert "wt tapes rerecord --tape" in str(error)
+
+
+def test_the_mode_keeps_every_request_seen_and_the_seq_that_answered_it() -> None:
+    mode = replay(tape_of((body("a"), answer("A")), (body("b"), answer("B"))))
+    content(mode, request("b"))
+    asyncio.run(mode.complete(request("zzz")))
+    content(mode, request("a"))
+    assert mode.answered == [1, None, 0]
+    assert [seen["body"]["messages"][0]["content"] for seen in mode.seen] == ["b", "zzz", "a"]
+    assert mode.seen[0]["path"] == PATH and mode.seen[0]["method"] == "POST"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -13,7 +13,7 @@ from windtunnel._packs.pack import Pack
 from windtunnel._score.models import Score
 from windtunnel._tapes.checks import GOLDEN_NAME, fingerprint_problems, golden_problems
 from windtunnel._tapes.errors import TapePromotionRefused
-from windtunnel._tapes.model import Tape
+from windtunnel._tapes.model import Lineage, Tape
 from windtunnel._tapes.policy import MAX_AGE, Clock, is_stale, rerecord_command, stale_error, utcnow
 from windtunnel._tapes.replay import ReplayMode
 from windtunnel._tapes.store import dump_line, dumps_tape, load_tape, write_tape
@@ -122,6 +122,16 @@ def passed_from_scores(paths: Sequence[Path]) -> tuple[bool, str | None]:
     return all(score.passed for score in scores), ",".join(run_ids)
 
 
+def lineage_from_scores(paths: Sequence[Path]) -> dict[str, str]:
+    """What one score sidecar says about the recording run (runtime, pack, scenario, verdict); several
+    scores (a tape spanning runs) name no single scenario, so they add nothing."""
+    if len(paths) != 1:
+        return {}
+    score = _read_score(paths[0])
+    found = {"runtime": score.runtime, "pack": score.pack, "scenario": score.scenario}
+    return {key: value for key, value in found.items() if value} | {"verdict": score.status.value}
+
+
 def _read_score(path: Path) -> Score:
     try:
         return Score.model_validate_json(path.read_bytes())
@@ -147,11 +157,13 @@ def promote(
     source_run: str | None = None,
     clock: Clock = utcnow,
     max_age: timedelta = MAX_AGE,
+    lineage: Mapping[str, str] | None = None,
 ) -> Promotion:
     """Copy a passing run's tape into `to_dir` as an immutable golden tape `<tape>-<sha256>.jsonl`.
 
     Refuses a failing run, a tape that fails its checks, and a stale tape. Promoting the same recording
     again returns the existing golden tape (created=False); no golden tape is ever overwritten.
+    `lineage` adds what the recording run was (Lineage.runtime, pack, scenario, verdict).
     """
     label = str(run_tape)
     if not passed:
@@ -165,14 +177,17 @@ def promote(
     existing = _already_promoted(tape, to_dir)
     if existing is not None:
         return Promotion(existing, created=False)
-    lineage = tape.header.lineage.model_copy(
-        update={
+    promoted = Lineage.model_validate(
+        {
+            **tape.header.lineage.model_dump(),
+            **(lineage or {}),
             "promoted_at": clock(),
             "promoted_from": f"{run_tape.name} sha256:{hashlib.sha256(run_tape.read_bytes()).hexdigest()}",
             "source_run": source_run or tape.header.lineage.source_run,
         }
     )
-    golden = dataclasses.replace(tape, header=tape.header.model_copy(update={"lineage": lineage}), path=None)
+    header = tape.header.model_copy(update={"lineage": promoted})
+    golden = dataclasses.replace(tape, header=header, path=None)
     digest = hashlib.sha256(dumps_tape(golden).encode("utf-8")).hexdigest()
     target = to_dir / f"{tape.name}-{digest}.jsonl"
     try:

@@ -27,7 +27,12 @@ class _Strict(BaseModel):
 
 
 class Lineage(_Strict):
-    """Where a tape came from. `promoted_*` are set only on golden tapes."""
+    """Where a tape came from. `promoted_*` are set only on golden tapes.
+
+    `runtime`, `pack` and `scenario` name the run that recorded the tape, and `verdict` is that run's score
+    status: the tape-fidelity stage replays the scenario through the runtime and requires the same verdict.
+    `wt tapes record` fills them in when it promotes; a tape recorded another way may leave them unset.
+    """
 
     recorder: str = RECORDER
     recorder_version: str
@@ -39,6 +44,10 @@ class Lineage(_Strict):
     recorded_at: AwareDatetime
     promoted_at: AwareDatetime | None = None
     promoted_from: str | None = None
+    runtime: str | None = None
+    pack: str | None = None
+    scenario: str | None = None
+    verdict: str | None = None
 
 
 class TapeHeader(_Strict):

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from windtunnel._tapes.errors import TapeStale
+from windtunnel._tapes.fingerprint import normalize_upstream
 from windtunnel._tapes.model import Tape
 
 Clock = Callable[[], datetime]
@@ -16,17 +17,41 @@ MAX_AGE = timedelta(days=30)
 
 log = logging.getLogger("windtunnel.tapes")
 
+SCRIPTED_UPSTREAM_ALIAS = "scripted-upstream"
+SCRIPTED_UPSTREAM_PORT = 8000
+SCRIPTED_UPSTREAM = f"http://{SCRIPTED_UPSTREAM_ALIAS}:{SCRIPTED_UPSTREAM_PORT}/v1"
+"""The scripted stand-in upstream of `wt tapes record --scripted-upstream`: a gateway container in script
+mode, reached by the record gateway under this alias; tapes recorded against it name it as their upstream."""
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def is_scripted(upstream: str) -> bool:
+    """Whether `upstream` is the scripted stand-in of `wt tapes record --scripted-upstream`."""
+    return normalize_upstream(upstream) == normalize_upstream(SCRIPTED_UPSTREAM)
+
+
 def rerecord_command(tape: Tape) -> str:
-    """The exact command that re-records this tape against the upstream it was recorded from."""
+    """The exact command that re-records this tape against the upstream it was recorded from.
+
+    A tape whose lineage names its runtime, pack and scenario is re-recorded by running that scenario
+    again (`wt tapes record`); any other tape by re-sending its requests (`wt tapes rerecord`).
+    """
+    lineage = tape.header.lineage
+    if lineage.runtime and lineage.pack and lineage.scenario:
+        source = (
+            "--scripted-upstream"
+            if is_scripted(lineage.upstream)
+            else f"--upstream {shlex.quote(lineage.upstream)}"
+        )
+        return (
+            f"wt tapes record --runtime {shlex.quote(lineage.runtime)} --pack {shlex.quote(lineage.pack)} "
+            f"--scenario {shlex.quote(lineage.scenario)} {source} --out runs/tapes"
+        )
     path = str(tape.path) if tape.path is not None else f"{tape.name}.jsonl"
-    return (
-        f"wt tapes rerecord --tape {shlex.quote(path)} --upstream {shlex.quote(tape.header.lineage.upstream)}"
-    )
+    return f"wt tapes rerecord --tape {shlex.quote(path)} --upstream {shlex.quote(lineage.upstream)}"
 
 
 def age(tape: Tape, clock: Clock = utcnow) -> timedelta:

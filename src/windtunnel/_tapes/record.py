@@ -80,7 +80,20 @@ class RecordMode:
         """The gateway serves /v1/...; the upstream base URL already ends at its own API root."""
         return self.upstream_url + (path[3:] if path.startswith("/v1/") else path)
 
+    @property
+    def written(self) -> Tape | None:
+        """The tape once finish() wrote it (the gateway's POST /wt/tape/flush), else None."""
+        return self._tape
+
     async def complete(self, request: ChatRequest) -> ModeReply:
+        if self._tape is not None:
+            # A call after the tape was written would be answered but never recorded: refuse it instead.
+            return ModeReply(
+                status=409,
+                error=f"record mode: the tape {self.tape_path} was already written with "
+                f"{len(self._tape.interactions)} interaction(s); this call would not be recorded",
+                error_code="tape_already_written",
+            )
         url = self.forward_url(request.path)
         headers = {**self._forwarded(request.headers), "content-type": "application/json", **self._auth}
         try:

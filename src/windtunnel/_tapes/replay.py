@@ -58,7 +58,12 @@ class ReplayMode:
     `certification=True` refuses a stale tape at construction (TapeStale); `False` warns (in `warnings`).
     `strict=True` makes finish() raise TapeUnused when interactions were never requested. Interactions are
     indexed by the fingerprint recomputed from their recorded request, so a request edited on tape can
-    never answer the request it no longer describes.
+    never answer the request it no longer describes. A request that matches nothing once every interaction
+    has been served is TapeExhausted (the tape ran out), otherwise TapeMismatch.
+
+    `seen` holds every request in arrival order (its fingerprinted parts) and `answered` the seq that
+    answered it (None for a refusal): the harness reads both, through the gateway's GET /wt/tape, to judge
+    a replay with fidelity.replay_check.
     """
 
     name = "replay"
@@ -76,6 +81,8 @@ class ReplayMode:
         self.tape = tape if isinstance(tape, Tape) else load_tape(tape)
         self.upstream = normalize_upstream(upstream or self.tape.header.lineage.upstream)
         self.strict = strict
+        self.clock = clock
+        self.max_age = max_age
         self.warnings: list[str] = []
         stale = enforce_fresh(self.tape, certification=certification, clock=clock, max_age=max_age)
         if stale:
@@ -86,6 +93,9 @@ class ReplayMode:
         self._recorded = {key: len(queue) for key, queue in self._queues.items()}
         self._requested: Counter[str] = Counter()
         self.refusals: list[TapeError] = []
+        self.seen: list[dict[str, Any]] = []
+        self.answered: list[int | None] = []
+        self._left = len(self.tape.interactions)
         self._finished: UnusedReport | None = None
 
     def match(self, method: str, path: str, body: Mapping[str, Any]) -> Interaction:
@@ -93,11 +103,18 @@ class ReplayMode:
         parts = request_parts(method, self.upstream, path, body)
         key = fingerprint(parts)
         self._requested[key] += 1
+        self.seen.append(parts)
+        self.answered.append(None)
         queue = self._queues.get(key)
         if queue:
-            return queue.popleft()
+            interaction = queue.popleft()
+            self._left -= 1
+            self.answered[-1] = interaction.seq
+            return interaction
         if queue is not None:
             raise self._exhausted(key, parts)
+        if self._left == 0 and self.tape.interactions:
+            raise self._ran_out(key, parts)
         raise self._mismatch(key, parts)
 
     async def complete(self, request: ChatRequest) -> ModeReply:
@@ -141,6 +158,26 @@ class ReplayMode:
             f"requested {requested}",
             hint="the runtime repeated a model call more often than when the tape was recorded; "
             f"re-record the tape: {rerecord_command(self.tape)}",
+            tape=self.tape.label,
+            recorded=recorded,
+            requested=requested,
+            fingerprint=key,
+        )
+
+    def _ran_out(self, key: str, parts: Mapping[str, Any]) -> TapeExhausted:
+        """Every recorded interaction was served and one more request came: the tape ended too early."""
+        recorded, requested = len(self.tape.interactions), len(self.seen)
+        close = nearest(parts, self.tape.interactions)
+        lines = [
+            f"tape {self.tape.label} is exhausted: all {recorded} recorded interaction(s) were served and "
+            f"request {_describe(parts, key)} asks for one more: recorded {recorded}, requested {requested}"
+        ]
+        lines += [f"  nearest recorded request: {item.render()}" for item in close]
+        lines.append(f"  re-record this tape: {rerecord_command(self.tape)}")
+        return TapeExhausted(
+            "\n".join(lines),
+            hint="the runtime made more model calls than when the tape was recorded (or the tape was cut "
+            f"short); re-record the tape: {rerecord_command(self.tape)}",
             tape=self.tape.label,
             recorded=recorded,
             requested=requested,
