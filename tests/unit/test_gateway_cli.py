@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 
 def wt(*args: str) -> subprocess.CompletedProcess[str]:
@@ -21,7 +22,7 @@ def test_serve_help_states_modes_and_defaults() -> None:
     done = wt("gateway", "serve", "--help")
     assert done.returncode == 0, done.stderr
     text = " ".join(done.stdout.split())
-    assert "{script,live}" in text
+    assert "{script,live,record,replay}" in text
     assert "default 127.0.0.1" in text
     assert "WT_UPSTREAM_API_KEY" in text
 
@@ -35,7 +36,43 @@ def test_live_mode_needs_an_upstream() -> None:
 def test_script_mode_refuses_an_upstream() -> None:
     done = wt("gateway", "serve", "--upstream", "http://127.0.0.1:9/v1", "--port", "0")
     assert done.returncode == 2
-    assert "--upstream applies to live mode only" in done.stderr
+    assert "--upstream applies to live and record modes only" in done.stderr
+
+
+def test_replay_mode_needs_a_tape_and_refuses_an_upstream() -> None:
+    done = wt("gateway", "serve", "--mode", "replay")
+    assert done.returncode == 2
+    assert "replay mode needs --tape" in done.stderr
+    done = wt(
+        "gateway", "serve", "--mode", "replay", "--tape", "t.jsonl", "--upstream", "http://127.0.0.1:9/v1"
+    )
+    assert done.returncode == 2
+    assert "--upstream does not apply to replay mode" in done.stderr
+
+
+def test_replay_of_a_missing_tape_fails_closed_before_serving(tmp_path: Path) -> None:
+    done = wt("gateway", "serve", "--mode", "replay", "--tape", str(tmp_path / "none.jsonl"), "--port", "0")
+    assert done.returncode != 0
+    assert f"no tape at {tmp_path / 'none.jsonl'}" in done.stderr
+    assert "model gateway" not in done.stderr  # it never announced an address
+
+
+def test_record_mode_needs_an_upstream_and_a_tape_out() -> None:
+    done = wt("gateway", "serve", "--mode", "record", "--tape-out", "t.jsonl")
+    assert done.returncode == 2
+    assert "record mode needs --upstream" in done.stderr
+    done = wt("gateway", "serve", "--mode", "record", "--upstream", "http://127.0.0.1:9/v1")
+    assert done.returncode == 2
+    assert "record mode needs --tape-out" in done.stderr
+
+
+def test_a_flag_of_another_mode_is_refused() -> None:
+    done = wt("gateway", "serve", "--mode", "script", "--tape", "t.jsonl")
+    assert done.returncode == 2
+    assert "--tape applies to replay mode only" in done.stderr
+    done = wt("gateway", "serve", "--mode", "replay", "--tape", "t.jsonl", "--tape-out", "o.jsonl")
+    assert done.returncode == 2
+    assert "--tape-out applies to record mode only" in done.stderr
 
 
 def test_unknown_mode_is_a_usage_error() -> None:

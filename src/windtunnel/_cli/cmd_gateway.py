@@ -1,4 +1,4 @@
-"""`wt gateway serve`: the OpenAI-compatible model gateway, in script or live mode."""
+"""`wt gateway serve`: the OpenAI-compatible model gateway, in script, live, record or replay mode."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import os
 import socket
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from windtunnel._config import Settings
 from windtunnel._gateway.mode import GatewayMode
@@ -28,14 +29,36 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "serve",
         help="serve the gateway until interrupted",
         description="Serve POST /v1/chat/completions (JSON and SSE) and GET /v1/models, plus the admin API "
-        "under /wt/ (script, log, health). script mode answers only from reference decisions installed "
+        "under /wt/ (script, log, health, tape). script mode answers only from reference decisions installed "
         "with PUT /wt/script and refuses every other call; live mode proxies to --upstream with the key "
-        f"from ${KEY_ENV} (never logged). Prints its address on stderr once listening.",
+        f"from ${KEY_ENV} (never logged); record mode proxies the same way and writes a tape to --tape-out "
+        "(on POST /wt/tape/flush, else at shutdown); replay mode answers only from --tape, fails closed "
+        "and reports what it consumed on GET /wt/tape. Prints its address on stderr once listening.",
     )
-    serve.add_argument("--mode", choices=("script", "live"), default="script", help="default: script")
     serve.add_argument(
-        "--upstream", metavar="URL", help="live mode: OpenAI-compatible base URL, e.g. http://host:11434/v1"
+        "--mode", choices=("script", "live", "record", "replay"), default="script", help="default: script"
     )
+    serve.add_argument(
+        "--upstream",
+        metavar="URL",
+        help="live and record modes: OpenAI-compatible base URL, e.g. http://host:11434/v1",
+    )
+    serve.add_argument("--tape", type=Path, metavar="PATH", help="replay mode: the tape to serve")
+    serve.add_argument(
+        "--strict",
+        action="store_true",
+        help="replay mode: fail at shutdown when recorded interactions were never requested",
+    )
+    serve.add_argument(
+        "--certification",
+        action="store_true",
+        help="replay mode: refuse a stale tape (older than 30 days) instead of warning",
+    )
+    serve.add_argument("--tape-out", type=Path, metavar="PATH", help="record mode: where the tape is written")
+    serve.add_argument(
+        "--tape-name", metavar="NAME", help="record mode: the tape's name (default: the --tape-out stem)"
+    )
+    serve.add_argument("--source-run", metavar="ID", help="record mode: the run id the lineage names")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port to listen on; 0 picks a free one")
     serve.add_argument(
@@ -75,11 +98,14 @@ def execute_serve(args: argparse.Namespace, _settings: Settings) -> int:
 
 
 def _mode(args: argparse.Namespace) -> GatewayMode:
+    _refuse_foreign_flags(args)
+    if args.mode == "replay":
+        return _replay(args)
     if args.mode == "script":
         if args.upstream:
             raise UsageError(
-                "--upstream applies to live mode only; script mode never calls a model",
-                hint="drop --upstream, or pass --mode live",
+                "--upstream applies to live and record modes only; script mode never calls a model",
+                hint="drop --upstream, or pass --mode live (or record)",
                 field="--upstream",
             )
         from windtunnel._gateway.script import ScriptMode
@@ -87,13 +113,72 @@ def _mode(args: argparse.Namespace) -> GatewayMode:
         return ScriptMode()
     if not args.upstream:
         raise UsageError(
-            "live mode needs --upstream: the OpenAI-compatible base URL to proxy to",
+            f"{args.mode} mode needs --upstream: the OpenAI-compatible base URL to proxy to",
             hint="pass e.g. --upstream http://127.0.0.1:11434/v1 and set the key in $" + KEY_ENV,
             field="--upstream",
         )
+    if args.mode == "record":
+        return _record(args)
     from windtunnel._gateway.live import LiveMode
 
     return LiveMode(args.upstream, api_key=os.environ.get(KEY_ENV) or None)
+
+
+_MODE_FLAGS = {
+    "tape": ("--tape", "replay"),
+    "strict": ("--strict", "replay"),
+    "certification": ("--certification", "replay"),
+    "tape_out": ("--tape-out", "record"),
+    "tape_name": ("--tape-name", "record"),
+    "source_run": ("--source-run", "record"),
+}
+
+
+def _refuse_foreign_flags(args: argparse.Namespace) -> None:
+    """A flag of another mode is a mistake (a replay flag on a record gateway would silently do nothing)."""
+    for dest, (flag, mode) in _MODE_FLAGS.items():
+        if getattr(args, dest) and args.mode != mode:
+            raise UsageError(
+                f"{flag} applies to {mode} mode only, and the gateway runs in {args.mode} mode",
+                hint=f"drop {flag}, or pass --mode {mode}",
+                field=flag,
+            )
+
+
+def _replay(args: argparse.Namespace) -> GatewayMode:
+    if args.tape is None:
+        raise UsageError(
+            "replay mode needs --tape: the tape to answer from",
+            hint="pass --tape path/to/tape.jsonl (`wt tapes list` shows the committed tapes)",
+            field="--tape",
+        )
+    if args.upstream:
+        raise UsageError(
+            "--upstream does not apply to replay mode: replay never calls a model",
+            hint="drop --upstream",
+            field="--upstream",
+        )
+    from windtunnel._tapes.replay import ReplayMode
+
+    return ReplayMode(args.tape, strict=args.strict, certification=args.certification)
+
+
+def _record(args: argparse.Namespace) -> GatewayMode:
+    if args.tape_out is None:
+        raise UsageError(
+            "record mode needs --tape-out: where the tape is written",
+            hint="pass --tape-out runs/tapes/NAME.jsonl",
+            field="--tape-out",
+        )
+    from windtunnel._tapes.record import RecordMode
+
+    return RecordMode(
+        upstream=args.upstream,
+        api_key=os.environ.get(KEY_ENV) or None,
+        tape_path=args.tape_out,
+        tape_name=args.tape_name,
+        source_run=args.source_run,
+    )
 
 
 def _usage(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, Settings], int]:

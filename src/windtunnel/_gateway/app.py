@@ -6,8 +6,8 @@ Routes (each also without the /v1 prefix):
     GET  /v1/models             the configured model names
     GET  /v1/models/{model}
 
-The admin routes are in windtunnel._gateway.admin. The app owns HTTP, SSE framing and the request log; the
-mode (windtunnel._gateway.mode) only decides what the model says.
+The admin routes are in windtunnel._gateway.admin (tapes: windtunnel._gateway.tape_admin). The app owns
+HTTP, SSE framing and the request log; the mode (windtunnel._gateway.mode) only decides what the model says.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from windtunnel._gateway.admin import admin_routes
 from windtunnel._gateway.log import RequestLog, request_fields
 from windtunnel._gateway.mode import ChatRequest, GatewayMode, ModeReply
 from windtunnel._gateway.sse import DONE_FRAME, ChunkAssembler, chunks_from_completion, frame
+from windtunnel._gateway.tape_admin import tape_routes
 from windtunnel._gateway.wire import error_body, first_message
 
 logger = logging.getLogger(__name__)
@@ -77,7 +78,12 @@ def create_app(mode: GatewayMode, *, models: Sequence[str]) -> Starlette:
         finally:
             await state.mode.aclose()
 
-    routes = [*_model_routes(state, "/v1"), *_model_routes(state, ""), *admin_routes(state)]
+    routes = [
+        *_model_routes(state, "/v1"),
+        *_model_routes(state, ""),
+        *admin_routes(state),
+        *tape_routes(state),
+    ]
     handlers = {404: _http_error, 405: _http_error}
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
     app.state.gateway = state

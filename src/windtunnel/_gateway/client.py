@@ -67,6 +67,17 @@ class GatewayClient:
     def health(self) -> dict[str, Any]:
         return self._call("GET", "/wt/health")
 
+    def tape(self) -> dict[str, Any]:
+        """Replay mode: what the replay consumed so far; record mode: what was recorded (GET /wt/tape)."""
+        return self._call("GET", "/wt/tape")
+
+    def flush_tape(self) -> dict[str, Any]:
+        """Record mode: write the tape now; returns {"tape", "path", "interactions", "sha256"}.
+
+        A record run that recorded nothing raises GatewayError with reason "tape_not_recorded".
+        """
+        return self._call("POST", "/wt/tape/flush")
+
     def wait_until_healthy(self, timeout: float = 30.0, interval: float = 0.05) -> dict[str, Any]:
         """Poll /wt/health until the gateway answers; HarnessError naming the last failure after `timeout`."""
         deadline = time.monotonic() + timeout
@@ -137,6 +148,8 @@ def _json(response: httpx.Response, url: str) -> dict[str, Any]:
 def _hint(code: Any) -> str:
     if code == "not_script_mode":
         return "start the gateway with `wt gateway serve --mode script` to install reference decisions"
+    if code == "not_tape_mode":
+        return "start the gateway with `wt gateway serve --mode replay --tape PATH` or `--mode record ...`"
     if code == "invalid_script":
         return f"fix the field named in the message; PUT /wt/script takes {INSTALL_SHAPE}"
     return "see the gateway's message above"
