@@ -19,6 +19,7 @@ from windtunnel._tapes.errors import TapePromotionRefused
 from windtunnel._tapes.fingerprint import fingerprint
 from windtunnel._tapes.lifecycle import TapeFile, promote, propose_refreshes, verify_tape, verify_tapes
 from windtunnel._tapes.model import RecordedResponse
+from windtunnel._tapes.policy import SCRIPTED_UPSTREAM, rerecord_command
 from windtunnel._tapes.standin import StandinUpstream
 from windtunnel._tapes.store import load_tape, write_tape
 
@@ -210,3 +211,57 @@ def test_rerecord_sends_the_recorded_requests_and_writes_a_fresh_run_tape(tmp_pa
     assert fresh.header.lineage.source_run == "rerecord of refunds.jsonl"
     assert verify_tape(TapeFile(fresh.path or old)).ok
     assert "wt tapes promote" in done.stdout
+
+
+def test_promotion_adds_what_the_recording_run_was_to_the_lineage(tmp_path: Path) -> None:
+    extra = {"runtime": "reference", "pack": "support_desk", "scenario": "refund", "verdict": "passed"}
+    golden = promote(run_tape(tmp_path), tmp_path / "golden", passed=True, lineage=extra).path
+    lineage = load_tape(golden).header.lineage
+    assert (lineage.runtime, lineage.pack, lineage.scenario, lineage.verdict) == (
+        "reference",
+        "support_desk",
+        "refund",
+        "passed",
+    )
+    assert verify_tape(TapeFile(golden)).ok
+    with pytest.raises(ValueError, match="runtime"):
+        promote(run_tape(tmp_path, "other"), tmp_path / "golden", passed=True, lineage={"runtime": 3})  # type: ignore[dict-item]
+
+
+def test_wt_tapes_promote_takes_the_lineage_from_a_single_score(tmp_path: Path) -> None:
+    passed = score_file(tmp_path, ScoreStatus.PASSED)
+    done = wt(
+        "tapes", "promote", str(run_tape(tmp_path)), "--to", str(tmp_path / "g"), "--score", str(passed)
+    )
+    assert done.returncode == 0, done.stderr
+    (golden,) = (tmp_path / "g").iterdir()
+    lineage = load_tape(golden).header.lineage
+    assert (lineage.runtime, lineage.pack, lineage.scenario, lineage.verdict) == (
+        "in_memory",
+        "p",
+        "s",
+        "passed",
+    )
+
+
+def test_a_tape_that_names_its_scenario_is_rerecorded_by_running_the_scenario_again(tmp_path: Path) -> None:
+    scripted = {"runtime": "reference", "pack": "support_desk", "scenario": "refund", "verdict": "passed"}
+    tape = load_tape(run_tape(tmp_path))
+    assert (
+        rerecord_command(tape)
+        == f"wt tapes rerecord --tape {tmp_path / 'refunds.jsonl'} --upstream {UPSTREAM}"
+    )
+    golden = load_tape(
+        promote(tmp_path / "refunds.jsonl", tmp_path / "g", passed=True, lineage=scripted).path
+    )
+    assert rerecord_command(golden) == (
+        f"wt tapes record --runtime reference --pack support_desk --scenario refund --upstream {UPSTREAM} "
+        "--out runs/tapes"
+    )
+    builder = TapeBuilder("t", upstream=SCRIPTED_UPSTREAM, clock=lambda: NOW)
+    builder.add("POST", PATH, {"model": "m", "messages": []}, RecordedResponse(status=200, body={}))
+    write_tape(builder.build(), tmp_path / "t.jsonl")
+    from_standin = promote(tmp_path / "t.jsonl", tmp_path / "g", passed=True, lineage=scripted).path
+    assert rerecord_command(load_tape(from_standin)).endswith(
+        "--scenario refund --scripted-upstream --out runs/tapes"
+    )

@@ -11,6 +11,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from windtunnel._cli.tapes_record import add_record
 from windtunnel._config import Settings
 from windtunnel._packs.loader import discover_packs, load_pack
 from windtunnel._packs.pack import Pack
@@ -18,6 +19,7 @@ from windtunnel._tapes.lifecycle import (
     TapeCheck,
     TapeFile,
     find_tapes,
+    lineage_from_scores,
     passed_from_scores,
     promote,
     propose_refreshes,
@@ -42,6 +44,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     _add_verify(verbs)
     _add_promote(verbs)
     _add_rerecord(verbs)
+    add_record(verbs)
 
 
 def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, Settings], int]:
@@ -225,7 +228,13 @@ def _as_json(check: TapeCheck) -> dict[str, Any]:
 
 def execute_promote(args: argparse.Namespace, _settings: Settings) -> int:
     passed, run_ids = passed_from_scores(args.score)
-    result = promote(args.run_tape, args.to, passed=passed, source_run=args.source_run or run_ids)
+    result = promote(
+        args.run_tape,
+        args.to,
+        passed=passed,
+        source_run=args.source_run or run_ids,
+        lineage=lineage_from_scores(args.score),
+    )
     verb = "promoted" if result.created else "already promoted, unchanged:"
     print(f"wt: {verb} {args.run_tape} -> {result.path}")  # noqa: T201
     return 0

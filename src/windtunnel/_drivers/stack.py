@@ -58,13 +58,18 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GatewaySpec:
-    """How the gateway container serves: script (default), live/record to an upstream, replay a tape."""
+    """How the gateway container serves: script (default), live/record to an upstream, replay a tape.
+
+    `mounts` are read-only (host path -> container path: a tape to replay); `writable_mounts` are
+    read-write (the directory a record gateway writes its tape into).
+    """
 
     mode: str = "script"
     extra_args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     mounts: Mapping[str, str] = field(default_factory=dict)
     needs_egress: bool = False
+    writable_mounts: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -117,6 +122,7 @@ class ContainerStack:
                 alias=GATEWAY_ALIAS,
                 env=dict(spec.env),
                 mounts=dict(spec.mounts),
+                writable=dict(spec.writable_mounts),
                 role="gateway",
             )
             if spec.needs_egress:
@@ -181,9 +187,14 @@ class ContainerStack:
         env: Mapping[str, str] | None = None,
         mounts: Mapping[str, str] | None = None,
         role: str,
+        writable: Mapping[str, str] | None = None,
     ) -> RunningContainer:
-        """Start a labelled container on the run network under `alias`; return it with its IP."""
+        """Start a labelled container on the run network under `alias`; return it with its IP.
+
+        `mounts` are bound read-only, `writable` read-write (host path -> container path).
+        """
         volumes = {source: {"bind": target, "mode": "ro"} for source, target in (mounts or {}).items()}
+        volumes |= {source: {"bind": target, "mode": "rw"} for source, target in (writable or {}).items()}
         name = f"{self.network.name}-{alias}-{uuid.uuid4().hex[:4]}"
         try:
             container = self.client.containers.create(

@@ -1,0 +1,97 @@
+"""`wt tapes record`: record tapes by running scenarios through a runtime in containers (see cmd_tapes)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from windtunnel._config import Settings
+from windtunnel._tapes.profiles import profile_filter, skipped_by_profile
+
+API_KEY_ENV = "WT_UPSTREAM_API_KEY"
+
+DESCRIPTION = (
+    "Run each selected scenario through the runtime in containers with the model gateway in record mode, "
+    "score the run with the ordinary runner (provision(), nothing scripted on the runtime's side), and "
+    "promote every passing run's tape to a golden tape in <pack>/tapes/<runtime>/ with lineage (runtime, "
+    "pack, scenario, the run's verdict, requested and reported models). Older golden tapes of the same "
+    "name are superseded (removed). The upstream is --upstream URL, any OpenAI-compatible endpoint reached "
+    f"from the gateway container (key from ${API_KEY_ENV}, or the variable --api-key-env names), or "
+    "--scripted-upstream: a stand-in gateway in script mode that answers with the scenario's golden "
+    "reference decisions, for tests and for maintainers without a live model. Only packs that declare the "
+    "record profile are recorded. Exit 0 when every run passed and was promoted, 1 otherwise."
+)
+
+
+def add_record(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    record = verbs.add_parser(
+        "record", help="record tapes: run scenarios through a runtime and promote passing runs' tapes"
+    )
+    record.description = DESCRIPTION
+    record.add_argument("--runtime", required=True, metavar="NAME|DIR", help="a container runtime")
+    record.add_argument(
+        "--pack", action="append", default=[], metavar="NAME|PATH", help="pack name, glob or directory"
+    )
+    record.add_argument(
+        "--scenario", action="append", default=[], metavar="NAME", help="scenario name or glob (repeatable)"
+    )
+    source = record.add_mutually_exclusive_group(required=True)
+    source.add_argument("--upstream", metavar="URL", help="OpenAI-compatible base URL (…/v1)")
+    source.add_argument(
+        "--scripted-upstream",
+        action="store_true",
+        help="record against a stand-in gateway in script mode holding the scenario's golden decisions",
+    )
+    record.add_argument("--api-key-env", default=API_KEY_ENV, metavar="VAR")
+    record.add_argument("--model", metavar="NAME", help="the model name the runtime asks for")
+    record.add_argument(
+        "--out", type=Path, metavar="DIR", help="traces, scores and run tapes (default runs/tapes)"
+    )
+    record.add_argument("--no-promote", action="store_true", help="write run tapes only; promote nothing")
+    record.set_defaults(handler=execute_record)
+
+
+def execute_record(args: argparse.Namespace, settings: Settings) -> int:
+    from windtunnel._cli.cmd_tapes import load_packs
+    from windtunnel._tapes.recording import (
+        RecordOptions,
+        error_text,
+        record_tapes,
+        runtime_images,
+        selected_scenarios,
+    )
+
+    args.profile = None
+    packs = load_packs(args, settings)
+    for pack in skipped_by_profile(packs, "record"):
+        print(f"wt: skipped pack {pack.name}: it does not declare profile record", file=sys.stderr)  # noqa: T201
+    items = selected_scenarios(profile_filter(packs, "record"), args.scenario)
+    options = RecordOptions(
+        runtime=args.runtime,
+        out_dir=(args.out or settings.runs_dir / "tapes").resolve(),
+        upstream=args.upstream,
+        api_key=settings.env_value(args.api_key_env) if args.upstream else None,
+        model=args.model,
+        promote=not args.no_promote,
+    )
+
+    def progress(line: str) -> None:
+        print(f"wt tapes record: {line}", file=sys.stderr, flush=True)  # noqa: T201
+
+    progress(f"building the images of {args.runtime}")
+    images = runtime_images(args.runtime, settings.env)
+    failed = 0
+    for recorded in record_tapes(images, items, options, progress=progress):
+        problem = error_text(recorded)
+        failed += problem is not None
+        where = f"{recorded.pack}/{recorded.scenario}"
+        if problem is not None:
+            print(f"FAILED {where}: {problem}")  # noqa: T201
+            continue
+        target = recorded.golden or recorded.run_tape
+        verb = "promoted" if recorded.created else "unchanged" if recorded.golden else "recorded"
+        print(f"OK     {where}: {verb} {target}")  # noqa: T201
+        for old in recorded.superseded:
+            print(f"       superseded {old}")  # noqa: T201
+    return 1 if failed else 0

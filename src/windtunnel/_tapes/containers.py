@@ -1,0 +1,173 @@
+"""Tapes through containers: gateway specs for record and replay, the scripted stand-in upstream, and one
+scenario run through a runtime on a stack of its own.
+
+Recording and the tape-fidelity stage share this, so a tape is replayed exactly the way it was recorded:
+the same runtime image, the ordinary `provision()` path (a tape replaces the model, so nothing is
+scripted on the runtime's gateway), the same agent config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from windtunnel._drivers.container import DEFAULT_MODEL, ContainerRuntime
+from windtunnel._drivers.manifest import RuntimeManifest
+from windtunnel._drivers.stack import ANY_ADDRESS, ContainerStack, GatewaySpec, host_path
+from windtunnel._gateway.client import GatewayClient
+from windtunnel._packs.pack import Pack
+from windtunnel._runner.batch import effective_config, make_probe, started_mcps
+from windtunnel._runner.execute import RunResult
+from windtunnel._runner.library import run_scenario
+from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._tapes.model import Tape
+from windtunnel._tapes.policy import SCRIPTED_UPSTREAM_ALIAS, SCRIPTED_UPSTREAM_PORT, is_scripted
+from windtunnel.errors import HarnessError, UsageError
+from windtunnel.spi.agent_runtime import AgentConfig, ModelSpec
+
+TAPE_DIR = "/wt/tapes"
+"""Where tapes are mounted inside the gateway container (read-only for replay, writable for record)."""
+KEY_ENV = "WT_UPSTREAM_API_KEY"
+
+
+def replay_spec(tape_path: Path) -> GatewaySpec:
+    """A replay gateway serving `tape_path`, mounted read-only. It runs in development mode: staleness is
+    judged by the harness with its own (injectable) clock, not by the container's clock."""
+    inside = f"{TAPE_DIR}/{tape_path.name}"
+    return GatewaySpec(mode="replay", extra_args=("--tape", inside), mounts={host_path(tape_path): inside})
+
+
+def record_spec(
+    upstream: str, out_dir: Path, tape_name: str, *, api_key: str | None, source_run: str
+) -> GatewaySpec:
+    """A record gateway proxying to `upstream` and writing `<out_dir>/<tape_name>.jsonl` (mounted writable).
+
+    A real upstream needs the egress network; the scripted stand-in lives on the run network itself.
+    """
+    args = ("--upstream", upstream, "--tape-out", f"{TAPE_DIR}/{tape_name}.jsonl", "--tape-name", tape_name)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return GatewaySpec(
+        mode="record",
+        extra_args=(*args, "--source-run", source_run),
+        env={KEY_ENV: api_key} if api_key else {},
+        writable_mounts={host_path(out_dir): TAPE_DIR},
+        needs_egress=not is_scripted(upstream),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeImages:
+    """What a fresh stack needs to start a runtime: engine, images, manifest, limits, session label."""
+
+    client: Any
+    windtunnel_image: str
+    runtime_image: str
+    manifest: RuntimeManifest
+    timeout_s: float
+    session: str | None
+
+    @classmethod
+    def of(cls, runtime: ContainerRuntime) -> RuntimeImages:
+        """The images of an already built runtime (the certify pipeline's)."""
+        return cls(
+            client=runtime.stack.client,
+            windtunnel_image=runtime.stack.windtunnel_image,
+            runtime_image=runtime.runtime_image,
+            manifest=runtime.manifest,
+            timeout_s=runtime.timeout_s,
+            session=runtime.stack.session,
+        )
+
+    def runtime(self, gateway: GatewaySpec) -> ContainerRuntime:
+        """A runtime on a new stack (its own network, mocks and gateway); close() removes all of it.
+
+        Always the plain ContainerRuntime: tapes run through provision(), never provision_reference().
+        """
+        stack = ContainerStack(
+            self.client, windtunnel_image=self.windtunnel_image, session=self.session, gateway=gateway
+        )
+        return ContainerRuntime(self.manifest, stack, self.runtime_image, timeout_s=self.timeout_s)
+
+
+def golden_case(scenario: Scenario) -> ReferenceCase:
+    """The scenario's first golden reference case: the decisions the scripted upstream answers with."""
+    for case in scenario.reference_cases:
+        if case.kind == "golden":
+            return case
+    raise UsageError(
+        f"scenario {scenario.name!r} has no golden reference case, so the scripted upstream has nothing to "
+        "answer with",
+        hint="add a golden ReferenceCase to the scenario, or record against a real model with --upstream URL",
+        scenario=scenario.name,
+    )
+
+
+def start_scripted_upstream(stack: ContainerStack, case: ReferenceCase) -> None:
+    """A second gateway, in script mode with `case`'s decisions, on the stack's network as the upstream."""
+    port = str(SCRIPTED_UPSTREAM_PORT)
+    command = ["gateway", "serve", "--mode", "script", "--host", ANY_ADDRESS, "--port", port]
+    running = stack.run(
+        stack.windtunnel_image, command=command, alias=SCRIPTED_UPSTREAM_ALIAS, role="upstream"
+    )
+    with GatewayClient(f"http://{running.ip}:{port}") as client:
+        try:
+            client.wait_until_healthy(timeout=30.0)
+        except HarnessError as exc:
+            raise HarnessError(
+                f"the scripted upstream did not start: {exc.message}",
+                hint="check the windtunnel image (`wt images build`) and `docker logs` of the upstream",
+            ) from exc
+        client.install_script(case.name, case.decisions)
+
+
+def agent_config(pack: Pack, scenario: Scenario, model: str | None) -> AgentConfig:
+    """The config a tape run provisions with: the pack's and scenario's setup, and the model if not default."""
+    base = AgentConfig(model=ModelSpec(model)) if model and model != DEFAULT_MODEL else AgentConfig()
+    return effective_config(base, pack, scenario)
+
+
+def recorded_model(tape: Tape) -> str | None:
+    """The model the recording run asked for, when it asked for exactly one."""
+    models = tape.header.lineage.requested_models
+    return models[0] if len(models) == 1 else None
+
+
+def run_through(
+    runtime: ContainerRuntime,
+    pack: Pack,
+    scenario: Scenario,
+    *,
+    runtime_name: str,
+    config: AgentConfig,
+    out_dir: Path,
+) -> RunResult:
+    """One run of `scenario` on the ordinary path (fresh mocks, provision, reset, turns, score)."""
+    with started_mcps(runtime, pack.plans()) as mcps:
+        probe = make_probe(pack, mcps)
+        results = run_scenario(
+            runtime,
+            scenario,
+            config,
+            mcps=mcps,
+            state_probe=probe,
+            runtime_name=runtime_name,
+            out_dir=out_dir,
+        )
+    return results[0]
+
+
+def tape_lineage(runtime_name: str, pack: Pack, scenario: Scenario, result: RunResult) -> Mapping[str, str]:
+    """What a golden tape's lineage says about the run that recorded it."""
+    return {
+        "runtime": runtime_name,
+        "pack": pack.name,
+        "scenario": scenario.name,
+        "verdict": result.score.status.value,
+    }
+
+
+def tape_name(pack: str, scenario: str, runtime: str) -> str:
+    """A golden tape's name: unique across packs and runtimes, so the bundle's tape index keeps them all."""
+    return f"{pack}.{scenario}.{runtime}"

@@ -1,0 +1,229 @@
+"""`wt tapes record`: run scenarios through a runtime in containers with the gateway in record mode, score each
+run with the ordinary runner, and promote every passing run's tape to a golden tape of its pack.
+
+The upstream is a real OpenAI-compatible endpoint (`upstream=URL`, reached over the gateway's egress
+network), or the scripted stand-in: a second gateway container in script mode holding the scenario's
+golden decisions, so the tape records real OpenAI-compatible traffic without a live model.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from windtunnel._drivers.container import ContainerRuntime
+from windtunnel._drivers.manifest import load_manifest
+from windtunnel._drivers.plugin import DriverSettings, find_runtime_dir, prepare_images
+from windtunnel._packs.pack import Pack
+from windtunnel._runner.execute import RunResult
+from windtunnel._scenario.model import Scenario
+from windtunnel._tapes.checks import GOLDEN_NAME
+from windtunnel._tapes.containers import (
+    RuntimeImages,
+    agent_config,
+    golden_case,
+    record_spec,
+    run_through,
+    start_scripted_upstream,
+    tape_lineage,
+    tape_name,
+)
+from windtunnel._tapes.lifecycle import TAPES_DIR, promote
+from windtunnel._tapes.policy import SCRIPTED_UPSTREAM, Clock, utcnow
+from windtunnel.errors import SelectionError, UnknownRuntimeError, UsageError, WindTunnelError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordOptions:
+    """`upstream=None` records against the scripted stand-in; `promote=False` leaves run tapes only."""
+
+    runtime: str
+    out_dir: Path
+    upstream: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+    promote: bool = True
+    clock: Clock = utcnow
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recorded:
+    """One scenario's recording: its run, its run tape, and the golden tape it became (if it passed)."""
+
+    pack: str
+    scenario: str
+    result: RunResult | None = None
+    run_tape: Path | None = None
+    golden: Path | None = None
+    created: bool = False
+    superseded: tuple[Path, ...] = ()
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and self.result is not None and self.result.score.passed
+
+
+def selected_scenarios(packs: list[Pack], patterns: list[str]) -> list[tuple[Pack, Scenario]]:
+    """Every scenario of the packs, or those matching a --scenario name or glob; nothing is an error."""
+    items = [
+        (pack, scenario)
+        for pack in packs
+        for scenario in pack.scenarios
+        if not patterns or any(fnmatchcase(scenario.name, pattern) for pattern in patterns)
+    ]
+    if not items:
+        known = ", ".join(f"{pack.name}/{scenario.name}" for pack in packs for scenario in pack.scenarios)
+        raise SelectionError(
+            f"--scenario {' '.join(patterns)} matches no scenario of the selected packs",
+            hint=f"known scenarios: {known or 'none'}",
+            field="--scenario",
+        )
+    return items
+
+
+def print_nothing(_line: str) -> None:
+    """The default progress sink."""
+
+
+def runtime_images(name: str, env: Mapping[str, str] | None = None) -> RuntimeImages:
+    """Build (or reuse) the windtunnel and runtime images of a container runtime, by name or directory."""
+    from windtunnel._drivers.docker_env import docker_client
+
+    given = Path(name)
+    directory = given if (given / "runtime.toml").is_file() else find_runtime_dir(name)
+    if directory is None:
+        raise UnknownRuntimeError(
+            f"no runtimes/**/runtime.toml named {name!r}: tapes are recorded through container runtimes",
+            hint="pass the name of a runtime under runtimes/ (e.g. reference), or its directory",
+            runtime=name,
+        )
+    manifest = load_manifest(directory)
+    settings = DriverSettings.from_env(os.environ if env is None else env)
+    client = docker_client()
+    images = prepare_images(client, manifest, settings)
+    return RuntimeImages(
+        client=client,
+        windtunnel_image=images.windtunnel,
+        runtime_image=images.runtime,
+        manifest=manifest,
+        timeout_s=settings.timeout_s,
+        session=settings.session or f"record-{uuid.uuid4().hex[:10]}",
+    )
+
+
+def record_tapes(
+    images: RuntimeImages,
+    items: Sequence[tuple[Pack, Scenario]],
+    options: RecordOptions,
+    *,
+    progress: Callable[[str], None] = print_nothing,
+) -> list[Recorded]:
+    """Record every (pack, scenario); one that fails is reported and the others still run."""
+    recorded = []
+    for pack, scenario in items:
+        progress(f"recording {pack.name}/{scenario.name} through {options.runtime}")
+        try:
+            recorded.append(record_one(images, pack, scenario, options))
+        except WindTunnelError as exc:
+            recorded.append(Recorded(pack=pack.name, scenario=scenario.name, error=str(exc)))
+    return recorded
+
+
+def record_one(images: RuntimeImages, pack: Pack, scenario: Scenario, options: RecordOptions) -> Recorded:
+    name = tape_name(pack.name, scenario.name, options.runtime)
+    root = options.out_dir / options.runtime
+    upstream = options.upstream or SCRIPTED_UPSTREAM
+    spec = record_spec(
+        upstream, root / TAPES_DIR, name, api_key=options.api_key, source_run=f"wt tapes record {name}"
+    )
+    runtime = images.runtime(spec)
+    try:
+        result = _record_run(runtime, pack, scenario, options, root)
+    finally:
+        runtime.close()
+    run_tape = root / TAPES_DIR / f"{name}.jsonl"
+    outcome = Recorded(pack=pack.name, scenario=scenario.name, result=result, run_tape=run_tape)
+    if not options.promote or not result.score.passed:
+        return outcome
+    return _promote(outcome, pack, scenario, options)
+
+
+def _record_run(
+    runtime: ContainerRuntime, pack: Pack, scenario: Scenario, options: RecordOptions, root: Path
+) -> RunResult:
+    if options.upstream is None:
+        start_scripted_upstream(runtime.stack, golden_case(scenario))
+    result = run_through(
+        runtime,
+        pack,
+        scenario,
+        runtime_name=options.runtime,
+        config=agent_config(pack, scenario, options.model),
+        out_dir=root,
+    )
+    # Written while the gateway still runs: a record run that recorded nothing fails here (tape_not_recorded).
+    runtime.stack.gateway().flush_tape()
+    return result
+
+
+def _promote(outcome: Recorded, pack: Pack, scenario: Scenario, options: RecordOptions) -> Recorded:
+    assert outcome.result is not None
+    assert outcome.run_tape is not None
+    if pack.root is None:
+        raise UsageError(
+            f"pack {pack.name!r} has no directory, so it has no tapes/ to promote into",
+            hint="load the pack from a directory (pack.py)",
+            pack=pack.name,
+        )
+    golden_dir = pack.root / TAPES_DIR / options.runtime
+    promotion = promote(
+        outcome.run_tape,
+        golden_dir,
+        passed=True,
+        source_run=outcome.result.trace.run_id,
+        clock=options.clock,
+        lineage=tape_lineage(options.runtime, pack, scenario, outcome.result),
+    )
+    superseded = supersede(golden_dir, promotion.path)
+    return Recorded(
+        pack=outcome.pack,
+        scenario=outcome.scenario,
+        result=outcome.result,
+        run_tape=outcome.run_tape,
+        golden=promotion.path,
+        created=promotion.created,
+        superseded=superseded,
+    )
+
+
+def supersede(golden_dir: Path, current: Path) -> tuple[Path, ...]:
+    """Remove older golden tapes of the same name: a refresh replaces them (git keeps their history).
+
+    Golden files are never edited; a newer recording of the same tape takes the old one's place, so the
+    tape stage does not keep replaying (and failing on) a stale predecessor.
+    """
+    named = GOLDEN_NAME.match(current.name)
+    if named is None:
+        return ()
+    older = [
+        path
+        for path in sorted(golden_dir.glob(f"{named['tape']}-*.jsonl"))
+        if path != current and (match := GOLDEN_NAME.match(path.name)) and match["tape"] == named["tape"]
+    ]
+    for path in older:
+        path.unlink()
+    return tuple(older)
+
+
+def error_text(recorded: Recorded) -> str | None:
+    """Why a recording did not become a golden tape, in one line, or None when it did (or could not)."""
+    if recorded.error is not None:
+        return recorded.error
+    if recorded.result is not None and not recorded.result.score.passed:
+        return f"the run did not pass ({recorded.result.score.summary()}); its tape was not promoted"
+    return None
