@@ -12,10 +12,18 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from windtunnel._score.models import Score
+from windtunnel._tapes.model import Interaction, TapeHeader
 from windtunnel._trace.models import Trace
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
-MODELS: dict[str, type[BaseModel]] = {"trace": Trace, "score": Score}
+MODELS: dict[str, type[BaseModel]] = {
+    "trace": Trace,
+    "score": Score,
+    "tape-header": TapeHeader,
+    "tape-interaction": Interaction,
+}
+VERSIONED_BY: dict[str, str] = {"tape-interaction": "tape-header"}
+"""Models that are lines of a file whose header line carries the schema_version (a tape's interactions)."""
 
 
 def register(name: str, model: type[BaseModel]) -> None:
