@@ -12,6 +12,6 @@ def test_checked_in_schemas_are_current() -> None:
 
 
 def test_every_artefact_has_a_schema_version() -> None:
-    for name, model in _schemas.MODELS.items():
+    for name in _schemas.MODELS:
         versioned = _schemas.MODELS[_schemas.VERSIONED_BY.get(name, name)]
         assert "schema_version" in versioned.model_fields, name
