@@ -43,7 +43,10 @@ class RuntimeRun:
 
     @property
     def failed(self) -> bool:
-        return any(c.scored and c.status is not CheckStatus.PASSED for c in self.checks)
+        """Scored runtime checks only: a harness-scope check (a broken scenario) is not the runtime's failure."""
+        return any(
+            c.scored and c.scope is CheckScope.RUNTIME and c.status is not CheckStatus.PASSED for c in self.checks
+        )
 
 
 @dataclass(slots=True)
