@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +44,12 @@ def env(docker_client: Any, base_image: str, run_label: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def bundle(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def bundle(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("certify") / "bundle"
     done = wt(env, "certify", "--out", str(out))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "verdict: PASSED" in done.stdout
-    yield out
+    return out
 
 
 def test_certified_bundle_verifies(bundle: Path, env: dict[str, str]) -> None:
