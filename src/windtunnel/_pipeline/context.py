@@ -45,7 +45,8 @@ class RuntimeRun:
     def failed(self) -> bool:
         """Scored runtime checks only: a harness-scope check (a broken scenario) is not the runtime's failure."""
         return any(
-            c.scored and c.scope is CheckScope.RUNTIME and c.status is not CheckStatus.PASSED for c in self.checks
+            c.scored and c.scope is CheckScope.RUNTIME and c.status is not CheckStatus.PASSED
+            for c in self.checks
         )
 
 
