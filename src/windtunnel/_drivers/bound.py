@@ -34,6 +34,7 @@ from typing import Any
 import httpx
 
 from windtunnel._drivers.manifest import RuntimeManifest, load_manifest
+from windtunnel._drivers.state_probe import LatestStateProbe
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._mcp.http_handle import HttpMCPHandle
 from windtunnel._pipeline.container_plan import GATEWAY_URL_FOR_AGENTS, profile_key, runtime_env
@@ -258,7 +259,7 @@ class BoundRuntime:
     def state_probe(self) -> StateProbe | None:
         if self.manifest.state_route is None:
             return None
-        return _LatestStateProbe(self)
+        return LatestStateProbe(self)
 
     def close(self) -> list[str]:
         """Release connections; the services stay (the executor that started them stops them)."""
@@ -267,16 +268,6 @@ class BoundRuntime:
         if self._gateway is not None:
             self._gateway.close()
         return []
-
-
-class _LatestStateProbe:
-    def __init__(self, runtime: BoundRuntime) -> None:
-        self._runtime = runtime
-
-    def snapshot(self) -> Mapping[str, Any]:
-        if self._runtime.latest is None:
-            raise ProbeError("no runtime has been provisioned yet", hint="provision before probing")
-        return self._runtime.latest.runtime_state()
 
 
 class BoundReferenceRuntime(BoundRuntime):

@@ -18,6 +18,7 @@ from docker.errors import DockerException
 
 from windtunnel._drivers.manifest import RuntimeManifest
 from windtunnel._drivers.stack import ContainerStack, RunningContainer, logs_tail
+from windtunnel._drivers.state_probe import LatestStateProbe
 
 # The runtime's env and alias come from the container plan that the Dagger executor reads too.
 from windtunnel._pipeline.container_plan import DEFAULT_MODEL, runtime_alias, runtime_env
@@ -204,7 +205,7 @@ class ContainerRuntime:
         """A StateProbe over the most recently provisioned container's state dump, when the manifest has one."""
         if self.manifest.state_route is None:
             return None
-        return _LatestStateProbe(self)
+        return LatestStateProbe(self)
 
     def probe_egress(self) -> EgressReport:
         """Start a probe on the runtime's network: gateway and mocks must answer, the outside must not."""
@@ -215,16 +216,6 @@ class ContainerRuntime:
     def close(self) -> list[str]:
         self.pool.shutdown(wait=False, cancel_futures=True)
         return self.stack.close()
-
-
-class _LatestStateProbe:
-    def __init__(self, runtime: ContainerRuntime) -> None:
-        self._runtime = runtime
-
-    def snapshot(self) -> Mapping[str, Any]:
-        if self._runtime.latest is None:
-            raise ProbeError("no runtime container has been provisioned yet", hint="provision before probing")
-        return self._runtime.latest.runtime_state()
 
 
 class ReferenceContainerRuntime(ContainerRuntime):
