@@ -1,5 +1,7 @@
 """pytest plugin shipped with windtunnel: runs the conformance kit over runtimes as parametrised tests.
 
+A suite file needs only `def test_conformance(wt_case, wt_conformance): wt_conformance(*wt_case)`.
+
 `--wt-runtime NAME` (repeatable) picks runtimes; by default every runtime.toml under `runtimes/` of the
 project, the suite's poison variants included. A test asks for the `wt_case` fixture (runtime, check id)
 and `wt_run_check`; runtimes are built once, in order, and closed when the suite moves to the next one.
@@ -100,3 +102,28 @@ def wt_run_check(wt_subjects: _Subjects, request: pytest.FixtureRequest) -> Call
         return result
 
     return run
+
+
+@pytest.fixture(scope="session")
+def wt_suite(request: pytest.FixtureRequest) -> Any:
+    """The suite's data next to the test file asking for it (requirements/, poisons.toml, ...)."""
+    from windtunnel._conformance.suite import Suite
+
+    return Suite.load(Path(str(request.path)).parent)
+
+
+@pytest.fixture
+def wt_conformance(
+    wt_run_check: Callable[[str, str], CheckResult], wt_suite: Any
+) -> Callable[[str, str], None]:
+    """Run one check on one runtime and fail the test unless the suite's rule holds for the result."""
+
+    def check(runtime: str, check_id: str) -> None:
+        result = wt_run_check(runtime, check_id)
+        judgement = wt_suite.judge(runtime, check_id, result.status)
+        if not judgement.ok:
+            pytest.fail(
+                f"{judgement.message}\n  expected: {judgement.expected}\n  got: {result.status}: {result.detail}"
+            )
+
+    return check
