@@ -104,7 +104,7 @@ def wt_run_check(wt_subjects: _Subjects, request: pytest.FixtureRequest) -> Call
     return run
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def wt_suite(request: pytest.FixtureRequest) -> Any:
     """The suite's data next to the test file asking for it (requirements/, poisons.toml, ...)."""
     from windtunnel._conformance.suite import Suite
