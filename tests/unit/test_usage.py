@@ -61,3 +61,64 @@ def test_summed_usage_known_only_when_every_send_reports() -> None:
     assert (total.known, total.prompt_tokens, total.completion_tokens, total.total_tokens) == (True, 7, 3, 10)
     assert not summed_usage([{"prompt_tokens": 3, "completion_tokens": 1}, None]).known
     assert not summed_usage([]).known
+
+
+@pytest.mark.parametrize(
+    ("usage", "prompt", "completion"),
+    [
+        ({"input": 200, "cacheRead": 800, "output": 5}, 1000, 5),
+        ({"input_tokens": 9, "output_tokens": 2}, 9, 2),
+        ({"prompt_tokens": 4, "cacheRead": 6, "completion_tokens": 1}, 10, 1),
+        (
+            {"calls": [{"input": 10, "cacheRead": 5, "output": 1}, {"prompt_tokens": 20, "output": 2}]},
+            35,
+            3,
+        ),
+    ],
+)
+def test_summed_usage_reads_every_per_call_spelling(
+    usage: dict[str, Any], prompt: int, completion: int
+) -> None:
+    total = summed_usage([usage, usage])
+    assert (total.known, total.prompt_tokens, total.completion_tokens) == (True, 2 * prompt, 2 * completion)
+    assert total.total_tokens == 2 * (prompt + completion)
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"input": 200},
+        {"cacheRead": 800, "output": 5},
+        {"calls": [{"input": 1, "output": 1}, {"input": 2}]},
+        {"calls": []},
+    ],
+)
+def test_summed_usage_unknown_when_a_send_lacks_a_total(usage: dict[str, Any]) -> None:
+    assert not summed_usage([{"input": 1, "output": 1}, usage]).known
+
+
+def test_token_budget_is_judged_on_a_runtime_reporting_input_output_cache_read() -> None:
+    from windtunnel._score.gates import score_trace
+    from windtunnel._trace.models import Trace, Turn
+    from windtunnel.api import Benchmark, Expect, Scenario
+
+    scenario = Scenario(name="s", prompt="p", expect=Expect(benchmark=Benchmark(token_budget=1200)))
+    usage = {"input": 200, "cacheRead": 800, "output": 5}
+    turn = Turn(index=0, user="p", response={}, shape="flat", content="ok", tool_calls=[], usage=usage)
+    trace = Trace(
+        run_id="r",
+        scenario="s",
+        pack=None,
+        runtime="rt",
+        agent_id="a",
+        variant_id="v",
+        session_id="x",
+        started_at="now",
+        turns=[turn],
+        usage=summed_usage([usage]),
+    )
+    budget = next(c for c in score_trace(scenario, trace).checks if c.id == "benchmark.token_budget")
+    assert budget.passed is True, budget.detail
+    tight = Scenario(name="s", prompt="p", expect=Expect(benchmark=Benchmark(token_budget=1000)))
+    budget = next(c for c in score_trace(tight, trace).checks if c.id == "benchmark.token_budget")
+    assert budget.passed is False, budget.detail

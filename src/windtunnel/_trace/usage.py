@@ -65,19 +65,42 @@ def model_calls(usages: Sequence[Mapping[str, Any] | None], session_id: str) -> 
 
 
 def summed_usage(usages: Sequence[Mapping[str, Any] | None]) -> Usage:
-    """OpenAI-style usage summed over sends; unknown when any send reported none."""
+    """Usage summed over sends, read with the per-call spellings; unknown when any send reported none.
+
+    A send counts with its own prompt and completion totals (every spelling of `normalise_call`,
+    cacheRead added to the prompt); a send whose top level has none counts as the sum of its
+    `usage.calls`, when every call reports both.
+    """
     if not usages or any(usage is None for usage in usages):
         return Usage(known=False)
     prompt = completion = 0
     for usage in usages:
         assert usage is not None
-        p, c = (
-            _first(usage, ("prompt_tokens", "input_tokens")),
-            _first(usage, ("completion_tokens", "output_tokens")),
-        )
-        if p is None or c is None:
+        counted = _send_totals(usage)
+        if counted is None:
             return Usage(known=False)
-        prompt, completion = prompt + p, completion + c
+        prompt, completion = prompt + counted[0], completion + counted[1]
     return Usage(
         known=True, prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
     )
+
+
+def _send_totals(usage: Mapping[str, Any]) -> tuple[int, int] | None:
+    own = _totals(usage)
+    if own is not None:
+        return own
+    calls = usage.get("calls")
+    if not isinstance(calls, list) or not calls:
+        return None
+    counted = [_totals(call) if isinstance(call, Mapping) else None for call in calls]
+    if any(item is None for item in counted):
+        return None
+    known = [item for item in counted if item is not None]
+    return sum(p for p, _ in known), sum(c for _, c in known)
+
+
+def _totals(usage: Mapping[str, Any]) -> tuple[int, int] | None:
+    entry = normalise_call(usage, "")
+    if entry.prompt_tokens is None or entry.completion_tokens is None:
+        return None
+    return entry.prompt_tokens, entry.completion_tokens
