@@ -4,9 +4,9 @@ Docker's `internal` networks drop traffic leaving them with iptables but still h
 default route; `drop_default_route` / `start_netns_holder` remove it so "no route out" holds inside the
 container's own namespace.
 
-A run's resources carry `windtunnel.run=<run id>`, optionally `windtunnel.session=<label>`, and the
-owner process (host, pid, start time), so a later run can tell leftovers of a dead process from
-resources of a live one (see cleanup.sweep_leftovers).
+A run's resources carry `windtunnel.run=<run id>`, optionally `windtunnel.session=<label>` and
+`windtunnel.caller=<label>`, and the owner process (host, pid, start time), so a later run can tell
+leftovers of a dead process from resources of a live one (see cleanup.sweep_leftovers).
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ from windtunnel.errors import HarnessError
 
 RUN_LABEL = "windtunnel.run"
 SESSION_LABEL = "windtunnel.session"
+CALLER_LABEL = "windtunnel.caller"
+"""The label a runtime plugin's build() was given (`wt certify`'s run id), under its own key:
+WT_SESSION_LABEL takes `windtunnel.session` and must not hide which certify run started a container."""
 OWNER_HOST_LABEL = "windtunnel.owner.host"
 OWNER_PID_LABEL = "windtunnel.owner.pid"
 OWNER_START_LABEL = "windtunnel.owner.start"

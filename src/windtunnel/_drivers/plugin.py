@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from windtunnel._drivers.manifest import MANIFEST, RuntimeManifest, check_buildable, load_manifest
+from windtunnel._drivers.network import CALLER_LABEL
 from windtunnel._drivers.stack import ContainerStack, GatewaySpec
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S
 from windtunnel.errors import ConfigFileError, PluginError, UnknownRuntimeError
@@ -170,6 +171,7 @@ class ContainerRuntimePlugin:
             windtunnel_image=self.images.windtunnel,
             gateway=settings.gateway,
             session=settings.session or label,
+            labels={CALLER_LABEL: label},
         )
         kind = ReferenceContainerRuntime if manifest.reference else ContainerRuntime
         runtime = kind(manifest, stack, self.images.runtime, timeout_s=settings.timeout_s)

@@ -80,7 +80,8 @@ class RunningContainer:
 
 
 class ContainerStack:
-    """The containers of one run, created lazily and removed together by `close()`."""
+    """The containers of one run, created lazily and removed together by `close()`. `labels` are extra
+    labels for every container and network of the run (the caller's own, such as `windtunnel.caller`)."""
 
     def __init__(
         self,
@@ -90,13 +91,14 @@ class ContainerStack:
         run_id: str | None = None,
         session: str | None = None,
         gateway: GatewaySpec | None = None,
+        labels: Mapping[str, str] | None = None,
     ) -> None:
         self.client = client
         self.windtunnel_image = windtunnel_image
         self.run_id = run_id or f"wt-{uuid.uuid4().hex[:10]}"
         self.session = session
         self.gateway_spec = gateway or GatewaySpec()
-        self.labels = run_labels(self.run_id, session=session)
+        self.labels = {**run_labels(self.run_id, session=session), **(labels or {})}
         self._network: Network | None = None
         self._gateway: RunningContainer | None = None
         self._gateway_client: GatewayClient | None = None
@@ -109,7 +111,9 @@ class ContainerStack:
         if self._closed:
             raise HarnessError(f"run {self.run_id} was closed", hint="build a new runtime for a new run")
         if self._network is None:
-            self._network = create_run_network(self.client, self.run_id, session=self.session)
+            self._network = create_run_network(
+                self.client, self.run_id, session=self.session, labels=self.labels
+            )
         return self._network
 
     def gateway(self) -> GatewayClient:
