@@ -9,12 +9,13 @@ scripted on the runtime's gateway), the same agent config.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from windtunnel._drivers.container import DEFAULT_MODEL, ContainerRuntime
 from windtunnel._drivers.manifest import RuntimeManifest
+from windtunnel._drivers.network import CALLER_LABEL
 from windtunnel._drivers.stack import ANY_ADDRESS, ContainerStack, GatewaySpec, host_path
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._packs.pack import Pack
@@ -67,6 +68,8 @@ class RuntimeImages:
     manifest: RuntimeManifest
     timeout_s: float
     session: str | None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Extra labels for the fresh stack's containers (the certify run's `windtunnel.caller`)."""
 
     @classmethod
     def of(cls, runtime: ContainerRuntime) -> RuntimeImages:
@@ -78,6 +81,7 @@ class RuntimeImages:
             manifest=runtime.manifest,
             timeout_s=runtime.timeout_s,
             session=runtime.stack.session,
+            labels={k: v for k, v in runtime.stack.labels.items() if k == CALLER_LABEL},
         )
 
     def runtime(self, gateway: GatewaySpec) -> ContainerRuntime:
@@ -86,7 +90,11 @@ class RuntimeImages:
         Always the plain ContainerRuntime: tapes run through provision(), never provision_reference().
         """
         stack = ContainerStack(
-            self.client, windtunnel_image=self.windtunnel_image, session=self.session, gateway=gateway
+            self.client,
+            windtunnel_image=self.windtunnel_image,
+            session=self.session,
+            gateway=gateway,
+            labels=self.labels,
         )
         return ContainerRuntime(self.manifest, stack, self.runtime_image, timeout_s=self.timeout_s)
 
