@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from windtunnel._mcp.kit import MockServer
+from windtunnel._scenario.frozen import freeze
 from windtunnel._scenario.model import Scenario
 from windtunnel.errors import PackError
 from windtunnel.spi.agent_runtime import MCPHandle, MockServerPlan, RecordingMCPHandle, StateProbe
@@ -24,6 +25,9 @@ class AgentSetup:
     system_prompt: str | None = None
     persona_doc: str | None = None
     skills: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "skills", freeze(self.skills))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,6 +58,11 @@ class Pack:
             raise PackError(
                 f"a pack has name {self.name!r}", hint="give Pack a non-empty name=", field="name"
             )
+        for name in ("scenarios", "evaluator_files", "profiles"):
+            object.__setattr__(self, name, self._sequence(name, getattr(self, name)))
+        if not isinstance(self.agent, AgentSetup):
+            raise self._error("agent", f"is a {type(self.agent).__name__}", "write agent=AgentSetup(...)")
+        self._sequence("agent.skills", self.agent.skills)
         scenarios = tuple(self._adopt(scenario) for scenario in self.scenarios)
         names = [scenario.name for scenario in scenarios]
         for name in names:
@@ -74,7 +83,22 @@ class Pack:
                 )
         object.__setattr__(self, "scenarios", scenarios)
         object.__setattr__(self, "mcp_servers", dict(self.mcp_servers))
-        object.__setattr__(self, "profiles", tuple(self.profiles))
+
+    def _error(self, field: str, problem: str, hint: str) -> PackError:
+        return PackError(f"pack {self.name!r}: {field} {problem}", hint=hint, pack=self.name, field=field)
+
+    def _sequence(self, field: str, value: Any) -> tuple[Any, ...]:
+        """A list field as a tuple; a bare string is refused, never split into characters."""
+        frozen = freeze(value)
+        if isinstance(frozen, str):
+            raise self._error(
+                field,
+                f"is the string {frozen!r}; expected a list (a string would be read one character at a time)",
+                f"wrap it in a list: {field.rsplit('.', 1)[-1]}=[{frozen!r}]",
+            )
+        if not isinstance(frozen, tuple):
+            raise self._error(field, f"is a {type(frozen).__name__}; expected a list", f"write {field}=[...]")
+        return frozen
 
     def _adopt(self, scenario: Scenario) -> Scenario:
         if not isinstance(scenario, Scenario):

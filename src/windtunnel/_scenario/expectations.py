@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from windtunnel._scenario.frozen import freeze
+
 StateOp = Literal["equals", "not_equals", "present", "absent", "contains", "not_contains", "length"]
 STATE_OPS: tuple[str, ...] = (
     "equals",
@@ -39,7 +41,7 @@ class Outcome:
     state: Sequence[StateExpectation] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "state", tuple(self.state))
+        object.__setattr__(self, "state", freeze(self.state))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,8 +57,8 @@ class Security:
     expected_violations: Sequence[str] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tools_must_not_call", tuple(self.tools_must_not_call))
-        object.__setattr__(self, "expected_violations", tuple(self.expected_violations))
+        object.__setattr__(self, "tools_must_not_call", freeze(self.tools_must_not_call))
+        object.__setattr__(self, "expected_violations", freeze(self.expected_violations))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,8 +77,8 @@ class Benchmark:
     llm_calls_expected: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tools_not_expected", tuple(self.tools_not_expected))
-        object.__setattr__(self, "tools_expected", tuple(self.tools_expected))
+        object.__setattr__(self, "tools_not_expected", freeze(self.tools_not_expected))
+        object.__setattr__(self, "tools_expected", freeze(self.tools_expected))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

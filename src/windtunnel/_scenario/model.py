@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from windtunnel._scenario.expectations import Expect
+from windtunnel._scenario.frozen import freeze
 from windtunnel._scenario.preconditions import Precondition
 from windtunnel._scenario.sources import Source
 
@@ -29,7 +30,7 @@ class ReferenceDecision:
     tool_calls: Sequence[ReferenceToolCall] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        object.__setattr__(self, "tool_calls", freeze(self.tool_calls))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,7 +46,7 @@ class ReferenceCase:
     reason: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "decisions", tuple(self.decisions))
+        object.__setattr__(self, "decisions", freeze(self.decisions))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,17 +76,19 @@ class Scenario:
     def __post_init__(self) -> None:
         from windtunnel._scenario.validation import validate_scenario
 
-        prompt = self.prompt if isinstance(self.prompt, str) else tuple(self.prompt)
-        object.__setattr__(self, "prompt", prompt)
-        object.__setattr__(self, "target_facts", _freeze_groups(self.target_facts))
+        object.__setattr__(self, "prompt", freeze(self.prompt))
+        groups = freeze(self.target_facts)
+        object.__setattr__(
+            self, "target_facts", tuple(map(freeze, groups)) if isinstance(groups, tuple) else groups
+        )
         for name in ("reference_cases", "must_call", "tags", "preconditions", "sources"):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
+            object.__setattr__(self, name, freeze(getattr(self, name)))
         validate_scenario(self)
 
     @property
     def turns(self) -> tuple[str, ...]:
         """The user turns, in order; one entry for a single-turn scenario."""
-        return (self.prompt,) if isinstance(self.prompt, str) else tuple(self.prompt)
+        return self.prompt if isinstance(self.prompt, tuple) else (self.prompt,)
 
     @property
     def goldens(self) -> tuple[ReferenceCase, ...]:
@@ -100,10 +103,3 @@ class Scenario:
             if case.name == name:
                 return case
         raise KeyError(name)
-
-
-def _freeze_groups(groups: Sequence[Sequence[str]]) -> tuple[tuple[str, ...], ...]:
-    frozen: list[tuple[str, ...]] = []
-    for group in groups:
-        frozen.append((group,) if isinstance(group, str) else tuple(group))
-    return tuple(frozen)

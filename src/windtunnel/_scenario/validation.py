@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from windtunnel._scenario.expectations import STATE_OPS
+from windtunnel._scenario.fields import check_case_fields, check_fields
 from windtunnel._scenario.sources import SOURCE_KINDS
 from windtunnel.errors import ScenarioError
 
@@ -23,11 +24,13 @@ def validate_scenario(scenario: Scenario) -> None:
             scenario=scenario.name,
             field="name",
         )
+    check_fields(scenario)  # types first: the rules below read the fields
     _check_prompt(scenario)
     _check_target_facts(scenario)
     _check_expectations(scenario)
     seen: set[str] = set()
     for case in scenario.reference_cases:
+        check_case_fields(scenario, case)  # a name that is not a string cannot be compared below
         if case.name in seen:
             raise _case_error(
                 scenario, case, None, f"case name {case.name!r} is used twice", "rename one of the two cases"
@@ -50,6 +53,7 @@ def validate_reference_case(scenario: Scenario, case: ReferenceCase) -> None:
     In a multi-turn scenario the decisions of all turns follow each other, and the content-only
     decision that closes each turn counts as that turn's final decision.
     """
+    check_case_fields(scenario, case)  # mutants are checked here too, before their rules are read
     if case.kind not in ("golden", "poison"):
         raise _case_error(
             scenario, case, None, f"kind is {case.kind!r}", "use kind='golden' or kind='poison'"
