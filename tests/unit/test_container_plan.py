@@ -128,6 +128,11 @@ def test_stacks_have_the_docker_aliases_and_commands_and_unique_runner_names(
     names: list[str] = []
     for stack in stacks:  # type: ignore[attr-defined]
         assert stack["gateway"]["alias"] == "gateway" and stack["gateway"]["args"] == gateway_args("script")
+        # Contract C defines no health route: a runtime is up when it answers HTTP at all, while the
+        # gateway and the mocks must answer their /wt/health with 200.
+        assert stack["gateway"]["ready_any_answer"] is False
+        assert all(not mock["ready_any_answer"] for mock in stack["mocks"])
+        assert all(runtime["ready_any_answer"] for runtime in stack["runtimes"])
         for mock in stack["mocks"]:
             assert mock["args"] == mock_args(mock["pack"], mock["server"])
             (mount,) = mock["mounts"]

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,11 +33,11 @@ from typing import Any
 import httpx
 
 from windtunnel._drivers.manifest import RuntimeManifest, load_manifest
+from windtunnel._drivers.readiness import wait_listening
 from windtunnel._drivers.state_probe import LatestStateProbe
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._mcp.http_handle import HttpMCPHandle
 from windtunnel._pipeline.container_plan import GATEWAY_URL_FOR_AGENTS, profile_key, runtime_env
-from windtunnel._pipeline.container_plan_model import HEALTH_PATH
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._runtimes.registry import LoadedPlugin
@@ -47,7 +46,6 @@ from windtunnel.errors import (
     ConfigFileError,
     HarnessError,
     ProbeError,
-    RuntimeUnavailableError,
     UnknownRuntimeError,
 )
 from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response, StateProbe
@@ -241,20 +239,14 @@ class BoundRuntime:
     def _wait_ready(self, url: str) -> None:
         if url in self._ready:
             return
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        with httpx.Client(timeout=2.0) as http:
-            while True:
-                with contextlib.suppress(httpx.TransportError):
-                    if http.get(f"{url}{HEALTH_PATH}").status_code == 200:
-                        self._ready.add(url)
-                        return
-                if time.monotonic() > deadline:
-                    raise RuntimeUnavailableError(
-                        f"runtime {self.manifest.name!r} at {url} did not answer {HEALTH_PATH} within {READY_TIMEOUT_S:.0f}s",
-                        hint="see the runtime service's log in the executor that started it",
-                        runtime=self.manifest.name,
-                    )
-                time.sleep(0.1)
+        wait_listening(
+            url,
+            timeout=READY_TIMEOUT_S,
+            what=f"runtime {self.manifest.name!r}",
+            hint="see the runtime service's log in the executor that started it",
+            runtime=self.manifest.name,
+        )
+        self._ready.add(url)
 
     def state_probe(self) -> StateProbe | None:
         if self.manifest.state_route is None:

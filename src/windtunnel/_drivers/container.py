@@ -188,12 +188,8 @@ class ContainerRuntime:
         alias = runtime_alias(self.manifest.name, uuid.uuid4().hex[:6])
         running = self.stack.run(self.runtime_image, alias=alias, env=env, role="runtime")
         try:
-            self.stack.wait_http(
-                running,
-                self.manifest.port,
-                "/wt/health",
-                timeout=START_TIMEOUT_S,
-                what=f"runtime {self.manifest.name!r}",
+            self.stack.wait_listening(
+                running, self.manifest.port, timeout=START_TIMEOUT_S, what=f"runtime {self.manifest.name!r}"
             )
         except BaseException:
             self.stack.remove(running)

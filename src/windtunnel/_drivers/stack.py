@@ -7,7 +7,6 @@ only the gateway and the mocks are on it.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from docker.models.networks import Network
 
 from windtunnel._drivers.cleanup import remove_run
 from windtunnel._drivers.network import create_run_network, run_labels
+from windtunnel._drivers.readiness import wait_listening
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._mcp.http_handle import HttpMCPHandle
 
@@ -39,7 +39,7 @@ from windtunnel._pipeline.container_plan import (
     mock_url,
     pack_mount,
 )
-from windtunnel.errors import HarnessError, RuntimeUnavailableError
+from windtunnel.errors import HarnessError
 from windtunnel.spi.agent_runtime import MockServerPlan
 
 __all__ = [
@@ -233,28 +233,24 @@ class ContainerStack:
                 hint="run `docker logs` on it for more, or `wt images build` to rebuild the image",
             ) from exc
 
-    def wait_http(
-        self, running: RunningContainer, port: int, path: str, *, timeout: float, what: str
-    ) -> None:
-        """Poll http://ip:port/path until it answers 200; fail fast when the container exits."""
-        deadline = time.monotonic() + timeout
-        url = f"http://{running.ip}:{port}{path}"
-        with httpx.Client(timeout=2.0) as http:
-            while True:
-                try:
-                    if http.get(url).status_code == 200:
-                        return
-                except httpx.TransportError:
-                    pass
-                running.container.reload()
-                if running.container.status in {"exited", "dead"} or time.monotonic() > deadline:
-                    state = running.container.status
-                    raise RuntimeUnavailableError(
-                        f"{what} did not answer {path} within {timeout:.0f}s (container {state})\n"
-                        f"  its last log lines:\n{logs_tail(running.container)}",
-                        hint="fix the runtime's start-up (see the log lines above); it must serve Contract C",
-                    )
-                time.sleep(0.05)
+    def wait_listening(self, running: RunningContainer, port: int, *, timeout: float, what: str) -> None:
+        """Wait until the container answers HTTP on `port` (windtunnel._drivers.readiness); fail fast
+        when it exits."""
+
+        def gone() -> str | None:
+            running.container.reload()
+            status = running.container.status
+            return f"container {status}" if status in {"exited", "dead"} else None
+
+        wait_listening(
+            f"http://{running.ip}:{port}",
+            timeout=timeout,
+            what=what,
+            gone=gone,
+            details=lambda: f"\n  its last log lines:\n{logs_tail(running.container)}",
+            hint="fix the runtime's start-up (see the log lines above); it must serve Contract C "
+            "on WT_INJECT_PORT",
+        )
 
     def remove(self, running: RunningContainer) -> None:
         try:

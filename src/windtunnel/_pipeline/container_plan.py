@@ -259,6 +259,7 @@ def runtime_service(
         runner_alias=runner_alias(manifest.name, alias),
         port=manifest.port,
         env=env,
+        ready_any_answer=True,
         labels=_labels("runtime", manifest.name),
         profile=key,
     )

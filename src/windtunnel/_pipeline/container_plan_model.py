@@ -12,7 +12,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 SCHEMA = "1"
-HEALTH_PATH = "/wt/health"
+READY_PATH = "/wt/health"
+"""What an executor GETs to learn that a service is up. The gateway and the mocks serve it (200); for a
+runtime Contract C makes it optional, so any HTTP answer there counts (see windtunnel._drivers.readiness)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,7 +72,10 @@ class ServicePlan:
     args: tuple[str, ...] | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     mounts: tuple[Mount, ...] = ()
-    health: str = HEALTH_PATH
+    ready_path: str = READY_PATH
+    ready_any_answer: bool = False
+    """True for runtimes: any HTTP answer on ready_path means up (404 and 405 included); a 5xx other than
+    501 means "not ready yet". False: ready_path must answer 200 (the gateway and the mocks serve it)."""
     labels: Mapping[str, str] = field(default_factory=dict)
     pack: str | None = None
     server: str | None = None
