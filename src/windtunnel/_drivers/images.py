@@ -11,6 +11,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -328,6 +329,39 @@ def build_windtunnel_image(
     )
 
 
+def runtime_image_tag(runtime: str) -> str:
+    """`windtunnel/runtime-<name>:latest` for a runtime name, made a valid Docker repository name.
+
+    Docker wants lower case and `[a-z0-9]` runs joined by `.`, `_`, `__` or dashes. A name that needs
+    changing gets a digest of the original, so two names differing only by case (or by characters
+    replaced here) never share an image tag.
+    """
+    safe = _REPOSITORY_UNSAFE.sub("-", runtime.lower())
+    safe = _SEPARATOR_RUN.sub(_one_separator, safe).strip("._-")[:_MAX_COMPONENT] or "runtime"
+    if safe != runtime:
+        safe = f"{safe.rstrip('._-')}-{hashlib.sha256(runtime.encode()).hexdigest()[:8]}"
+    return f"windtunnel/runtime-{safe}:latest"
+
+
+_REPOSITORY_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+_SEPARATOR_RUN = re.compile(r"[._-]{2,}")
+_MAX_COMPONENT = 100
+
+
+def _one_separator(match: re.Match[str]) -> str:
+    run = match.group()
+    return run if run == "__" or set(run) == {"-"} else "-"
+
+
+def requirements_file(build_dir: Path, requirements: Path | None) -> Path | None:
+    """The requirements a runtime's wheelhouse is built from: the manifest's, else the build directory's
+    requirements.txt when there is one, else none."""
+    if requirements is not None:
+        return requirements
+    default = build_dir / REQUIREMENTS_FILE
+    return default if default.is_file() else None
+
+
 def build_runtime_image(
     client: docker.DockerClient,
     runtime_dir: Path,
@@ -336,23 +370,30 @@ def build_runtime_image(
     tag: str | None = None,
     cache_dir: Path | None = None,
     labels: Mapping[str, str] | None = None,
+    dockerfile: str = "Dockerfile",
+    requirements: Path | None = None,
+    name: str | None = None,
 ) -> BuiltImage:
-    """A runtime under certification: `runtime_dir/Dockerfile` with the directory as context and a
-    wheelhouse from `runtime_dir/requirements.txt` (if present) added as `wheels/`."""
-    name = runtime_dir.resolve().name
-    requirements_file = runtime_dir / "requirements.txt"
-    requirements = read_requirements(requirements_file) if requirements_file.exists() else ()
+    """A runtime under certification: `runtime_dir/<dockerfile>` with the directory as context and a
+    wheelhouse of `requirements` (default: `runtime_dir/requirements.txt`, if present) as `wheels/`.
+
+    The tag comes from `name` (the runtime's name; default: the directory's), see runtime_image_tag().
+    """
+    directory = runtime_dir.resolve().name
+    source = requirements_file(runtime_dir, requirements)
+    wanted = read_requirements(source) if source is not None else ()
     target = probe_python(client, base_image, cache_dir=cache_dir)
-    wheelhouse = build_wheelhouse(requirements, target=target, cache_dir=cache_dir)
+    wheelhouse = build_wheelhouse(wanted, target=target, cache_dir=cache_dir)
     return build_image(
         client,
         context_dir=runtime_dir,
-        dockerfile=runtime_dir / "Dockerfile",
-        tag=tag or f"windtunnel/runtime-{name}:latest",
+        dockerfile=runtime_dir / dockerfile,
+        tag=tag or runtime_image_tag(name or directory),
         base_image=base_image,
         wheelhouse_dir=wheelhouse.path,
         labels={
-            IMAGE_KIND_LABEL: f"runtime:{name}",
+            # By directory, not runtime name: variants built from one directory share one image.
+            IMAGE_KIND_LABEL: f"runtime:{directory}",
             "windtunnel.version": __version__,
             WHEELHOUSE_LABEL: wheelhouse.key,
             **(labels or {}),

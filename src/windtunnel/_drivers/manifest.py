@@ -3,9 +3,9 @@
 name = "reference"
 extends = "../../reference"        # optional: start from another manifest (poison variants)
 [image]
-build = "."                        # a directory with a Dockerfile (relative to this file) ...
-dockerfile = "Dockerfile"
-requirements = "requirements.txt"  # wheels for these go into the build context
+build = "."                        # the build context, relative to this file ...
+dockerfile = "Dockerfile"          # relative to `build` (default Dockerfile)
+requirements = "requirements.txt"  # relative to this file; wheels for these go into the context's wheels/
 # ref = "ghcr.io/acme/agent@sha256:..."   ... or a prebuilt image reference
 [env]
 rename = { WT_MODEL_BASE_URL = "OPENAI_BASE_URL" }   # map our variables onto the runtime's own
@@ -151,13 +151,28 @@ def _merge(parent: RuntimeManifest | None, data: Mapping[str, Any], path: Path) 
 
 
 def check_buildable(manifest: RuntimeManifest) -> None:
-    """A container runtime needs either a build directory with a Dockerfile or an image reference."""
+    """A container runtime needs either a build directory with its Dockerfile or an image reference; a
+    requirements file it names must exist."""
     if manifest.plugin or manifest.image_ref:
         return
-    if manifest.build_dir is None or not (manifest.build_dir / manifest.dockerfile).is_file():
+    if manifest.build_dir is None or not manifest.build_dir.is_dir():
         raise _error(
             manifest.path,
             "image",
             "names neither a buildable directory nor an image reference",
             'add [image] build = "." next to a Dockerfile, or [image] ref = "registry/image:tag"',
+        )
+    if not (manifest.build_dir / manifest.dockerfile).is_file():
+        raise _error(
+            manifest.path,
+            "image.dockerfile",
+            f"names {manifest.dockerfile!r}, which is not a file in {manifest.build_dir}",
+            "name the Dockerfile relative to [image] build, or drop the key to use Dockerfile",
+        )
+    if manifest.requirements is not None and not manifest.requirements.is_file():
+        raise _error(
+            manifest.path,
+            "image.requirements",
+            f"names {manifest.requirements}, which does not exist",
+            "name a requirements file relative to runtime.toml, or drop the key",
         )

@@ -119,7 +119,15 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
         runtime_digest = client.images.get(runtime_ref).id
     else:
         assert manifest.build_dir is not None
-        built = build_runtime_image(client, manifest.build_dir, base_image=base, cache_dir=settings.cache_dir)
+        built = build_runtime_image(
+            client,
+            manifest.build_dir,
+            base_image=base,
+            cache_dir=settings.cache_dir,
+            dockerfile=manifest.dockerfile,
+            requirements=manifest.requirements,
+            name=manifest.name,
+        )
         runtime_ref, runtime_digest = built.tag, built.digest
     return Images(
         windtunnel=harness.tag,

@@ -182,7 +182,9 @@ def windtunnel_image_plan(root: Path, base_image: str) -> ImagePlan:
 
 
 def runtime_image_plan(manifest: RuntimeManifest, root: Path, base_image: str) -> ImagePlan:
-    """A runtime's image as build_runtime_image() builds it: its directory, its Dockerfile, its wheels."""
+    """A runtime's image as build_runtime_image() builds it: its directory, the manifest's Dockerfile and
+    requirements, the tag from its name."""
+    from windtunnel._drivers.images import requirements_file, runtime_image_tag
     from windtunnel._drivers.wheelhouse import read_requirements
 
     name = f"runtime:{manifest.name}"
@@ -191,18 +193,17 @@ def runtime_image_plan(manifest: RuntimeManifest, root: Path, base_image: str) -
     if manifest.build_dir is None:
         raise _outside(manifest.name, "has no [image] build directory", manifest.path)
     directory = manifest.build_dir
-    requirements_file = directory / "requirements.txt"
-    context = _relative(directory, root, manifest.name)
+    source = requirements_file(directory, manifest.requirements)
     return ImagePlan(
         name=name,
-        tag=f"windtunnel/runtime-{directory.name}:latest",
-        dockerfile="Dockerfile" if context == "." else f"{context}/Dockerfile",
-        context=context,
+        tag=runtime_image_tag(manifest.name),
+        dockerfile=_relative(directory / manifest.dockerfile, root, manifest.name),
+        context=_relative(directory, root, manifest.name),
         build_args={"BASE_IMAGE": base_image},
         wheelhouses=(
             WheelhousePlan(
                 directory="wheels",
-                requirements=read_requirements(requirements_file) if requirements_file.exists() else (),
+                requirements=read_requirements(source) if source is not None else (),
             ),
         ),
     )

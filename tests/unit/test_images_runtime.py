@@ -1,0 +1,124 @@
+"""A runtime's image inputs come from its runtime.toml: the Dockerfile, the requirements, the tag from its name."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from windtunnel._drivers.images import requirements_file, runtime_image_tag
+from windtunnel._drivers.manifest import check_buildable, load_manifest
+from windtunnel._pipeline.container_plan import runtime_image_plan
+from windtunnel.errors import ConfigFileError
+
+COMPONENT = re.compile(r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$")
+"""A path component of a Docker image reference (distribution/reference's grammar)."""
+
+
+def _component(tag: str) -> str:
+    repository, _, version = tag.rpartition(":")
+    assert version == "latest"
+    namespace, _, name = repository.partition("/")
+    assert namespace == "windtunnel"
+    return name
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "reference",
+        "Reference",
+        "MyAgent",
+        "a..b",
+        "_x_",
+        "x__y",
+        "a---b",
+        "ünïcode",
+        "",
+        "-",
+        "a" * 300,
+        "x/y:z",
+    ],
+)
+def test_every_runtime_name_gives_a_valid_repository(name: str) -> None:
+    component = _component(runtime_image_tag(name))
+    assert COMPONENT.match(component), component
+    assert len(component) < 128
+
+
+def test_valid_names_are_kept_and_changed_ones_carry_a_digest() -> None:
+    assert runtime_image_tag("reference") == "windtunnel/runtime-reference:latest"
+    assert (
+        runtime_image_tag("reference-poison-reset_noop")
+        == "windtunnel/runtime-reference-poison-reset_noop:latest"
+    )
+    assert re.fullmatch(r"windtunnel/runtime-myagent-[0-9a-f]{8}:latest", runtime_image_tag("MyAgent"))
+    assert runtime_image_tag("MyAgent") == runtime_image_tag("MyAgent")  # deterministic
+
+
+def test_names_differing_only_by_case_or_replaced_characters_stay_apart() -> None:
+    names = ["agent", "Agent", "AGENT", "agent!", "agent?", "a.gent", "a..gent"]
+    tags = [runtime_image_tag(name) for name in names]
+    assert len(set(tags)) == len(names), tags
+
+
+def _runtime(root: Path, toml: str, files: dict[str, str]) -> Path:
+    directory = root / "runtimes" / "alt"
+    for name, text in {"runtime.toml": toml, **files}.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_text(text)
+    return directory
+
+
+ALT = 'name = "Alt"\n[image]\nbuild = "."\ndockerfile = "docker/Alt.Dockerfile"\nrequirements = "deps/prod.txt"\n'
+
+
+def test_the_plan_builds_the_manifests_dockerfile_with_its_requirements(tmp_path: Path) -> None:
+    directory = _runtime(
+        tmp_path,
+        ALT,
+        {
+            "Dockerfile": "FROM scratch\n",
+            "requirements.txt": "not-this==1\n",
+            "docker/Alt.Dockerfile": "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\n",
+            "deps/prod.txt": "rfc8785\n",
+        },
+    )
+    manifest = load_manifest(directory)
+    check_buildable(manifest)
+    plan = runtime_image_plan(manifest, tmp_path, "base:1")
+    assert plan.dockerfile == "runtimes/alt/docker/Alt.Dockerfile" and plan.context == "runtimes/alt"
+    assert plan.wheelhouses[0].requirements == ("rfc8785",)
+    assert plan.tag == runtime_image_tag("Alt") != "windtunnel/runtime-alt:latest"
+    assert requirements_file(directory, manifest.requirements) == directory / "deps" / "prod.txt"
+
+
+def test_without_keys_the_directorys_dockerfile_and_requirements_are_used(tmp_path: Path) -> None:
+    directory = _runtime(
+        tmp_path,
+        'name = "alt"\n[image]\nbuild = "."\n',
+        {"Dockerfile": "FROM x\n", "requirements.txt": "httpx\n"},
+    )
+    plan = runtime_image_plan(load_manifest(directory), tmp_path, "base:1")
+    assert plan.dockerfile == "runtimes/alt/Dockerfile" and plan.wheelhouses[0].requirements == ("httpx",)
+    (directory / "requirements.txt").unlink()
+    assert requirements_file(directory, None) is None
+    assert runtime_image_plan(load_manifest(directory), tmp_path, "b").wheelhouses[0].requirements == ()
+
+
+@pytest.mark.parametrize(
+    ("files", "field"),
+    [
+        ({"Dockerfile": "FROM x\n", "deps/prod.txt": ""}, "image.dockerfile"),
+        ({"docker/Alt.Dockerfile": "FROM x\n"}, "image.requirements"),
+    ],
+)
+def test_a_missing_dockerfile_or_requirements_file_names_its_key(
+    tmp_path: Path, files: dict[str, str], field: str
+) -> None:
+    manifest = load_manifest(_runtime(tmp_path, ALT, files))
+    with pytest.raises(ConfigFileError) as raised:
+        check_buildable(manifest)
+    assert raised.value.field == field  # type: ignore[attr-defined]
+    assert "runtime.toml" in str(raised.value)
