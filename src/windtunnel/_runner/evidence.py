@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from windtunnel._trace.models import Trace
@@ -69,22 +69,80 @@ def _key(name: object, arguments: object) -> str:
     return json.dumps([name, arguments], sort_keys=True, default=str)
 
 
-def check_integrity(trace: Trace) -> None:
+def served_tools(mcps: Sequence[MCPHandle]) -> frozenset[str] | None:
+    """The tool names the run's mocks serve; None when any mock cannot say.
+
+    A mock says through `tools()` (in-process mocks: a list of tool dicts) or its health answer's
+    `tools` (mocks over HTTP: `GET /wt/health`). A mock that keeps no evidence or says neither makes the
+    set unknowable: the integrity check then treats every unreceived call as an error, as it always did.
+    """
+    names: set[str] = set()
+    for handle in mcps:
+        served = _served_by(handle) if isinstance(handle, RecordingMCPHandle) else None
+        if served is None:
+            return None
+        names |= served
+    return frozenset(names)
+
+
+def _served_by(handle: RecordingMCPHandle) -> frozenset[str] | None:
+    try:
+        if callable(tools := getattr(handle, "tools", None)):
+            listed = [tool.get("name") if isinstance(tool, Mapping) else tool for tool in tools()]
+        elif callable(health := getattr(handle, "health", None)):
+            listed = health().get("tools")
+        else:
+            return None
+    except Exception:  # noqa: BLE001 - an unreadable answer only means we cannot tell
+        return None
+    if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
+        return None
+    return frozenset(listed)
+
+
+def check_integrity(trace: Trace, mcps: Sequence[MCPHandle] = ()) -> None:
     """Every reported tool call must have reached a mock, and every call a mock received must be reported.
 
     Calls compare as a multiset of (name, decoded arguments): runtimes may run a turn's calls in
-    parallel, so arrival order is not evidence; a missing, extra or altered call is.
+    parallel, so arrival order is not evidence; a missing, extra or altered call is. A reported call to a
+    tool name no mock of the run serves is not hidden from the mocks: the model invented the tool and the
+    runtime told it so. Such calls go to `trace.unknown_tool_calls` as evidence. The mocks' tool lists
+    are only read when some reported call reached no mock.
     """
     if trace.mcp_calls is None:
         return
-    reported = Counter(
-        _key(call_name(call), call_arguments(call)) for turn in trace.turns for call in turn.tool_calls
-    )
+    reported_calls = [(turn.index, call) for turn in trace.turns for call in turn.tool_calls]
+    reported = Counter(_key(call_name(call), call_arguments(call)) for _, call in reported_calls)
     received = Counter(_key(call.get("name"), call.get("arguments")) for call in trace.mcp_calls)
     if reported == received:
         return
     hidden = list((received - reported).elements())
-    invented = list((reported - received).elements())
+    invented = reported - received
+    served = served_tools(mcps) if invented else None
+    if served is not None:
+        unknown = _unknown_calls(reported_calls, invented, served)
+        if unknown:
+            trace.unknown_tool_calls = unknown
+            invented -= Counter(_key(entry["name"], entry["arguments"]) for entry in unknown)
+    _raise_mismatch(hidden, list(invented.elements()))
+
+
+def _unknown_calls(
+    reported: Sequence[tuple[int, Any]], invented: Counter[str], served: frozenset[str]
+) -> list[dict[str, Any]]:
+    """The reported calls no mock received whose tool no mock serves, in report order."""
+    left = Counter(invented)
+    unknown = []
+    for turn, call in reported:
+        name, arguments = call_name(call), call_arguments(call)
+        key = _key(name, arguments)
+        if name is not None and name not in served and left[key] > 0:
+            left[key] -= 1
+            unknown.append({"turn": turn, "name": name, "arguments": arguments})
+    return unknown
+
+
+def _raise_mismatch(hidden: list[str], invented: list[str]) -> None:
     parts = []
     if hidden:
         parts.append(
@@ -92,6 +150,8 @@ def check_integrity(trace: Trace) -> None:
         )
     if invented:
         parts.append(f"the runtime reported {len(invented)} call(s) no mock received: {', '.join(invented)}")
+    if not parts:
+        return
     raise IntegrityError(
         "; ".join(parts),
         hint="report every tool call of the turn, intermediate ones included, exactly as executed (seed 002)",

@@ -212,7 +212,7 @@ def _collect_evidence(context: RunContext, trace: Trace) -> None:
             _error(ErrorKind.MCP_EVIDENCE, exc, "the MCP mocks' call logs could not be read")
         ) from exc
     try:
-        check_integrity(trace)
+        check_integrity(trace, context.mcps)
     except IntegrityError as exc:
         raise _RunFailed(_error(ErrorKind.INTEGRITY, exc)) from exc
     try:

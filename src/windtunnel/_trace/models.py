@@ -98,6 +98,12 @@ class Trace(BaseModel):
     mcp_calls: list[dict[str, Any]] | None = Field(
         default=None, description="every tools/call the MCP mocks received during this run"
     )
+    unknown_tool_calls: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="reported tool calls ({turn, name, arguments}) to a tool no MCP mock of the run serves, "
+        "which no mock received: the model invented the tool and the runtime answered it itself. Evidence, "
+        "not an integrity error",
+    )
     state: dict[str, Any] | None = Field(default=None, description="the StateProbe snapshot after the run")
     error: TraceError | None = None
 

@@ -1,0 +1,165 @@
+"""The integrity cross-check against real mocks: hidden and fabricated calls are errors, invented tools are evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from windtunnel._mcp.client import call_tool
+from windtunnel._mcp.http_handle import HttpMCPHandle
+from windtunnel._mcp.inprocess import InProcessMCPHandle
+from windtunnel._mcp.loopback import start_loopback, stop_loopback
+from windtunnel._runner.evidence import check_integrity, mcp_calls, served_tools
+from windtunnel._trace.models import Trace, Turn
+from windtunnel.api import MockServer, Scenario, Tool, run_scenario
+from windtunnel.errors import IntegrityError
+from windtunnel.spi import AgentConfig, MCPHandle, Message, MockServerPlan
+
+
+def counter_server() -> MockServer:
+    def bump(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+        state["count"] += arguments["by"]
+        return {"count": state["count"]}
+
+    schema = {"type": "object", "properties": {"by": {"type": "integer"}}, "required": ["by"]}
+    return MockServer(
+        "counter", [Tool(name="bump", description="add", input_schema=schema, handler=bump)], {"count": 0}
+    )
+
+
+PLAN = MockServerPlan(pack="p", server="counter", factory=counter_server)
+
+
+@pytest.fixture(params=["in-process", "over-http"])
+def mock(request: pytest.FixtureRequest) -> Iterator[InProcessMCPHandle | HttpMCPHandle]:
+    """The same mock kept in this process (tools()) or served on 127.0.0.1 (its /wt/health lists tools)."""
+    if request.param == "in-process":
+        yield InProcessMCPHandle(PLAN)
+        return
+    served = start_loopback([PLAN])
+    try:
+        yield served[0]
+    finally:
+        stop_loopback(served)
+
+
+def _execute(handle: InProcessMCPHandle | HttpMCPHandle, name: str, arguments: dict[str, Any]) -> None:
+    if isinstance(handle, InProcessMCPHandle):
+        handle.call(name, arguments)
+        return
+    call_tool(handle.url, name, arguments)  # a real MCP client over streamable HTTP
+
+
+def _trace(*turn_calls: list[dict[str, Any]]) -> Trace:
+    turns = [
+        Turn(index=i, user="u", response={}, shape="flat", content="c", tool_calls=calls)
+        for i, calls in enumerate(turn_calls)
+    ]
+    return Trace(
+        run_id="r",
+        scenario="s",
+        pack="p",
+        runtime="rt",
+        agent_id="a",
+        variant_id="v",
+        session_id="sess",
+        started_at="now",
+        turns=turns,
+    )
+
+
+def _checked(trace: Trace, mcps: list[MCPHandle]) -> Trace:
+    trace.mcp_calls = mcp_calls(mcps)
+    check_integrity(trace, mcps)
+    return trace
+
+
+def test_the_mocks_say_which_tools_they_serve(mock: InProcessMCPHandle | HttpMCPHandle) -> None:
+    assert served_tools([mock]) == frozenset({"bump"})
+
+
+def test_an_invented_tool_the_runtime_never_forwarded_is_evidence_not_an_error(
+    mock: InProcessMCPHandle | HttpMCPHandle,
+) -> None:
+    _execute(mock, "bump", {"by": 1})
+    reported = [{"name": "bump", "arguments": {"by": 1}}, {"name": "teleport", "arguments": {"to": "moon"}}]
+    trace = _checked(_trace(reported, [{"name": "teleport", "arguments": {"to": "mars"}}]), [mock])
+    assert trace.unknown_tool_calls == [
+        {"turn": 0, "name": "teleport", "arguments": {"to": "moon"}},
+        {"turn": 1, "name": "teleport", "arguments": {"to": "mars"}},
+    ]
+    assert "unknown_tool_calls" in trace.model_dump_json()
+
+
+def test_a_served_tool_no_mock_received_is_still_an_integrity_error(
+    mock: InProcessMCPHandle | HttpMCPHandle,
+) -> None:
+    reported = [{"name": "teleport", "arguments": {}}, {"name": "bump", "arguments": {"by": 5}}]
+    with pytest.raises(IntegrityError, match="reported 1 call") as raised:
+        _checked(_trace(reported), [mock])
+    assert '["bump", {"by": 5}]' in raised.value.message and "teleport" not in raised.value.message
+
+
+def test_an_altered_call_and_a_hidden_one_are_integrity_errors(
+    mock: InProcessMCPHandle | HttpMCPHandle,
+) -> None:
+    _execute(mock, "bump", {"by": 2})
+    _execute(mock, "bump", {"by": 3})
+    with pytest.raises(IntegrityError) as raised:
+        _checked(_trace([{"name": "bump", "arguments": {"by": 20}}]), [mock])
+    assert "did not report: " in raised.value.message and "no mock received" in raised.value.message
+
+
+def test_a_forwarded_unknown_tool_matches_what_the_mock_recorded(
+    mock: InProcessMCPHandle | HttpMCPHandle,
+) -> None:
+    _execute(mock, "teleport", {"to": "moon"})  # the mock records unknown tools too (as errors)
+    trace = _checked(_trace([{"name": "teleport", "arguments": {"to": "moon"}}]), [mock])
+    assert trace.unknown_tool_calls is None and trace.mcp_calls is not None and trace.mcp_calls[0]["is_error"]
+
+
+class _Silent:
+    """A recording mock that cannot say which tools it serves."""
+
+    name, url = "silent", "inproc://silent"
+
+    def calls(self) -> list[dict[str, Any]]:
+        return []
+
+    def state(self) -> Mapping[str, Any]:
+        return {}
+
+    def reset(self) -> None:
+        return None
+
+
+def test_when_a_mock_cannot_say_its_tools_every_unreceived_call_is_an_error() -> None:
+    assert served_tools([_Silent()]) is None
+    with pytest.raises(IntegrityError, match="teleport"):
+        _checked(_trace([{"name": "teleport", "arguments": {}}]), [_Silent()])
+
+
+class _InventingRuntime:
+    """A runtime whose model invented a tool: it reports the call and answers the model itself."""
+
+    def provision(self, config: AgentConfig, mcps: list[MCPHandle] | None = None) -> _InventingRuntime:
+        return self
+
+    def send(self, messages: list[Message], session_id: str) -> Mapping[str, Any]:
+        return {"content": "done", "tool_calls": [{"name": "teleport", "arguments": {"to": "moon"}}]}
+
+    def reset_state(self) -> None:
+        return None
+
+    def teardown(self) -> None:
+        return None
+
+
+def test_the_runner_keeps_the_invented_call_in_the_trace_and_scores_the_run() -> None:
+    mocks: list[MCPHandle] = [InProcessMCPHandle(PLAN)]
+    scenario = Scenario(name="s", prompt="Say done.", target_facts=[["done"]])
+    (result,) = run_scenario(_InventingRuntime(), scenario, mcps=mocks)
+    assert result.trace.error is None and result.score.passed
+    assert result.trace.unknown_tool_calls == [{"turn": 0, "name": "teleport", "arguments": {"to": "moon"}}]
