@@ -51,6 +51,8 @@ def test_37_50_in_the_prompt_leaks_the_expected_37_5() -> None:
             "prompt[0]",
             "reference_cases[charge-everything].decisions[1].tool_calls[0].arguments.amount",
         ),
+        ("37.50", "prompt[0]", "target_facts[0][0]"),  # a one-word target fact with a digit is a value
+        ("37.50", "prompt[0]", "target_facts[0][1]"),  # "37.5", compared by value
     }
     assert all(leak.rule == "expected_value" for leak in found)
 
@@ -115,6 +117,9 @@ def test_the_bundled_packs_leak_nothing(pack_dir: str) -> None:
         ("audit-log", True),
         ("B-20", False),
         ("gift wrap", False),
+        ("7", True),
+        ("48", False),
+        ("0.5", False),
     ],
 )
 def test_trivially_short_values_never_count(value: object, is_trivial: bool) -> None:
@@ -165,3 +170,43 @@ def test_a_single_word_target_fact_is_ordinary_language() -> None:
     assert [(leak.rule, leak.excerpt) for leak in find_leaks(_pack(scenario, {}), scenario)] == [
         ("target_fact", "not eligible")
     ]
+
+
+def test_every_string_and_number_of_a_tool_schema_is_agent_visible() -> None:
+    leaks = leaks_of("leaky_tools", "voucher_schema")
+    found = {
+        (leak.visible_field, leak.grader_field, leak.excerpt)
+        for leak in leaks
+        if leak.rule == "expected_value"
+    }
+    assert {leak.rule for leak in leaks} == {"expected_value", "word_run"}  # the pack-wide persona run too
+    schema = "tool:redeem_voucher.input_schema.properties"
+    args = "reference_cases[redeem].decisions[0].tool_calls[0].arguments"
+    assert found == {
+        (f"{schema}.voucher.examples[0]", f"{args}.voucher", "VOUCH-7781"),
+        (f"{schema}.amount.default", f"{args}.amount", "23.75"),
+        (f"{schema}.amount.default", "expect.outcome.state[0].value", "23.75"),
+        (f"{schema}.store.enum[1]", f"{args}.store", "STORE-0412"),
+        (f"{schema}.customer.properties.tier.const", f"{args}.customer.tier", "GOLD-3"),
+        (f"{schema}.customer.properties.ticket.description", "target_facts[0][0]", "RF-3310"),
+        (f"{schema}.fee.const", "target_facts[1][0]", "2.4"),  # the fact says 2.40: compared by value
+        (f"{schema}.SEAT-77.name", f"{args}.seat", "SEAT-77"),  # a property name is shown too
+    }
+
+
+def test_a_single_word_target_fact_with_a_digit_is_compared_as_a_value() -> None:
+    scenario = Scenario(
+        name="s",
+        prompt="Your refund RF-3310 comes to 37.5, is that all?",
+        target_facts=[["RF-3310"], ["37.50"], ["done"]],
+    )
+    found = [
+        (leak.rule, leak.visible_field, leak.grader_field, leak.excerpt)
+        for leak in find_leaks(_pack(scenario, {}), scenario)
+    ]
+    assert found == [
+        ("expected_value", "prompt[0]", "target_facts[0][0]", "RF-3310"),
+        ("expected_value", "prompt[0]", "target_facts[1][0]", "37.5"),
+    ]
+    held = _pack(scenario, {"refunds": {"RF-3310": {"amount": 37.5}}})  # data the agent may look up
+    assert find_leaks(held, scenario) == []

@@ -1,7 +1,7 @@
 """What the agent sees and what only the grader may know, gathered from a pack and one scenario.
 
 Agent-visible: every prompt turn, the system prompt (the scenario's, else the pack's), the persona
-doc and skills files, and each tool's description and the descriptions and titles in its input
+doc and skills files, and each tool's name, description and every string and number of its input
 schema. Grader-only: target facts, expected state values, the reference cases' arguments and
 contents, a negative control's reason, and the pack's evaluator files.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from windtunnel._mcp.kit import MockServer
 from windtunnel._packs.pack import Pack
-from windtunnel._prove.text import value_number
+from windtunnel._prove.text import value_number, words
 from windtunnel._scenario.model import ReferenceCase, Scenario
 from windtunnel.errors import PackError
 
@@ -83,21 +83,30 @@ def agent_visible(pack: Pack, scenario: Scenario, servers: Sequence[MockServer])
         seen.append(Text(f"agent.skills[{index}][{skill}]", read_pack_file(pack, skill, "agent.skills")))
     for server in servers:
         for tool in server.tools.values():
+            seen.append(Text(f"tool:{tool.name}.name", tool.name))
             seen.append(Text(f"tool:{tool.name}.description", tool.description))
             seen += _schema_texts(f"tool:{tool.name}.input_schema", tool.input_schema)
     return seen
 
 
 def _schema_texts(field: str, schema: Any) -> Iterator[Text]:
+    """Every string and number in a tool's input schema, property names included: the model sees it all.
+
+    That is descriptions and titles, but also `default`, `examples`, `enum`, `const` and every
+    nested schema, so a value written there is agent-visible wherever it sits.
+    """
     if isinstance(schema, Mapping):
         for key, value in schema.items():
-            if key in ("description", "title") and isinstance(value, str):
-                yield Text(f"{field}.{key}", value)
-            else:
-                yield from _schema_texts(f"{field}.{key}", value)
-    elif isinstance(schema, list):
+            if key == "properties" and isinstance(value, Mapping):
+                yield from (Text(f"{field}.properties.{name}.name", str(name)) for name in value)
+            yield from _schema_texts(f"{field}.{key}", value)
+    elif isinstance(schema, list | tuple):
         for index, item in enumerate(schema):
             yield from _schema_texts(f"{field}[{index}]", item)
+    elif isinstance(schema, str):
+        yield Text(field, schema)
+    elif isinstance(schema, int | float) and not isinstance(schema, bool):
+        yield Text(field, repr(schema))
 
 
 def leaves(field: str, value: Any) -> Iterator[Value]:
@@ -124,13 +133,24 @@ def argument_values(case: ReferenceCase) -> Iterator[Value]:
 
 
 def expected_values(scenario: Scenario) -> list[Value]:
-    """The answers a run must produce: positive state expectations and the goldens' argument values."""
+    """The answers a run must produce.
+
+    Positive state expectations, the goldens' argument values, and every target fact that is one
+    word holding a digit (an amount such as "37.50", an id such as "A-1042"): such a fact is a
+    value, not language, so it is compared as one (numbers by value).
+    """
     found: list[Value] = []
     for index, expectation in enumerate(scenario.expect.outcome.state):
         if expectation.op in ANSWER_OPS:
             found += leaves(f"expect.outcome.state[{index}].value", expectation.value)
     for case in scenario.goldens:
         found += argument_values(case)
+    for group, facts in enumerate(scenario.target_facts):
+        found += [
+            Value(f"target_facts[{group}][{index}]", fact)
+            for index, fact in enumerate(facts)
+            if len(words(fact)) == 1 and any(char.isdigit() for char in fact)
+        ]
     return found
 
 
