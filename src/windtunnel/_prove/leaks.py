@@ -7,15 +7,15 @@ field it is in, and the grader field it came from (see windtunnel._prove.materia
 2. a multi-word target fact (a single-word fact such as "protected" is ordinary language);
 3. a computed expected value: a value of a positive state expectation (`equals`, `contains`,
    `length`), of a golden's tool-call arguments, nested values included, or a target fact that is
-   one word holding a digit (`37.50`, `A-1042`). Numbers compare by value
-   (37.5 equals 37.50 equals 37.500; signs are not read). A value the world already holds, as a
-   key or value of a mock's initial fixture state (an order id, an item's price), is data the agent
-   may look up, not a computed answer, so it does not count.
+   one word holding a digit (`37.50`, `A-1042`). Numbers compare by value (37.5 equals 37.50
+   equals 37.500; signs are not read). A value the world already holds, as a key or value of a
+   mock's initial fixture state (an order id, an item's price), is data the agent may look up,
+   not a computed answer, so it does not count.
 
 Trivially short values never count, because they turn up in any text by chance: booleans and
-null, integers from -9 to 9 (written as numbers or as strings), other strings shorter than 4 characters, and a single word without a digit
-(a plain word such as `damaged` copied from the user is, like a single-word target fact, ordinary
-language; identifiers and amounts carry digits).
+null, integers from -9 to 9 (as numbers or as strings), other strings shorter than 4 characters,
+and a single word without a digit (a plain word such as `damaged` copied from the user is, like
+a single-word target fact, ordinary language; identifiers and amounts carry digits).
 """
 
 from __future__ import annotations
