@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from windtunnel._packs.loader import discover_packs, load_pack
-from windtunnel._packs.selection import Selection, select
-from windtunnel._runtimes.registry import load_runtime_plugin
+from windtunnel._packs.selection import Selected, Selection, select
+from windtunnel._runtimes.registry import LoadedPlugin, load_runtime_plugin
 from windtunnel._selftest.engine import SelftestOptions, run_selftest
 from windtunnel._selftest.verdicts import Verdict, exit_code
+from windtunnel._trace.models import ErrorKind
+from windtunnel.errors import RuntimeUnavailableError, SelectionError
+from windtunnel.spi import AgentConfig, ReferenceCase
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -75,7 +80,6 @@ def test_hidden_tool_call_is_error_integrity(tmp_path: Path) -> None:
 def test_unsupported_runtime_prepares_nothing(tmp_path: Path) -> None:
     calls: list[str] = []
     pack = load_pack(str(REPO / "scenarios" / "artifacts"))
-    import dataclasses
 
     def counting_factory():  # type: ignore[no-untyped-def]
         calls.append("factory")
@@ -133,3 +137,94 @@ def test_cli_formats_and_exit_codes(tmp_path: Path) -> None:
     unsupported = wt("selftest", "--runtime", "in_memory")
     assert unsupported.returncode == 2 and "UNSUPPORTED" in unsupported.stdout
     assert (tmp_path / "runs" / "selftest").is_dir() and not (tmp_path / "runs" / "ledger.jsonl").exists()
+
+
+def _report(plugin: Any, packs: list[str], tmp_path: Path) -> Any:
+    loaded = LoadedPlugin(name="double", source="test", plugin=plugin)
+    return run_selftest(
+        loaded,
+        select([load_pack(p) for p in packs], Selection()),
+        SelftestOptions(out_root=tmp_path / "selftest", lock_dir=tmp_path / "locks"),
+    )
+
+
+def test_the_runtime_is_built_before_the_packs_are_selected(tmp_path: Path) -> None:
+    def selection() -> list[Selected]:
+        reference_double.LOG.append("select")
+        return select([load_pack(str(REPO / "scenarios" / "artifacts"))], Selection())
+
+    loaded = load_runtime_plugin("plugins.reference_double:honest")
+    run_selftest(loaded, selection, SelftestOptions(out_root=tmp_path, lock_dir=tmp_path / "locks"))
+    assert reference_double.LOG[:3] == ["build", "select", "pre_run"]
+
+
+def test_a_selection_without_reference_cases_is_refused_after_the_build_and_post_run_runs(
+    tmp_path: Path,
+) -> None:
+    loaded = load_runtime_plugin("plugins.reference_double:honest")
+    with pytest.raises(SelectionError, match="no reference cases"):
+        run_selftest(loaded, list, SelftestOptions(out_root=tmp_path, lock_dir=tmp_path / "locks"))
+    assert reference_double.LOG == ["build", "post_run"]
+
+
+class _PreRunRaises(reference_double.Plugin):  # type: ignore[misc]
+    def pre_run(self, runtime: Any, scenarios: Any, runtime_name: str) -> None:
+        reference_double.LOG.append("pre_run")
+        raise RuntimeError("pre_run could not start the fixtures")
+
+
+def test_a_raising_pre_run_still_gets_post_run(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="pre_run could not"):
+        _report(_PreRunRaises(), [str(REPO / "scenarios" / "artifacts")], tmp_path)
+    assert reference_double.LOG == ["build", "pre_run", "post_run"]
+
+
+class _NeverStarts(reference_double.PlayingRuntime):  # type: ignore[misc]
+    def provision_reference(self, config: AgentConfig, case: ReferenceCase, mcps: Any = None) -> Any:
+        raise RuntimeUnavailableError("the runtime container exited at start (exit code 3)", hint="fix it")
+
+
+class _NeverStartsPlugin(reference_double.Plugin):  # type: ignore[misc]
+    def build(self, runtime_name: str, label: str, soul_path: Path | None) -> Any:
+        return _NeverStarts()
+
+
+def _written(case: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    trace = Path(case.trace)
+    score = trace.with_name(trace.name.replace(".trace.json", ".score.json"))
+    return json.loads(trace.read_text()), json.loads(score.read_text())
+
+
+def test_a_case_that_fails_before_its_first_turn_writes_trace_and_sidecar(tmp_path: Path) -> None:
+    report = _report(_NeverStartsPlugin(), [str(REPO / "scenarios" / "artifacts")], tmp_path)
+    assert report.cases and {(c.verdict, c.subkind) for c in report.cases} == {
+        (Verdict.ERROR, ErrorKind.SETUP)
+    }
+    assert not any(c.harness_fault for c in report.cases)  # the runtime's fault, not Wind Tunnel's
+    for case in report.cases:
+        assert "exited at start" in case.detail
+        trace, score = _written(case)
+        assert trace["reference_case"] == case.case and trace["turns"] == []
+        assert trace["error"]["kind"] == "setup" and "exited at start" in trace["error"]["message"]
+        assert score["status"] == "error" and score["error"]["cause"] == "RuntimeUnavailableError"
+    assert len(list(report.out_dir.rglob("*.trace.json"))) == len(report.cases)
+
+
+def test_a_probe_factory_error_is_a_harness_setup_error_with_its_trace(tmp_path: Path) -> None:
+    pack = load_pack(str(REPO / "scenarios" / "support_desk"))
+
+    def broken(_mcps: Any) -> Any:
+        raise KeyError("billing")
+
+    broken_pack = dataclasses.replace(pack, state_probe_factory=broken)
+    loaded = load_runtime_plugin("plugins.reference_double:honest")
+    report = run_selftest(
+        loaded, select([broken_pack], Selection()), SelftestOptions(out_root=tmp_path, lock_dir=tmp_path)
+    )
+    assert {(c.verdict, c.subkind, c.harness_fault) for c in report.cases} == {
+        (Verdict.ERROR, ErrorKind.SETUP, True)
+    }
+    trace, score = _written(report.cases[0])
+    assert "state_probe_factory raised KeyError" in trace["error"]["message"]
+    assert score["status"] == "error"
+    assert reference_double.LOG.count("stop_mcps") == len(report.cases)  # the mocks still stopped

@@ -86,6 +86,15 @@ def run_once(handle: AgentHandle, context: RunContext) -> RunResult:
     return result
 
 
+def failed_result(context: RunContext, kind: ErrorKind, exc: BaseException) -> RunResult:
+    """The record of a run that failed before it had a handle (mocks, probe or provision raised): a trace
+    carrying the error and its ERROR score, written like any other run."""
+    trace = _new_trace(context)
+    trace.error = _error(kind, exc)
+    trace.ended_at = trace.started_at
+    return RunResult(trace=trace, score=score_trace(context.scenario, trace))
+
+
 class WipeFailed(Exception):
     """Carries the recorded result of a run whose wipe failed, so the batch can write it, then stop."""
 

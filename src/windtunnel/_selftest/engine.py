@@ -1,5 +1,8 @@
 """`wt selftest` in seed 000's order: build once, select, check the capability, pre_run, then per case
-fresh MCP/probe wiring, provision_reference() once, the ordinary runner path, teardown before the next."""
+fresh MCP/probe wiring, provision_reference() once, the ordinary runner path, teardown before the next.
+
+Every executed case writes a trace and a score sidecar, also when it failed before its first turn.
+"""
 
 from __future__ import annotations
 
@@ -11,16 +14,17 @@ from pathlib import Path
 
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected
-from windtunnel._runner.batch import effective_config, make_probe, started_mcps
-from windtunnel._runner.execute import now
+from windtunnel._runner.batch import effective_config, make_probe, reference_context, started_mcps
+from windtunnel._runner.execute import RunResult, failed_result, now
 from windtunnel._runner.library import run_reference_case
 from windtunnel._runner.output import RunWriter
 from windtunnel._runner.sweep import sweep_lock
 from windtunnel._runtimes.registry import LoadedPlugin, build_runtime
 from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._score.models import Score
 from windtunnel._selftest.verdicts import CaseVerdict
-from windtunnel._trace.models import ErrorKind
-from windtunnel.errors import HarnessError, WindTunnelError
+from windtunnel._trace.models import ErrorKind, Trace
+from windtunnel.errors import HarnessError, ResetFailedError, SelectionError, WindTunnelError
 from windtunnel.spi.agent_runtime import AgentConfig, AgentRuntime, ReferenceCapableAgentRuntime
 
 
@@ -47,39 +51,60 @@ def reference_items(selected: Sequence[Selected]) -> list[tuple[Pack, Scenario, 
 
 
 def run_selftest(
-    loaded: LoadedPlugin, selected: Sequence[Selected], options: SelftestOptions
+    loaded: LoadedPlugin,
+    selected: Sequence[Selected] | Callable[[], Sequence[Selected]],
+    options: SelftestOptions,
 ) -> SelftestReport:
-    """Run every selected reference case; each verdict is reported (and its trace written) as it is made."""
+    """Run every selected reference case; each verdict is reported (and its trace written) as it is made.
+
+    Seed 000's order: build the runtime once, then select (a callable `selected` is called only after
+    the build), check the capability, pre_run once, then every case. Once the build succeeded, post_run
+    runs whatever happens next, so a plugin's containers never outlive a failed selection or pre_run.
+    """
     run_id = uuid.uuid4().hex[:8]
     report = SelftestReport(
         runtime=loaded.name, run_id=run_id, started_at=now(), out_dir=options.out_root / run_id
     )
-    items = reference_items(selected)
     with sweep_lock(loaded, options.lock_dir):
         runtime = build_runtime(loaded)
-        if not isinstance(runtime, ReferenceCapableAgentRuntime):
-            for pack, scenario, case in items:
-                _add(
-                    report,
-                    options,
-                    CaseVerdict.unsupported(pack.name, scenario.name, case.name, case.kind, loaded.name),
-                )
-            report.ended_at = now()
-            return report
-        scenarios = [item.scenario for item in selected]
-        _hook(loaded, "pre_run", runtime, scenarios)
+        scenarios: list[Scenario] = []
         try:
-            writer = RunWriter(report.out_dir)
-            for pack, scenario, case in items:
-                _add(
-                    report,
-                    options,
-                    run_case(runtime, loaded.name, pack, scenario, case, options.config, writer, run_id),
-                )
+            chosen = list(selected() if callable(selected) else selected)
+            scenarios = [item.scenario for item in chosen]
+            _run_items(loaded, runtime, scenarios, _items(chosen), report, options)
         finally:
             _hook(loaded, "post_run", runtime, scenarios)
     report.ended_at = now()
     return report
+
+
+def _items(selected: Sequence[Selected]) -> list[tuple[Pack, Scenario, ReferenceCase]]:
+    items = reference_items(selected)
+    if not items:
+        raise SelectionError(
+            "the selection holds no reference cases", hint="select scenarios that define reference_cases"
+        )
+    return items
+
+
+def _run_items(
+    loaded: LoadedPlugin,
+    runtime: AgentRuntime,
+    scenarios: list[Scenario],
+    items: Sequence[tuple[Pack, Scenario, ReferenceCase]],
+    report: SelftestReport,
+    options: SelftestOptions,
+) -> None:
+    if not isinstance(runtime, ReferenceCapableAgentRuntime):
+        for pack, scenario, case in items:
+            unsupported = CaseVerdict.unsupported(pack.name, scenario.name, case.name, case.kind, loaded.name)
+            _add(report, options, unsupported)
+        return
+    _hook(loaded, "pre_run", runtime, scenarios)
+    writer = RunWriter(report.out_dir)
+    for pack, scenario, case in items:
+        verdict = run_case(runtime, loaded.name, pack, scenario, case, options.config, writer, report.run_id)
+        _add(report, options, verdict)
 
 
 def _add(report: SelftestReport, options: SelftestOptions, verdict: CaseVerdict) -> None:
@@ -122,9 +147,35 @@ def run_case(
             )
     except Exception as exc:  # noqa: BLE001 - one broken case must not stop the others; it is an ERROR
         cause = exc if isinstance(exc, WindTunnelError) else HarnessError(f"{type(exc).__name__}: {exc}")
-        verdict = CaseVerdict.error(
-            pack.name, scenario.name, case.name, case.kind, ErrorKind.SETUP, str(cause)
-        ).model_copy(update={"harness_fault": isinstance(cause, HarnessError)})
+        context = reference_context(
+            scenario,
+            case,
+            runtime_name=runtime_name,
+            config=effective_config(config, pack, scenario),
+            mcps=(),
+            state_probe=None,
+            sweep_id=run_id,
+        )
+        result = _recorded_failure(failed_result(context, ErrorKind.SETUP, cause), cause, writer)
+        verdict = CaseVerdict.from_run(pack.name, case.kind, result, str(writer.trace_path(result)))
+        verdict = verdict.model_copy(update={"harness_fault": isinstance(cause, HarnessError)})
     else:
         verdict = CaseVerdict.from_run(pack.name, case.kind, result, str(writer.trace_path(result)))
     return verdict.model_copy(update={"seconds": time.perf_counter() - started})
+
+
+def _recorded_failure(failed: RunResult, cause: WindTunnelError, writer: RunWriter) -> RunResult:
+    """Write the trace and sidecar of a case that failed outside a turn, like a turn's failure.
+
+    A failed wipe is the one error raised after the runner wrote the run's own record: that record is
+    kept, not replaced.
+    """
+    path = writer.trace_path(failed)
+    if isinstance(cause, ResetFailedError) and path.is_file():
+        score = path.with_name(path.name.removesuffix(".trace.json") + ".score.json")
+        return RunResult(
+            trace=Trace.model_validate_json(path.read_text(encoding="utf-8")),
+            score=Score.model_validate_json(score.read_text(encoding="utf-8")),
+        )
+    writer.write(failed)
+    return failed
