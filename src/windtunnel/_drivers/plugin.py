@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -25,6 +26,7 @@ from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S
 from windtunnel.errors import ConfigFileError, PluginError, UnknownRuntimeError
 
 SEARCH_DEPTH = 4
+log = logging.getLogger(__name__)
 
 
 def _search_roots() -> list[Path]:
@@ -136,6 +138,26 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
     )
 
 
+def sweep_dead_runs(client: Any) -> list[str]:
+    """Remove what runs whose owner process died left behind (never a live run's), saying what went.
+
+    Every entry point that starts containers builds a plugin, so `wt run` and `wt selftest` clean up
+    after a crashed run as `wt certify` and `wt images sweep` do.
+    """
+    from docker.errors import DockerException
+
+    from windtunnel._drivers.cleanup import sweep_leftovers
+
+    try:
+        removed = sweep_leftovers(client)
+    except DockerException as exc:  # hygiene only: a failed sweep must not stop this run
+        log.warning("sweeping leftovers of dead runs failed: %s", exc)
+        return []
+    for line in removed:
+        log.warning("removed a leftover of a dead run: %s", line)
+    return removed
+
+
 class ContainerRuntimePlugin:
     """Builds a ContainerRuntime (reference-capable when the manifest says so) for one runtime.toml."""
 
@@ -173,6 +195,7 @@ class ContainerRuntimePlugin:
         manifest = self.manifest()
         settings = DriverSettings.from_env(os.environ if self._env is None else self._env)
         client = docker_client()
+        sweep_dead_runs(client)
         self.images = prepare_images(client, manifest, settings)
         stack = ContainerStack(
             client,

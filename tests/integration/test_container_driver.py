@@ -1,0 +1,163 @@
+"""The container driver with real containers: a runtime that serves only Contract C's two routes, one that
+crashes at start, images from the manifest's Dockerfile and requirements, and the sweep of dead runs.
+
+Nothing here is mocked: the gateway and the mocks run in containers from this checkout's image. Every
+container carries this session's label (WT_SESSION_LABEL) and the session fixture fails if one survives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import docker
+import httpx
+import pytest
+from docker.errors import NotFound
+
+from windtunnel._drivers.cleanup import labelled, remove_run
+from windtunnel._drivers.images import runtime_image_tag
+from windtunnel._drivers.manifest import load_manifest
+from windtunnel._drivers.network import RUN_LABEL, create_run_network, run_labels
+from windtunnel._drivers.plugin import ContainerRuntimePlugin, DriverSettings, prepare_images
+from windtunnel._packs.loader import load_pack
+from windtunnel._packs.selection import Selection, select
+from windtunnel._runtimes.registry import LoadedPlugin
+from windtunnel._selftest.engine import SelftestOptions, run_selftest
+from windtunnel._selftest.verdicts import Verdict
+from windtunnel.api import ReferenceCase, ReferenceDecision, Scenario, run_reference_case
+from windtunnel.spi import AgentConfig
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+RUNTIMES = REPO / "tests" / "fixtures" / "runtimes"
+
+
+@pytest.fixture(scope="module")
+def driver_env(docker_client: docker.DockerClient, base_image: str, run_label: str) -> dict[str, str]:
+    return {**os.environ, "WT_BASE_IMAGE": base_image, "WT_SESSION_LABEL": run_label}
+
+
+@pytest.fixture(scope="module")
+def two_routes(driver_env: dict[str, str]) -> Iterator[Any]:
+    runtime = ContainerRuntimePlugin(RUNTIMES / "two_routes", env=driver_env).build("two-routes", "t", None)
+    yield runtime
+    runtime.close()
+
+
+ECHO = Scenario(
+    name="echo_once",
+    prompt="Say hello to the harness.",
+    target_facts=[["hello, harness"]],
+    reference_cases=[
+        ReferenceCase(name="greets", kind="golden", decisions=(ReferenceDecision(content="hello, harness"),))
+    ],
+)
+
+
+def test_a_runtime_serving_only_inject_and_reset_becomes_ready_and_runs_a_turn(
+    two_routes: Any, tmp_path: Path
+) -> None:
+    result = run_reference_case(
+        two_routes, ECHO, "greets", AgentConfig(), runtime_name="two-routes", out_dir=tmp_path
+    )
+    assert result.trace.error is None, result.trace.error
+    assert result.score.passed and result.trace.final_content == "hello, harness"
+    (request,) = result.trace.model_requests or []
+    assert request["messages"][-1] == {"role": "user", "content": "Say hello to the harness."}
+    assert len(list(tmp_path.rglob("*.trace.json"))) == 1
+
+
+def test_the_two_route_runtime_really_has_no_health_route(two_routes: Any) -> None:
+    handle = two_routes.provision(AgentConfig(), [])
+    try:  # http.server answers 501 to any GET: the driver found it ready all the same
+        assert httpx.get(f"http://{handle.container.ip}:8647/wt/health", timeout=5).status_code == 501
+    finally:
+        handle.teardown()
+
+
+def test_a_runtime_that_crashes_at_start_is_error_setup_with_its_trace(
+    driver_env: dict[str, str], tmp_path: Path
+) -> None:
+    plugin = ContainerRuntimePlugin(RUNTIMES / "misbehaving" / "crash", env=driver_env)
+    pack = load_pack(str(REPO / "scenarios" / "artifacts"))
+    chosen = [item for item in select([pack], Selection()) if item.scenario.name == "artifact_guard"]
+    started = time.monotonic()
+    report = run_selftest(
+        LoadedPlugin(name="misbehaving-crash", source="test", plugin=plugin),
+        chosen,
+        SelftestOptions(out_root=tmp_path, lock_dir=tmp_path / "locks"),
+    )
+    assert time.monotonic() - started < 120  # each case fails at once, not after the 60 s start deadline
+    assert report.cases and all(
+        (c.verdict, c.subkind and c.subkind.value, c.harness_fault) == (Verdict.ERROR, "setup", False)
+        for c in report.cases
+    ), [c.detail for c in report.cases]
+    assert all("container exited" in c.detail and "crashing at start" in c.detail for c in report.cases)
+    assert len(list(report.out_dir.rglob("*.trace.json"))) == len(report.cases)
+    assert len(list(report.out_dir.rglob("*.score.json"))) == len(report.cases)
+
+
+def test_the_image_is_built_from_the_manifests_dockerfile_and_requirements(
+    docker_client: docker.DockerClient, driver_env: dict[str, str], tmp_path: Path
+) -> None:
+    directory = tmp_path / "alt"
+    files = {
+        "runtime.toml": 'name = "Alt-Runtime"\n[image]\nbuild = "."\ndockerfile = "docker/Alt.Dockerfile"\n'
+        'requirements = "deps/prod.txt"\n',
+        "Dockerfile": "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN false\n",  # the decoy: building it fails
+        "deps/prod.txt": "rfc8785\n",
+        "docker/Alt.Dockerfile": "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN python3 -m venv /opt/venv\n"
+        "COPY wheels /wheels\n"
+        "RUN /opt/venv/bin/pip install --no-index --find-links /wheels -r /wheels/requirements.txt\n"
+        'CMD ["/opt/venv/bin/python", "-c", "import rfc8785; print(rfc8785.dumps({\\"b\\": 1, \\"a\\": 2}).decode())"]\n',
+    }
+    for name, text in files.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_text(text)
+    images = prepare_images(docker_client, load_manifest(directory), DriverSettings.from_env(driver_env))
+    try:
+        assert images.runtime == runtime_image_tag("Alt-Runtime")
+        assert images.runtime.startswith("windtunnel/runtime-alt-runtime-")
+        output = docker_client.containers.run(images.runtime, remove=True, network_mode="none")
+        assert bytes(output).decode().strip() == '{"a":2,"b":1}'
+    finally:
+        with contextlib.suppress(NotFound):
+            docker_client.images.remove(images.runtime, force=True)
+
+
+def test_building_the_plugin_sweeps_dead_runs_and_spares_live_ones(
+    docker_client: docker.DockerClient,
+    driver_env: dict[str, str],
+    base_image: str,
+    run_label: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    dead_run, live_run = f"{run_label}-dead-build", f"{run_label}-live-build"
+    dead = run_labels(dead_run, session=run_label, pid=child.pid)
+    network = docker_client.networks.create(f"wt-{dead_run}", internal=True, labels=dead)
+    container = docker_client.containers.run(
+        base_image, ["sleep", "60"], detach=True, network=network.name, labels=dead
+    )
+    live = create_run_network(docker_client, live_run, session=run_label)
+    try:
+        with caplog.at_level(logging.WARNING, logger="windtunnel._drivers.plugin"):
+            runtime = ContainerRuntimePlugin(RUNTIMES / "two_routes", env=driver_env).build("t", "t", None)
+        runtime.close()
+        assert labelled(docker_client, RUN_LABEL, dead_run) == ([], [])
+        assert [n.name for n in labelled(docker_client, RUN_LABEL, live_run)[1]] == [live.name]
+        reported = " ".join(record.getMessage() for record in caplog.records)
+        assert container.short_id in reported and network.name in reported and live.name not in reported
+    finally:
+        remove_run(docker_client, dead_run)
+        remove_run(docker_client, live_run)
