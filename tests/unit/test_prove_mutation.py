@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -49,16 +50,39 @@ def test_a_weak_gate_is_reported_with_the_mutant_shown() -> None:
     assert report.exit_code == 1
 
 
-def test_a_gate_that_checks_the_world_kills_every_mutant_but_the_equivalent_one() -> None:
+def test_a_gate_that_checks_the_world_kills_every_mutant() -> None:
     report = mutate_gate(shop("charge_basket"), LocalCaseRunner())
     (scenario,) = report.scenarios
     verdicts = {mutant.where: mutant.verdict for mutant in scenario.mutants}
     lookup = "reference_cases[charge-everything].decisions[0].tool_calls[0].arguments.basket_id"
-    assert (
-        verdicts.pop(lookup) == "equivalent"
-    )  # a failed lookup the scripted decisions ignore changes nothing
-    assert set(verdicts.values()) == {"killed"} and len(verdicts) == 7
+    assert verdicts[lookup] == "killed"  # a lookup that failed is caught: the basket was never read
+    assert set(verdicts.values()) == {"killed"} and len(verdicts) == 8
     assert report.weak_gates == [] and report.exit_code == 0
+
+
+def test_without_a_state_probe_a_changed_argument_is_a_weak_gate_not_equivalent() -> None:
+    pack = load_pack(str(REPO / "tests" / "fixtures" / "packs" / "weak_gate"))
+    blind = dataclasses.replace(pack, state_probe_factory=None)  # the world is never read
+    report = mutate_gate([Selected(blind, blind.scenario("says_refunded_only"))], LocalCaseRunner())
+    amount = "reference_cases[right-amount].decisions[0].tool_calls[0].arguments.amount"
+    verdicts = {(m.where, m.detail): m.verdict for m in report.scenarios[0].mutants if m.where == amount}
+    assert verdicts == {
+        (amount, "refund argument amount: 5.0 -> 6.0 (+1)"): "weak",
+        (amount, "refund argument amount: 5.0 -> 10.0 (x2)"): "weak",
+    }
+    assert "equivalent" not in {m.verdict for m in report.scenarios[0].mutants}
+    assert report.exit_code == 1
+
+
+def test_the_effect_is_the_calls_the_mocks_received_not_when() -> None:
+    pack = load_pack(str(REPO / "tests" / "fixtures" / "packs" / "weak_gate"))
+    blind = dataclasses.replace(pack, state_probe_factory=None)
+    scenario = blind.scenario("says_refunded_only")
+    golden = scenario.case("right-amount")
+    first, again = (LocalCaseRunner()(blind, scenario, golden) for _ in range(2))
+    assert first.effect is not None and first.effect == again.effect  # replayed: same effect
+    other = LocalCaseRunner()(blind, scenario, scenario.case("wrong-amount"))
+    assert other.gate_passed and other.effect != first.effect  # same content, other amount
 
 
 BUNDLED = [

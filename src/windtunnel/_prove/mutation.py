@@ -3,9 +3,11 @@
 Each golden is played first; its mutants (windtunnel._prove.mutants) are then played through the
 same `CaseRunner` seam as reference cases, so they too replace only inference. A mutant the gate
 fails is `killed`. A mutant the gate passes is a `weak` gate, shown with its mutation and
-decisions, unless it is `equivalent`: its run left exactly what the golden's left for any gate to
-observe (`CaseOutcome.effect`, e.g. a lookup with a wrong id whose error the scripted decisions
-ignore), so no gate could tell the two apart. A mutant that could not be played is `broken`.
+decisions, unless it is `equivalent`: its run did exactly what the golden's did (`CaseOutcome.effect`:
+the same content, world state, and tool calls received by the mocks with the same arguments and
+results), so no gate could tell the two apart. A changed argument is never equivalent, even in a
+pack with no state probe: the mocks received another call. A mutant that could not be played is
+`broken`.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from windtunnel._score.gates import received_tool_names, reported_tool_names
+from windtunnel._score.gates import reported_tool_names
 
 if TYPE_CHECKING:
     from windtunnel._packs.pack import Pack
@@ -28,7 +28,8 @@ class CaseOutcome:
     `gate_passed` is whether the scenario's gate passed the run; `summary` is the score's one-line
     summary. `error` is set when the run itself was invalid (precondition, integrity, runtime...):
     such a run is no evidence either way. `effect` is `gate_observables()` of the run's trace, or
-    None when the executor cannot compute it; mutation uses it to recognise equivalent mutants.
+    None when the executor cannot compute it; mutation calls a mutant equivalent only when its
+    effect equals the golden's.
     """
 
     gate_passed: bool
@@ -58,20 +59,30 @@ class CaseRunner(Protocol):
     def __call__(self, pack: Pack, scenario: Scenario, case: ReferenceCase) -> CaseOutcome: ...
 
 
-def gate_observables(trace: Trace) -> str:
-    """A digest of everything a gate can observe of a run.
+RECEIVED_FIELDS: tuple[str, ...] = ("server", "name", "arguments", "result", "is_error", "violation", "error")
+"""What of each tool call the mocks received is its effect; `at` (when) is not."""
 
-    That is the final content, the world state, the tool names reported and received, and the
-    tools whose call was denied. Token usage is left out on purpose: it measures the runtime, not
-    what the agent did. Two runs with the same digest cannot be told apart by any gate.
+
+def gate_observables(trace: Trace) -> str:
+    """A digest of everything a run did that a gate could observe.
+
+    That is the final content, the world state, the tool names reported, every tool call the
+    mocks received with its arguments and its result (whether it erred or was denied), and the
+    run's error kind. The calls count even when no state probe reads the world: a refund of 10.0
+    instead of 5.0 is a different effect whether or not this pack's gate looks at the amount.
+    The received calls are compared in a canonical order, since calls made together to two mocks
+    land in either order; when they were made and token usage are left out on purpose: they
+    measure the runtime, not what the agent did. Two runs with the same digest did the same thing.
     """
-    calls = trace.mcp_calls or []
+    received = [
+        json.dumps({key: call.get(key) for key in RECEIVED_FIELDS}, sort_keys=True, default=str)
+        for call in trace.mcp_calls or []
+    ]
     seen = {
         "final_content": trace.final_content,
         "state": trace.state,
         "reported": reported_tool_names(trace),
-        "received": received_tool_names(trace),
-        "denied": [str(call.get("name")) for call in calls if call.get("violation")],
+        "received": sorted(received),
         "error": trace.error.kind if trace.error is not None else None,
     }
     body = json.dumps(seen, sort_keys=True, ensure_ascii=False, default=str)
