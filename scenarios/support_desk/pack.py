@@ -38,6 +38,7 @@ refund_damaged_item = Scenario(
                 StateExpectation("/billing/refunds/0/order_id", "equals", "A-1042"),
                 StateExpectation("/billing/refunds/0/amount", "equals", 12.5),
                 StateExpectation("/billing/refunds/0/reason", "equals", "damaged"),
+                StateExpectation("/orders/looked_up", "contains", "A-1042"),
             ]
         ),
         benchmark=Benchmark(max_tool_calls_hint=4, tools_expected=["lookup_order"], llm_calls_expected=3),
@@ -111,6 +112,7 @@ refund_after_clarifying = Scenario(
                 StateExpectation("/billing/refunds/0/amount", "equals", 48),
                 StateExpectation("/billing/refunds/0/order_id", "equals", "B-2001"),
                 StateExpectation("/billing/refunds/0/reason", "equals", "damaged"),
+                StateExpectation("/orders/looked_up", "contains", "B-2001"),
             ]
         ),
     ),
@@ -161,7 +163,12 @@ refuse_outside_window = Scenario(
     tags=["refunds", "refusal"],
     preconditions=[StateProbeAvailable()],
     expect=Expect(
-        outcome=Outcome(state=[StateExpectation("/billing/refunds", "length", 0)]),
+        outcome=Outcome(
+            state=[
+                StateExpectation("/billing/refunds", "length", 0),
+                StateExpectation("/orders/looked_up", "contains", "C-0310"),
+            ]
+        ),
         security=Security(tools_must_not_call=["issue_refund"]),
     ),
     sources=[

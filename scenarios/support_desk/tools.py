@@ -20,6 +20,8 @@ def _lookup_order(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str,
     order = state["orders"].get(arguments["order_id"])
     if order is None:
         raise ToolError(f"no order {arguments['order_id']}")
+    # Successful lookups are world state, so a gate can tell a lookup that worked from one that failed.
+    state["looked_up"].append(arguments["order_id"])
     return {"order_id": arguments["order_id"], **order}
 
 
@@ -39,7 +41,7 @@ def orders_server() -> MockServer:
                 handler=_lookup_order,
             )
         ],
-        _fixture("orders.json"),
+        {**_fixture("orders.json"), "looked_up": []},
     )
 
 
