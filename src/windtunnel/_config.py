@@ -15,15 +15,21 @@ from typing import Any
 from windtunnel.errors import ConfigFileError
 
 DEFAULT_PACKS: tuple[str, ...] = ()
+KNOWN_KEYS = ("runtimes", "packs", "requirement_set", "runs_dir")
+"""Every key of [tool.windtunnel] / windtunnel.toml; any other is an error (a typo must not pass silently)."""
+ENTRY_KEYS = ("name", "build", "image", "manifest")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RuntimeEntry:
-    """A runtime to certify: a registered name, with an optional build directory or image reference."""
+    """A runtime to certify: a registered name; or a build directory (Dockerfile + runtime.toml); or a
+    prebuilt Contract C image, with an optional runtime.toml (`manifest`) stating what it supports.
+    Paths are relative to the config file's directory."""
 
     name: str
     build: str | None = None
     image: str | None = None
+    manifest: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,6 +48,8 @@ class Settings:
 
 
 def _find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The nearest directory with a config wins; in one directory windtunnel.toml wins over pyproject.toml.
+    A pyproject.toml without [tool.windtunnel] is no config: the search goes on upwards."""
     for directory in (start, *start.parents):
         dedicated = directory / "windtunnel.toml"
         if dedicated.is_file():
@@ -51,7 +59,29 @@ def _find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
             table = _read(project).get("tool", {}).get("windtunnel")
             if isinstance(table, dict):
                 return project, table
+            if table is not None:
+                raise ConfigFileError(
+                    f"{project}: tool.windtunnel must be a table, found {table!r}",
+                    hint="write a [tool.windtunnel] section with key = value lines",
+                    path=str(project),
+                    field="tool.windtunnel",
+                )
     return None
+
+
+def _where(path: Path) -> str:
+    return f"{path} [tool.windtunnel]" if path.name == "pyproject.toml" else str(path)
+
+
+def _check_keys(table: Mapping[str, Any], known: tuple[str, ...], where: str, path: Path) -> None:
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise ConfigFileError(
+            f"{where}: unknown key {', '.join(map(repr, unknown))}; known keys: {', '.join(known)}",
+            hint="fix the spelling or remove the key",
+            path=str(path),
+            field=unknown[0],
+        )
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -67,7 +97,7 @@ def _strings(table: Mapping[str, Any], key: str, path: Path) -> tuple[str, ...]:
     value = table.get(key, [])
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ConfigFileError(
-            f"{path}: [tool.windtunnel] {key} must be a list of strings, found {value!r}",
+            f"{_where(path)}: {key} must be a list of strings, found {value!r}",
             hint=f'write {key} = ["..."]',
             path=str(path),
             field=key,
@@ -75,21 +105,62 @@ def _strings(table: Mapping[str, Any], key: str, path: Path) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _scalar(table: Mapping[str, Any], key: str, path: Path | None) -> str | None:
+    """A string (or integer) value: requirement_set = "1" or 1, runs_dir = "runs"."""
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        assert path is not None  # a value came from a file
+        raise ConfigFileError(
+            f"{_where(path)}: {key} must be a string, found {value!r}",
+            hint=f'write {key} = "..."',
+            path=str(path),
+            field=key,
+        )
+    return str(value)
+
+
+_ENTRY_HINT = (
+    'write runtimes = ["reference", {name = "mine", build = "runtimes/mine"}, '
+    '{name = "theirs", image = "registry/agent:1.2"}]'
+)
+
+
 def _runtimes(table: Mapping[str, Any], path: Path) -> tuple[RuntimeEntry, ...]:
-    entries: list[RuntimeEntry] = []
-    for item in table.get("runtimes", []):
-        if isinstance(item, str):
-            entries.append(RuntimeEntry(name=item))
-        elif isinstance(item, dict) and isinstance(item.get("name"), str):
-            entries.append(RuntimeEntry(name=item["name"], build=item.get("build"), image=item.get("image")))
-        else:
-            raise ConfigFileError(
-                f"{path}: runtimes entry {item!r} is neither a name nor a table with name=",
-                hint='write runtimes = ["reference"] or [{name = "mine", build = "runtimes/mine"}]',
-                path=str(path),
-                field="runtimes",
-            )
+    items = table.get("runtimes", [])
+    if not isinstance(items, list):
+        raise _entry_error(path, f"runtimes must be a list, found {items!r}")
+    entries = [_entry(item, path) for item in items]
+    names = [entry.name for entry in entries]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise _entry_error(path, f"runtimes names {', '.join(map(repr, repeated))} more than once")
     return tuple(entries)
+
+
+def _entry(item: Any, path: Path) -> RuntimeEntry:
+    if isinstance(item, str) and item:
+        return RuntimeEntry(name=item)
+    if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
+        raise _entry_error(path, f"runtimes entry {item!r} is neither a name nor a table with name=")
+    _check_keys(item, ENTRY_KEYS, f"{_where(path)}: runtimes entry {item['name']!r}", path)
+    values = {key: item.get(key) for key in ("build", "image", "manifest")}
+    wrong = [key for key, value in values.items() if value is not None and not isinstance(value, str)]
+    if wrong:
+        raise _entry_error(path, f"runtimes entry {item['name']!r}: {wrong[0]} must be a string")
+    if values["build"] is not None and values["image"] is not None:
+        raise _entry_error(path, f"runtimes entry {item['name']!r} has both build= and image=; give one")
+    if values["manifest"] is not None and values["image"] is None:
+        raise _entry_error(
+            path, f"runtimes entry {item['name']!r}: manifest= describes an image=; a build= dir has its own"
+        )
+    return RuntimeEntry(name=item["name"], **values)
+
+
+def _entry_error(path: Path, message: str) -> ConfigFileError:
+    where = _where(path)
+    return ConfigFileError(f"{where}: {message}", hint=_ENTRY_HINT, path=str(path), field="runtimes")
 
 
 def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
@@ -103,9 +174,10 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
     if found is not None:
         source, table = found
         root = source.parent
-    runs_dir = Path(env.get("WT_RUNS_DIR") or table.get("runs_dir") or root / "runs")
+        _check_keys(table, KNOWN_KEYS, _where(source), source)
+    runs_dir = Path(env.get("WT_RUNS_DIR") or _scalar(table, "runs_dir", source) or root / "runs")
     lock_dir = Path(env.get("WT_LOCK_DIR") or Path.home() / ".cache" / "windtunnel" / "locks")
-    requirement = table.get("requirement_set", "1")
+    requirement = _scalar(table, "requirement_set", source) or "1"
     return Settings(
         root=root,
         source=source,

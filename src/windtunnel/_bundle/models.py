@@ -165,6 +165,10 @@ class RunInfo(_Model):
         description="every image the run used, keyed by runtime name (or gateway, mock names): "
         "name -> sha256:<hex>; each becomes the statement subject image:<name>",
     )
+    swept: list[str] = Field(
+        default_factory=list,
+        description="containers and networks of earlier runs whose owner had died, removed at the start",
+    )
 
     @field_validator("images")
     @classmethod

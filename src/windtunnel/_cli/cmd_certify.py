@@ -7,11 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-from windtunnel._bundle import CertificationResult
+from windtunnel._bundle import CertificationResult, load_signer
 from windtunnel._config import Settings
 from windtunnel._pipeline.bound_executor import BoundExecutor
 from windtunnel._pipeline.config import STACKS, CertifyConfig
 from windtunnel._pipeline.docker_executor import DockerExecutor
+from windtunnel._pipeline.outdir import prepare_out_dir
 from windtunnel._pipeline.plan import PLAN, Executor, execute
 from windtunnel._pipeline.publish import publish
 from windtunnel._pipeline.summary import summary_table
@@ -55,10 +56,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_true",
         help="print the container plan (images, services, env, aliases, stage order) as JSON and exit",
     )
-    parser.set_defaults(handler=execute_certify)
+    parser.set_defaults(handler=execute_certify, harness_exit=EXIT[CertificationResult.HARNESS_INVALID])
 
 
 def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
+    if not args.print_plan:  # first: an earlier bundle must not outlive a run that stops on a bad flag
+        for line in prepare_out_dir(args.out):
+            _progress(f"removed {line}")
     config = CertifyConfig.from_settings(
         settings,
         runtimes=tuple(args.runtime),
@@ -70,15 +74,13 @@ def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
     if args.print_plan:
         sys.stdout.write(json.dumps(_plan(config, settings), indent=2) + "\n")
         return 0
-
-    def progress(line: str) -> None:
-        sys.stderr.write(f"wt certify: {line}\n")
-        sys.stderr.flush()
-
-    progress(f"runtimes {', '.join(config.all_runtimes)}; bundle in {config.out_dir}")
+    signer = load_signer(key_path=config.key_path, key_pem=config.key_pem)  # a bad key stops it here
+    _progress(
+        f"runtimes {', '.join(config.all_runtimes)}; bundle in {config.out_dir}; signing with a {signer.origin.value}"
+    )
     executor: Executor = BoundExecutor() if config.stack == "bound" else DockerExecutor()
-    outcome = execute(PLAN, config, executor, progress=progress)
-    published = publish(config, outcome)
+    outcome = execute(PLAN, config, executor, progress=_progress)
+    published = publish(config, outcome, signer=signer)
     sys.stdout.write(summary_table(outcome, published.verdict) + "\n")
     if published.seal is None:
         sys.stdout.write("HARNESS_INVALID: nothing was signed\n")
@@ -89,6 +91,11 @@ def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
             f"verify: wt verify {config.out_dir} --key {config.out_dir / 'keys' / 'signer.pub.pem'}\n"
         )
     return EXIT[published.verdict.result]
+
+
+def _progress(line: str) -> None:
+    sys.stderr.write(f"wt certify: {line}\n")
+    sys.stderr.flush()
 
 
 def _plan(config: CertifyConfig, settings: Settings) -> dict[str, object]:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from windtunnel import __version__
 from windtunnel._config import load_settings
-from windtunnel.errors import UsageError, WindTunnelError
+from windtunnel.errors import HarnessError, UsageError, WindTunnelError
 
 VERB_ORDER: tuple[str, ...] = (
     "run",
@@ -27,6 +27,11 @@ VERB_ORDER: tuple[str, ...] = (
 """How `wt --help` lists verbs; each lives in windtunnel._cli.cmd_<verb> and has register(commands)."""
 
 EXIT_USAGE = 2
+EXIT_FAILED = 1
+HARNESS_EXIT = "harness_exit"
+"""A verb may `set_defaults(harness_exit=N)`: its exit code when Wind Tunnel's own machinery fails
+(HarnessError: no engine, an image build, sealing the bundle). `wt certify` documents 2 (harness invalid);
+verbs that do not say exit 1."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = argparse.Namespace()
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -71,9 +77,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"wt: error: {exc}", file=sys.stderr)  # noqa: T201
         return EXIT_USAGE
+    except HarnessError as exc:
+        print(f"wt: {type(exc).__name__}: {exc}", file=sys.stderr)  # noqa: T201
+        harness_exit: int = getattr(args, HARNESS_EXIT, EXIT_FAILED)
+        return harness_exit
     except WindTunnelError as exc:
         print(f"wt: {type(exc).__name__}: {exc}", file=sys.stderr)  # noqa: T201
-        return 1
+        return EXIT_FAILED
     except KeyboardInterrupt:
         print("wt: interrupted", file=sys.stderr)  # noqa: T201
         return 130

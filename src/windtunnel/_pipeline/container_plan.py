@@ -330,8 +330,6 @@ def container_plan(
 
     Runtimes that are not containers (a Python plugin, in_memory) get no stack: they run in the runner.
     """
-    from windtunnel._drivers.manifest import load_manifest
-    from windtunnel._drivers.plugin import find_runtime_dir
     from windtunnel._packs.loader import discover_packs
     from windtunnel._packs.selection import Selection, select
 
@@ -339,8 +337,7 @@ def container_plan(
     images = {WINDTUNNEL_IMAGE: windtunnel_image_plan(config.root, base_image)}
     stacks = []
     for name in config.all_runtimes:
-        directory = find_runtime_dir(name)
-        manifest = load_manifest(directory) if directory is not None else None
+        manifest = config.manifest_of(name)  # a configured build=/image= entry, or runtimes/**/runtime.toml
         if manifest is None or manifest.plugin is not None:
             continue
         image = runtime_image_plan(manifest, config.root, base_image)

@@ -51,6 +51,21 @@ class RuntimeRun:
 
 
 @dataclass(slots=True)
+class CertifyOutcome:
+    """A certify run so far: every runtime's run, the harness self-checks, and what was swept at the start."""
+
+    run_id: str
+    started_at: float
+    runs: list[RuntimeRun] = field(default_factory=list)
+    harness: list[CheckRecord] = field(default_factory=list)
+    swept: list[str] = field(default_factory=list)
+
+    @property
+    def checks(self) -> list[CheckRecord]:
+        return [check for run in self.runs for check in run.checks] + self.harness
+
+
+@dataclass(slots=True)
 class StageContext:
     config: CertifyConfig
     suite: Suite

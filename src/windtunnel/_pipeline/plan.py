@@ -2,27 +2,33 @@
 
 `execute(plan, config, executor)` runs it. Each stage's evidence is in the bundle directory before the
 next stage starts. A failing stage marks the runtime FAILED; later stages still run for diagnosis unless
-`fail_fast`. Both executors (Docker here, Dagger in pipeline/) share this plan and everything but container
-plumbing.
+`fail_fast`. A stage that crashes is recorded as a harness error of that stage (the run is then
+HARNESS_INVALID) and the run goes on. Both executors (Docker here, Dagger in pipeline/) share this plan
+and everything but container plumbing.
 """
 
 from __future__ import annotations
 
 import time
+import traceback
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from windtunnel._bundle.models import CheckRecord, CheckScope, CheckStatus, Stage
-from windtunnel._conformance.model import CheckStatus as KitStatus
 from windtunnel._conformance.suite import Suite
 from windtunnel._packs.loader import discover_packs
 from windtunnel._packs.selection import Selected, Selection, select
-from windtunnel._pipeline.config import REFERENCE, CertifyConfig
-from windtunnel._pipeline.context import RuntimeRun, StageContext, print_nothing, safe
+from windtunnel._pipeline.config import CertifyConfig
+from windtunnel._pipeline.context import CertifyOutcome, RuntimeRun, StageContext, print_nothing, safe
+from windtunnel._pipeline.harness import harness_checks
+from windtunnel._pipeline.outdir import prepare_out_dir
+from windtunnel._pipeline.publish import write_started
 from windtunnel._pipeline.stage_tapes import tapes_stage
 from windtunnel._pipeline.stages import build_stage, canary_stage, conformance_stage, selftest_stage
+
+__all__ = ["PLAN", "CertifyOutcome", "Executor", "Step", "execute", "harness_checks"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +48,11 @@ PLAN: tuple[Step, ...] = (
 
 
 class Executor(Protocol):
-    """Container plumbing around the plan: what is left behind, and cleaning it up."""
+    """Container plumbing around the plan: what is left behind, cleaning it up, what it cannot measure."""
+
+    unmeasurable: tuple[str, ...]
+    """`<stage>/<check>` patterns (fnmatch) this executor cannot measure on any runtime: such a check is
+    NOT_MEASURED, so no runtime is certified on it, but the reference control is not blamed for it."""
 
     def prepare(self, run_id: str) -> list[str]:
         """Remove leftovers of earlier runs that died; return what was removed."""
@@ -53,19 +63,6 @@ class Executor(Protocol):
         ...
 
 
-@dataclass(slots=True)
-class CertifyOutcome:
-    run_id: str
-    started_at: float
-    runs: list[RuntimeRun] = field(default_factory=list)
-    harness: list[CheckRecord] = field(default_factory=list)
-    swept: list[str] = field(default_factory=list)
-
-    @property
-    def checks(self) -> list[CheckRecord]:
-        return [check for run in self.runs for check in run.checks] + self.harness
-
-
 def execute(
     plan: Sequence[Step],
     config: CertifyConfig,
@@ -73,18 +70,32 @@ def execute(
     *,
     progress: Callable[[str], None] = print_nothing,
 ) -> CertifyOutcome:
-    """Run the plan for every runtime (reference control first), then the harness self-checks."""
-    run_id = f"certify-{uuid.uuid4().hex[:10]}"
-    outcome = CertifyOutcome(run_id=run_id, started_at=time.time())
-    config.out_dir.mkdir(parents=True, exist_ok=True)
+    """Run the plan for every runtime (reference control first), then the harness self-checks.
+
+    What can be checked before a stage runs is checked first, and raises: the out directory (an earlier
+    bundle there is removed first, so none survives a failed run), the suite, the packs, every runtime's
+    plugin, configured images. From the first stage on only an interrupt stops the run.
+    """
+    for line in prepare_out_dir(config.out_dir):
+        progress(f"removed {line}")
+    outcome = CertifyOutcome(run_id=f"certify-{uuid.uuid4().hex[:10]}", started_at=time.time())
     suite = Suite.load(config.suite_dir, config.requirement_set)
-    outcome.swept = executor.prepare(run_id)
     selected = select(discover_packs(config.pack_refs, base=config.root), Selection())
-    for name in config.all_runtimes:
-        run = RuntimeRun(name=name)
+    runs = [RuntimeRun(name=name, loaded=config.load_plugin(name)) for name in config.all_runtimes]
+    outcome.swept = executor.prepare(outcome.run_id)
+    for line in outcome.swept:
+        progress(f"removed a leftover of a dead run: {line}")
+    if config.stack == "docker":
+        from windtunnel._pipeline.runtimes import ensure_configured_images
+
+        ensure_configured_images(config)
+    write_started(config, outcome)
+    for run in runs:
         outcome.runs.append(run)
-        _run_runtime(plan, config, suite, selected, run, run_id, progress)
-    outcome.harness = harness_checks(outcome, suite, executor.leftovers(run_id))
+        _run_runtime(plan, config, suite, selected, run, outcome.run_id, progress)
+    outcome.harness = harness_checks(
+        outcome, suite, _leftovers(executor, outcome.run_id), unmeasurable=executor.unmeasurable
+    )
     return outcome
 
 
@@ -105,7 +116,6 @@ def _run_runtime(
                 progress(f"{run.name}: --fail-fast, skipping {step.stage.value} and later stages")
                 break
             progress(f"{run.name}: {step.stage.value}")
-            started = time.perf_counter()
             context = StageContext(
                 config=config,
                 suite=suite,
@@ -115,84 +125,72 @@ def _run_runtime(
                 run_id=run_id,
                 progress=progress,
             )
-            records = step.run(context)
-            run.checks += records
-            context.write_evidence(
-                "stage",
-                {
-                    "stage": step.stage.value,
-                    "seconds": time.perf_counter() - started,
-                    "checks": [r.model_dump(mode="json") for r in records],
-                },
-            )
+            _run_step(step, context)
     finally:
+        closed = _close(run)
+        if closed is not None:
+            run.checks.append(closed)
+
+
+def _run_step(step: Step, context: StageContext) -> None:
+    """One stage; its records and its evidence are in the bundle before the next stage starts."""
+    started = time.perf_counter()
+    try:
+        records = step.run(context)
+    except Exception as exc:  # noqa: BLE001 - a crashed stage is Wind Tunnel's fault: recorded, the run goes on
+        context.progress(f"{context.run.name}: {step.stage.value} crashed: {type(exc).__name__}: {exc}")
+        records = [_crashed(context, exc)]
+    context.run.checks += records
+    context.write_evidence(
+        "stage",
+        {
+            "stage": step.stage.value,
+            "seconds": time.perf_counter() - started,
+            "checks": [r.model_dump(mode="json") for r in records],
+        },
+    )
+
+
+def _crashed(context: StageContext, exc: Exception) -> CheckRecord:
+    """A harness-scope error: never counted against the runtime, but nothing is certified on a harness
+    that crashed (DESIGN.md: a harness error makes the run HARNESS_INVALID)."""
+    evidence = context.write_evidence(
+        "harness-error",
+        {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exception(exc)},
+    )
+    return context.check(
+        "harness-error",
+        CheckStatus.ERROR,
+        f"the {context.stage.value} stage crashed ({type(exc).__name__}: {exc}): Wind Tunnel's fault, "
+        "not the runtime's; the traceback is in the evidence",
+        evidence=[evidence],
+        scope=CheckScope.HARNESS,
+    )
+
+
+def _close(run: RuntimeRun) -> CheckRecord | None:
+    """Close the runtime (its containers go); a failure to do so is a harness error, not the runtime's."""
+    try:
         close = getattr(run.runtime, "close", None)
         if callable(close):
             close()
         post_run = getattr(getattr(run.loaded, "plugin", None), "post_run", None)
         if callable(post_run) and run.runtime is not None and not callable(close):
             post_run(run.runtime, [], run.name)
-
-
-def harness_checks(outcome: CertifyOutcome, suite: Suite, leftovers: list[str]) -> list[CheckRecord]:
-    """Wind Tunnel's own self-checks: the reference control passes, every poison is caught exactly, no
-    container is left behind. Any of them failing makes the run HARNESS_INVALID (nothing is signed)."""
-    records = [_reference_control(outcome)]
-    records += [_poison_caught(run, suite) for run in outcome.runs if suite.is_poison(run.name)]
-    records.append(
-        CheckRecord(
-            id="harness/publish/no-container-left-behind",
-            runtime=REFERENCE,
+    except Exception as exc:  # noqa: BLE001 - recorded; the other runtimes and the bundle still come
+        return CheckRecord(
+            id=f"harness/publish/closed/{safe(run.name)}",
+            runtime=run.name,
             stage=Stage.PUBLISH,
             scope=CheckScope.HARNESS,
-            status=CheckStatus.FAILED if leftovers else CheckStatus.PASSED,
-            detail=("left behind: " + ", ".join(leftovers))
-            if leftovers
-            else "every container and network was removed",
+            status=CheckStatus.ERROR,
+            detail=f"closing {run.name} failed: {type(exc).__name__}: {exc}",
         )
-    )
-    return records
+    return None
 
 
-def _reference_control(outcome: CertifyOutcome) -> CheckRecord:
-    reference = next(run for run in outcome.runs if run.name == REFERENCE)
-    bad = [
-        c.id
-        for c in reference.checks
-        if c.scored and c.scope is CheckScope.RUNTIME and c.status is not CheckStatus.PASSED
-    ]
-    return CheckRecord(
-        id="harness/selftest/reference-control",
-        runtime=REFERENCE,
-        stage=Stage.SELFTEST,
-        scope=CheckScope.HARNESS,
-        status=CheckStatus.FAILED if bad else CheckStatus.PASSED,
-        detail=("the known-good reference runtime did not pass: " + ", ".join(bad))
-        if bad
-        else "the known-good reference runtime passed every scored check",
-    )
-
-
-def _poison_caught(run: RuntimeRun, suite: Suite) -> CheckRecord:
-    """A poison in the certify set must fail exactly its named conformance check."""
-    named = suite.poisons[run.name]
-    by_check = {c.id.rsplit("/", 1)[-1]: c.status for c in run.checks if c.stage is Stage.CONFORMANCE}
-    judged = {check: suite.judge(run.name, check, _kit(status)) for check, status in by_check.items()}
-    wrong = [f"{check}: {j.message}" for check, j in judged.items() if not j.ok]
-    return CheckRecord(
-        id=f"harness/conformance/poison-caught/{safe(run.name)}",
-        runtime=run.name,
-        stage=Stage.CONFORMANCE,
-        scope=CheckScope.HARNESS,
-        status=CheckStatus.FAILED if wrong or not judged else CheckStatus.PASSED,
-        detail="; ".join(wrong) if wrong else f"caught by exactly {named}",
-    )
-
-
-def _kit(status: CheckStatus) -> KitStatus:
-    return {
-        CheckStatus.PASSED: KitStatus.SUCCESS,
-        CheckStatus.FAILED: KitStatus.FAILURE,
-        CheckStatus.NOT_MEASURED: KitStatus.NOT_MEASURED,
-        CheckStatus.ERROR: KitStatus.HARNESS_ERROR,
-    }[status]
+def _leftovers(executor: Executor, run_id: str) -> list[str]:
+    try:
+        return executor.leftovers(run_id)
+    except Exception as exc:  # noqa: BLE001 - not knowing is no proof that nothing was left behind
+        return [f"unknown: the executor could not list this run's containers ({type(exc).__name__}: {exc})"]

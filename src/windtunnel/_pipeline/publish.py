@@ -18,6 +18,7 @@ from windtunnel._bundle import (
     RunInfo,
     RuntimeInfo,
     SealResult,
+    Signer,
     TapeEntry,
     TapeIndex,
     Verdict,
@@ -26,7 +27,7 @@ from windtunnel._bundle import (
     seal_bundle,
 )
 from windtunnel._pipeline.config import CertifyConfig
-from windtunnel._pipeline.plan import CertifyOutcome
+from windtunnel._pipeline.context import CertifyOutcome
 from windtunnel._pipeline.report_html import render_report
 from windtunnel._runner.output import write_atomic
 
@@ -58,7 +59,8 @@ def _engine() -> str | None:
         return None
 
 
-def run_info(config: CertifyConfig, outcome: CertifyOutcome) -> RunInfo:
+def run_info(config: CertifyConfig, outcome: CertifyOutcome, *, engine: bool = True) -> RunInfo:
+    """run.json's content; `engine=False` leaves out asking the engine its version (the early write)."""
     images: dict[str, str] = {}
     for run in outcome.runs:
         images.update(run.images)  # "windtunnel" (gateway and mocks) and "runtime:<name>"
@@ -72,12 +74,21 @@ def run_info(config: CertifyConfig, outcome: CertifyOutcome) -> RunInfo:
             platform=platform.platform(),
             python=platform.python_version(),
             hostname=socket.gethostname(),
-            engine=_engine(),
+            engine=_engine() if engine else None,
         ),
         started_at=datetime.fromtimestamp(outcome.started_at, UTC),
         ended_at=config.clock(),
         runtimes=[RuntimeInfo(name=run.name, source=run.source) for run in outcome.runs],
         images=images,
+        swept=outcome.swept,
+    )
+
+
+def write_started(config: CertifyConfig, outcome: CertifyOutcome) -> None:
+    """run.json before the first stage: it marks the directory as a bundle, also when the run is killed
+    (the next run then replaces it), and says when and what started. publish() writes it again."""
+    write_atomic(
+        config.out_dir / "run.json", run_info(config, outcome, engine=False).model_dump_json(indent=2)
     )
 
 
@@ -92,9 +103,11 @@ def tape_index(config: CertifyConfig) -> TapeIndex:
     return TapeIndex(tapes=list(entries.values()))
 
 
-def publish(config: CertifyConfig, outcome: CertifyOutcome) -> Published:
+def publish(config: CertifyConfig, outcome: CertifyOutcome, *, signer: Signer | None = None) -> Published:
+    """The result files and the report; the signature unless HARNESS_INVALID. `signer` is the key loaded
+    before the run (`wt certify` loads it first, so a bad key stops it before any stage)."""
     out = config.out_dir
-    signer = load_signer(key_path=config.key_path, key_pem=config.key_pem)
+    signer = signer or load_signer(key_path=config.key_path, key_pem=config.key_pem)
     checks = ChecksFile(requirement_set=config.requirement_set, checks=outcome.checks)
     verdict = Verdict.from_checks(checks, signing_key=signer.origin)
     info = run_info(config, outcome)

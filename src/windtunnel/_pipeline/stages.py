@@ -11,8 +11,6 @@ from windtunnel._canary.canary import run_reset_canary
 from windtunnel._conformance.kit import CHECKS, run_check
 from windtunnel._conformance.model import CheckStatus as KitStatus
 from windtunnel._conformance.subject import Subject
-from windtunnel._drivers.manifest import load_manifest
-from windtunnel._drivers.plugin import find_runtime_dir
 from windtunnel._pipeline.config import REFERENCE
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.stage_prove import CaseKey, prove_checks
@@ -36,16 +34,16 @@ def build_stage(ctx: StageContext) -> list[CheckRecord]:
     started = time.perf_counter()
     run = ctx.run
     try:
-        run.loaded = ctx.config.load_plugin(run.name)  # bound to running services under --stack bound
+        if run.loaded is None:  # execute() resolves every plugin up front; a step run alone does it here
+            run.loaded = ctx.config.load_plugin(run.name)  # bound to running services under --stack bound
         run.runtime = build_runtime(run.loaded, label=ctx.run_id)
     except HarnessError as exc:
         return [ctx.check("images", CheckStatus.ERROR, str(exc), seconds=time.perf_counter() - started)]
     except WindTunnelError as exc:
         return [ctx.check("images", CheckStatus.FAILED, str(exc), seconds=time.perf_counter() - started)]
     run.images = dict(getattr(run.runtime, "image_digests", {}) or {})
-    directory = find_runtime_dir(run.name)
-    manifest = load_manifest(directory) if directory else None
-    run.source = str(directory) if directory else run.loaded.source
+    manifest = ctx.config.manifest_of(run.name)
+    run.source = (manifest.image_ref or str(manifest.directory)) if manifest else run.loaded.source
     run.subject = Subject(
         name=run.name, runtime=run.runtime, supported=manifest.supported if manifest else None
     )

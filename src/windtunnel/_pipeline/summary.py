@@ -6,7 +6,7 @@ from collections import Counter
 
 from windtunnel._bundle import Verdict
 from windtunnel._bundle.models import CheckStatus, Stage
-from windtunnel._pipeline.plan import CertifyOutcome
+from windtunnel._pipeline.context import CertifyOutcome
 
 
 def summary_table(outcome: CertifyOutcome, verdict: Verdict) -> str:

@@ -1,0 +1,133 @@
+"""CertifyConfig.from_settings and the runtimes it resolves (windtunnel._pipeline.config, .runtimes):
+CLI over config, the embedded default from any directory, the suite, build=/image= entries through the
+container driver's own manifest and plugin. Real files: the repository's runtimes and suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from windtunnel._config import load_settings
+from windtunnel._drivers.plugin import ContainerRuntimePlugin
+from windtunnel._pipeline.config import REFERENCE, CertifyConfig, suite_dir
+from windtunnel._pipeline.runtimes import ConfiguredRuntimePlugin, bundled_root
+from windtunnel.errors import ConfigFileError, UnknownRuntimeError, UsageError
+
+REPO = Path(__file__).resolve().parents[2]
+REFERENCE_DIR = REPO / "runtimes" / "reference"
+
+
+def config_in(directory: Path, text: str | None = None, runtimes: tuple[str, ...] = ()) -> CertifyConfig:
+    if text is not None:
+        (directory / "windtunnel.toml").write_text(text, encoding="utf-8")
+    settings = load_settings(directory, env={})
+    return CertifyConfig.from_settings(settings, runtimes=runtimes, out_dir=directory / "out")
+
+
+def test_the_checkout_is_the_bundled_root() -> None:
+    assert bundled_root() == REPO
+
+
+def test_an_empty_directory_gets_the_embedded_default(tmp_path: Path) -> None:
+    config = config_in(tmp_path)
+    assert config.runtimes == (REFERENCE,)
+    assert config.root == REPO  # the bundled packs and suite of the checkout, from anywhere
+    assert config.suite_dir == REPO / "conformance"
+    assert config.pack_refs == load_settings(REPO, env={}).packs and config.pack_refs
+    assert config.out_dir == tmp_path / "out"
+
+
+def test_cli_runtimes_win_over_configured_ones(tmp_path: Path) -> None:
+    text = 'runtimes = ["a", "b"]\n'
+    assert config_in(tmp_path, text).runtimes == ("a", "b")
+    assert config_in(tmp_path, text, runtimes=("c",)).runtimes == ("c",)
+    assert config_in(tmp_path, text, runtimes=("c",)).all_runtimes == (REFERENCE, "c")
+
+
+def test_a_project_without_a_suite_uses_the_bundled_one_and_its_own_when_it_has_one(tmp_path: Path) -> None:
+    assert config_in(tmp_path, "packs = []\n").suite_dir == REPO / "conformance"
+    own = tmp_path / "conformance" / "requirements"
+    own.mkdir(parents=True)
+    (own / "v1.toml").write_text('version = "1"\nscored = []\n', encoding="utf-8")
+    assert config_in(tmp_path, "packs = []\n").suite_dir == tmp_path.resolve() / "conformance"
+
+
+def test_a_requirement_set_nobody_has_is_an_error_naming_where_it_looked(tmp_path: Path) -> None:
+    with pytest.raises(ConfigFileError, match="no conformance suite with requirement set 99") as caught:
+        suite_dir(tmp_path, "99")
+    assert str(tmp_path / "conformance" / "requirements" / "v99.toml") in str(caught.value)
+
+
+def test_a_build_entry_is_its_directorys_manifest_under_the_entry_name(tmp_path: Path) -> None:
+    config = config_in(tmp_path, f'runtimes = [{{name = "mine", build = "{REFERENCE_DIR}"}}]\n')
+    assert config.runtimes == ("mine",)
+    manifest = config.manifest_of("mine")
+    assert manifest is not None and manifest.name == "mine"
+    assert manifest.build_dir == REFERENCE_DIR and manifest.image_ref is None and manifest.reference
+    loaded = config.load_plugin("mine")
+    assert isinstance(loaded.plugin, ConfiguredRuntimePlugin) and loaded.plugin.manifest() is manifest
+    assert "build directory" in loaded.source
+
+
+def test_a_build_entry_relative_to_the_config_file(tmp_path: Path) -> None:
+    runtime = tmp_path / "rt"
+    runtime.mkdir()
+    (runtime / "runtime.toml").write_text('name = "x"\n[image]\nbuild = "."\n', encoding="utf-8")
+    (runtime / "Dockerfile").write_text("FROM scratch\n", encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "windtunnel.toml").write_text('runtimes = [{name = "y", build = "rt"}]\n', encoding="utf-8")
+    config = CertifyConfig.from_settings(
+        load_settings(tmp_path / "sub", env={}), runtimes=(), out_dir=tmp_path
+    )
+    manifest = config.manifest_of("y")
+    assert manifest is not None and manifest.build_dir == runtime.resolve() and manifest.name == "y"
+
+
+def test_a_build_entry_without_a_runtime_toml_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ConfigFileError, match=r"no runtime\.toml"):
+        config_in(tmp_path, 'runtimes = [{name = "y", build = "empty"}]\n')
+
+
+def test_an_image_entry_is_a_plain_contract_c_manifest(tmp_path: Path) -> None:
+    config = config_in(tmp_path, 'runtimes = [{name = "theirs", image = "registry.local/agent:1"}]\n')
+    manifest = config.manifest_of("theirs")
+    assert manifest is not None and manifest.image_ref == "registry.local/agent:1"
+    assert manifest.build_dir is None and not manifest.reference and manifest.supported == frozenset()
+    assert manifest.env_rename == {} and manifest.port == 8647
+    loaded = config.load_plugin("theirs")
+    assert (
+        isinstance(loaded.plugin, ContainerRuntimePlugin) and "image registry.local/agent:1" in loaded.source
+    )
+
+
+def test_an_image_entry_with_a_manifest_takes_its_abilities_not_its_build(tmp_path: Path) -> None:
+    text = f'runtimes = [{{name = "ref-image", image = "wt/ref:x", manifest = "{REFERENCE_DIR}/runtime.toml"}}]\n'
+    manifest = config_in(tmp_path, text).manifest_of("ref-image")
+    assert manifest is not None and manifest.name == "ref-image" and manifest.image_ref == "wt/ref:x"
+    assert manifest.build_dir is None and manifest.reference and manifest.state_route == "/wt/state"
+    assert "sampling.temperature" in manifest.supported
+
+
+def test_the_reference_control_cannot_be_replaced_by_a_config_entry(tmp_path: Path) -> None:
+    with pytest.raises(ConfigFileError, match="known-good control"):
+        config_in(tmp_path, 'runtimes = [{name = "reference", image = "mine:1"}]\n')
+
+
+def test_plain_names_resolve_as_everywhere(tmp_path: Path) -> None:
+    config = config_in(tmp_path, 'runtimes = ["reference"]\n')
+    reference = config.manifest_of(REFERENCE)
+    assert reference is not None and reference.directory == REFERENCE_DIR
+    assert config.manifest_of("no-such-runtime") is None
+    with pytest.raises(UnknownRuntimeError):
+        config.load_plugin("no-such-runtime")
+
+
+def test_configured_entries_cannot_be_bound(tmp_path: Path) -> None:
+    import dataclasses
+
+    config = config_in(tmp_path, 'runtimes = [{name = "theirs", image = "x:1"}]\n')
+    bound = dataclasses.replace(config, stack="bound", bound={"theirs": object()})  # type: ignore[dict-item]
+    with pytest.raises(UsageError, match="--stack bound cannot bind"):
+        bound.load_plugin("theirs")

@@ -1,0 +1,129 @@
+"""Wind Tunnel's self-checks (windtunnel._pipeline.harness): the reference control, what an executor
+cannot measure, poisons caught exactly, containers left behind. Checks are real records, the suite the
+repository's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from windtunnel._bundle import CertificationResult, ChecksFile, KeyOrigin, Verdict
+from windtunnel._bundle.models import CheckRecord, CheckScope, CheckStatus, Stage
+from windtunnel._conformance.kit import CHECK_IDS
+from windtunnel._conformance.suite import Suite
+from windtunnel._pipeline.bound_executor import BoundExecutor
+from windtunnel._pipeline.context import CertifyOutcome, RuntimeRun
+from windtunnel._pipeline.harness import harness_checks, poison_caught, reference_control
+
+REPO = Path(__file__).resolve().parents[2]
+SUITE = Suite.load(REPO / "conformance")
+
+
+def record(runtime: str, stage: Stage, name: str, status: CheckStatus = CheckStatus.PASSED) -> CheckRecord:
+    return CheckRecord(id=f"{runtime}/{stage.value}/{name}", runtime=runtime, stage=stage, status=status)
+
+
+def outcome(*runs: RuntimeRun) -> CertifyOutcome:
+    return CertifyOutcome(run_id="certify-test", started_at=0.0, runs=list(runs))
+
+
+def reference(**statuses: CheckStatus) -> RuntimeRun:
+    checks = [
+        record("reference", Stage.CONFORMANCE, c, statuses.get(c, CheckStatus.PASSED)) for c in CHECK_IDS
+    ]
+    return RuntimeRun(name="reference", checks=[*checks, record("reference", Stage.TAPES, "support_desk.t")])
+
+
+def verdict(checks: list[CheckRecord]) -> Verdict:
+    return Verdict.from_checks(ChecksFile(requirement_set="1", checks=checks), signing_key=KeyOrigin.DEV)
+
+
+def test_a_passing_reference_and_nothing_left_behind_pass() -> None:
+    done = outcome(reference())
+    records = harness_checks(done, SUITE, [])
+    assert [(r.id, r.status) for r in records] == [
+        ("harness/selftest/reference-control", CheckStatus.PASSED),
+        ("harness/publish/no-container-left-behind", CheckStatus.PASSED),
+    ]
+
+
+def test_a_reference_that_fails_or_is_not_measured_fails_the_control() -> None:
+    for status in (CheckStatus.FAILED, CheckStatus.NOT_MEASURED, CheckStatus.ERROR):
+        control = reference_control(outcome(reference(sampling=status)))
+        assert control.status is CheckStatus.FAILED
+        assert "reference/conformance/sampling" in control.detail
+
+
+def test_what_the_executor_cannot_measure_is_not_blamed_on_the_reference() -> None:
+    patterns = BoundExecutor.unmeasurable
+    run = reference(recovery=CheckStatus.NOT_MEASURED, egress_closed=CheckStatus.NOT_MEASURED)
+    run.checks[-1] = record("reference", Stage.TAPES, "support_desk.t", CheckStatus.NOT_MEASURED)
+    control = reference_control(outcome(run), patterns)
+    assert control.status is CheckStatus.PASSED, control.detail
+    assert (
+        "this executor cannot measure" in control.detail
+        and "reference/conformance/recovery" in control.detail
+    )
+    # ... but the runtime is not certified on them: NOT_MEASURED never counts as passed.
+    result = verdict([*run.checks, control])
+    assert result.result is CertificationResult.FAILED and not result.harness_failures
+    assert "reference/conformance/egress_closed" in result.runtimes[0].failed_checks
+
+
+@pytest.mark.parametrize("status", [CheckStatus.FAILED, CheckStatus.ERROR])
+def test_only_not_measured_is_excused_never_a_failure(status: CheckStatus) -> None:
+    control = reference_control(outcome(reference(recovery=status)), BoundExecutor.unmeasurable)
+    assert control.status is CheckStatus.FAILED
+
+
+def test_a_pattern_excuses_only_what_it_names() -> None:
+    run = reference(sampling=CheckStatus.NOT_MEASURED, recovery=CheckStatus.NOT_MEASURED)
+    control = reference_control(outcome(run), ("conformance/recovery",))
+    assert control.status is CheckStatus.FAILED and "reference/conformance/sampling" in control.detail
+
+
+def poison_run(name: str, failing: str) -> RuntimeRun:
+    return RuntimeRun(
+        name=name,
+        checks=[
+            record(
+                name, Stage.CONFORMANCE, check, CheckStatus.FAILED if check == failing else CheckStatus.PASSED
+            )
+            for check in CHECK_IDS
+        ],
+    )
+
+
+def test_a_poison_caught_by_exactly_its_check_passes_and_otherwise_fails() -> None:
+    name, named = next(iter(SUITE.poisons.items()))
+    assert poison_caught(poison_run(name, named), SUITE).status is CheckStatus.PASSED
+    not_caught = poison_caught(poison_run(name, failing="none"), SUITE)
+    assert not_caught.status is CheckStatus.FAILED and named in not_caught.detail
+    other = next(check for check in CHECK_IDS if check != named)
+    assert poison_caught(poison_run(name, other), SUITE).status is CheckStatus.FAILED
+
+
+def test_a_poison_is_judged_on_its_runtime_checks_only() -> None:
+    name, named = next(iter(SUITE.poisons.items()))
+    run = poison_run(name, named)
+    crash = CheckRecord(
+        id=f"{name}/conformance/harness-error",
+        runtime=name,
+        stage=Stage.CONFORMANCE,
+        scope=CheckScope.HARNESS,
+        status=CheckStatus.ERROR,
+    )
+    run.checks.append(crash)
+    assert poison_caught(run, SUITE).status is CheckStatus.PASSED
+
+
+def test_harness_checks_include_every_poison_and_leftovers() -> None:
+    name, named = next(iter(SUITE.poisons.items()))
+    records = harness_checks(
+        outcome(reference(), poison_run(name, named)), SUITE, ["container c1 (ab) run=r"]
+    )
+    by_id = {r.id: r for r in records}
+    assert by_id[f"harness/conformance/poison-caught/{name}"].status is CheckStatus.PASSED
+    left = by_id["harness/publish/no-container-left-behind"]
+    assert left.status is CheckStatus.FAILED and "container c1" in left.detail
