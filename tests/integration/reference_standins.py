@@ -1,8 +1,13 @@
-"""Stand-ins for the reference runtime's tests: an OpenAI-compatible chat-completions server and an MCP server.
+"""The stack for the reference runtime's tests: Wind Tunnel's own model gateway and a pack's own MCP mocks.
 
-Both are real servers (Starlette, and the mcp SDK's MCPServer over streamable HTTP) that the tests start on
-127.0.0.1. They stand in for the model gateway and the pack mocks, which the lead's container integration
-tests use instead.
+The gateway is windtunnel's gateway app in script mode and the mocks are the support_desk pack's servers
+(orders, billing) built with the mcp SDK, each served by uvicorn on 127.0.0.1. A test scripts the model
+with ReferenceDecisions, reads what the runtime sent from the gateway's request log and what the tools
+received from the mocks' evidence, exactly as the harness does. The reference runtime itself is served
+in-process from runtimes/reference, so no Docker is needed.
+
+One small OpenAI-compatible stand-in stays (`RawModel`), for the two faults the gateway cannot produce
+by design: tool-call arguments that are not a JSON object, and a model that answers late.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import asyncio
 import importlib
 import json
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,137 +24,38 @@ from types import ModuleType
 from typing import Any
 
 import httpx
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from windtunnel._gateway.app import create_app
+from windtunnel._gateway.client import GatewayClient
+from windtunnel._gateway.log import request_body
+from windtunnel._gateway.script import ScriptMode
+from windtunnel._mcp.http_handle import HttpMCPHandle
+from windtunnel._mcp.kit import MockHost
+from windtunnel._mcp.loopback import LoopbackMCP, start_loopback, stop_loopback
+from windtunnel._mcp.server import MCP_PATH, mock_app
 from windtunnel._net.server_thread import ServerThread
+from windtunnel._packs.loader import load_pack
+from windtunnel.api import ReferenceDecision, ReferenceToolCall
 
-RUNTIME_DIR = Path(__file__).resolve().parents[2] / "runtimes" / "reference"
-REFUND_ARGS = '{"reason": "arrived broken", "order_id": "A-1042", "amount": 12.50}'
-
-# --- the OpenAI-compatible stand-in ---------------------------------------------------------------------
-
-
-def call(name: str, arguments: str) -> tuple[str, str]:
-    return (name, arguments)
-
-
-@dataclass
-class StandInModel:
-    """Answers chat completions from a script (per session, else shared), refusing once it runs out."""
-
-    replies: dict[str | None, list[dict[str, Any]]] = field(default_factory=dict)
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    served: int = 0
-
-    def script(self, *replies: dict[str, Any], session: str | None = None) -> None:
-        self.replies.setdefault(session, []).extend(replies)
-
-    def bodies(self, session: str | None = None) -> list[dict[str, Any]]:
-        return [r["body"] for r in self.requests if session is None or r["session"] == session]
-
-    async def complete(self, request: Request) -> Response:
-        body = await request.json()
-        session = request.headers.get("x-wt-session")
-        self.requests.append({"session": session, "body": body})
-        queue = self.replies.get(session) or self.replies.get(None) or []
-        if not queue:
-            error = {
-                "message": f"script exhausted: no decision left for session {session}",
-                "code": "script_exhausted",
-            }
-            return JSONResponse({"error": error}, status_code=409)
-        reply = queue.pop(0)
-        await asyncio.sleep(reply.get("delay", 0))
-        self.served += 1
-        message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
-        if reply.get("tool_calls"):
-            message["tool_calls"] = [
-                {"id": f"call_{self.served}_{i}", "type": "function", "function": {"name": n, "arguments": a}}
-                for i, (n, a) in enumerate(reply["tool_calls"])
-            ]
-        usage = {
-            "prompt_tokens": 100 * self.served,
-            "completion_tokens": 10,
-            "total_tokens": 100 * self.served + 10,
-        }
-        if body.get("stream"):
-            chunks = _chunks(message, usage if body.get("stream_options", {}).get("include_usage") else None)
-            return StreamingResponse(_sse(chunks), media_type="text/event-stream")
-        choice = {
-            "index": 0,
-            "message": message,
-            "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop",
-        }
-        return JSONResponse({"id": "cmpl", "object": "chat.completion", "choices": [choice], "usage": usage})
-
-    def app(self) -> Starlette:
-        return Starlette(routes=[Route("/v1/chat/completions", self.complete, methods=["POST"])])
+REPO = Path(__file__).resolve().parents[2]
+RUNTIME_DIR = REPO / "runtimes" / "reference"
+PACK_DIR = REPO / "scenarios" / "support_desk"
+MODEL = "wt-scripted"
+REFUND_ARGS: dict[str, Any] = {"reason": "damaged", "order_id": "A-1042", "amount": 12.5}
+"""Keys deliberately not in alphabetical order: the runtime must report them in the order emitted."""
 
 
-def _chunks(message: dict[str, Any], usage: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The message as OpenAI streams it: content in pieces, each call's id+name then its arguments in thirds."""
-    deltas: list[dict[str, Any]] = [{"role": "assistant"}]
-    text = message["content"] or ""
-    deltas += [{"content": text[: len(text) // 2]}, {"content": text[len(text) // 2 :]}] if text else []
-    for index, tc in enumerate(message.get("tool_calls", [])):
-        head = {
-            "index": index,
-            "id": tc["id"],
-            "type": "function",
-            "function": {"name": tc["function"]["name"], "arguments": ""},
-        }
-        deltas.append({"tool_calls": [head]})
-        args, third = tc["function"]["arguments"], len(tc["function"]["arguments"]) // 3 + 1
-        deltas += [
-            {"tool_calls": [{"index": index, "function": {"arguments": args[i : i + third]}}]}
-            for i in range(0, len(args), third)
-        ]
-    chunks: list[dict[str, Any]] = [
-        {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": d, "finish_reason": None}]}
-        for d in deltas
-    ]
-    chunks.append(
-        {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
-    )
-    if usage is not None:
-        chunks.append({"object": "chat.completion.chunk", "choices": [], "usage": usage})
-    return chunks
+def calls(*pairs: tuple[str, Mapping[str, Any]]) -> ReferenceDecision:
+    """One model response calling these tools, in this order."""
+    return ReferenceDecision(tool_calls=tuple(ReferenceToolCall(name, dict(args)) for name, args in pairs))
 
 
-async def _sse(chunks: list[dict[str, Any]]) -> AsyncIterator[str]:
-    for chunk in chunks:
-        yield f"data: {json.dumps(chunk)}\n\n"
-    yield "data: [DONE]\n\n"
-
-
-# --- the MCP stand-in -------------------------------------------------------------------------------------
-
-
-def shop_server(calls: list[tuple[str, dict[str, Any]]], name: str = "shop") -> MCPServer:
-    """Two tools over fixture orders; every call lands in `calls` as the evidence a mock would keep."""
-    server = MCPServer(name)
-    orders = {"A-1042": {"order_id": "A-1042", "item": "mug", "amount": 12.5}}
-
-    @server.tool()
-    def lookup_order(order_id: str) -> dict[str, Any]:
-        """Look up an order by id."""
-        calls.append(("lookup_order", {"order_id": order_id}))
-        if order_id not in orders:
-            raise ToolError(f"no order {order_id}")
-        return orders[order_id]
-
-    @server.tool()
-    def issue_refund(order_id: str, amount: float, reason: str) -> dict[str, Any]:
-        """Refund part of an order."""
-        calls.append(("issue_refund", {"order_id": order_id, "amount": amount, "reason": reason}))
-        return {"refunded": amount, "order_id": order_id}
-
-    return server
+def say(text: str) -> ReferenceDecision:
+    return ReferenceDecision(content=text)
 
 
 def runtime_module(name: str) -> ModuleType:
@@ -159,49 +65,92 @@ def runtime_module(name: str) -> ModuleType:
     return importlib.import_module(f"reference_agent.{name}")
 
 
-# --- the stack: stand-ins plus runtimes served in-process --------------------------------------------------
-
-
-@dataclass
 class Stack:
-    model: StandInModel
-    mcp_calls: list[tuple[str, dict[str, Any]]]
-    mcp: ServerThread
-    start: Callable[..., httpx.Client]
+    """The real gateway and the pack's real mocks; `start(**env)` serves a reference runtime wired to them."""
+
+    def __init__(self) -> None:
+        self.plans = load_pack(str(PACK_DIR)).plans()
+        self._gateway_thread = ServerThread(create_app(ScriptMode(), models=[MODEL])).start()
+        self.gateway = GatewayClient(self._gateway_thread.url)
+        self._loopback = start_loopback(self.plans)
+        self.mocks: dict[str, HttpMCPHandle] = {mock.name: mock for mock in self._loopback}
+        self._threads: list[ServerThread] = []
+        self._clients: list[httpx.Client] = []
+
+    @property
+    def gateway_url(self) -> str:
+        return self._gateway_thread.url
+
+    def start(self, servers: list[dict[str, str]] | None = None, **env: str) -> httpx.Client:
+        """Serve a reference runtime on 127.0.0.1 with the WT_* env the container driver would give it."""
+        base = {
+            "WT_MODEL_BASE_URL": f"{self.gateway_url}/v1",
+            "WT_MODEL_NAME": MODEL,
+            "WT_MCP_SERVERS": json.dumps(servers if servers is not None else self.servers()),
+            "WT_SYSTEM_PROMPT": "You are the test agent.",
+        }
+        settings = runtime_module("settings").Settings.from_env({**base, **env})
+        self._threads.append(ServerThread(runtime_module("app").create_app(settings)).start())
+        self._clients.append(httpx.Client(base_url=self._threads[-1].url, timeout=30))
+        return self._clients[-1]
+
+    def script(self, *decisions: ReferenceDecision, session: str | None = None) -> None:
+        """Install the model's next responses, for one session or for any request."""
+        self.gateway.install_script("test", decisions, session=session)
+
+    def requests(self, session: str | None = None) -> list[dict[str, Any]]:
+        """The gateway's log entries (rendered prompt, tools, sampling, usage, response), oldest first."""
+        return [e for e in self.gateway.log() if session is None or e["session"] == session]
+
+    def bodies(self, session: str | None = None) -> list[dict[str, Any]]:
+        """The request bodies the runtime sent the model, rebuilt from the gateway's log."""
+        return [request_body(entry) for entry in self.requests(session)]
+
+    def mcp_calls(self) -> list[tuple[str, Any]]:
+        """What the mocks received: (tool, raw arguments), in arrival order."""
+        received = [call for mock in self.mocks.values() for call in mock.calls()]
+        return [(c["name"], c["arguments"]) for c in sorted(received, key=lambda call: float(call["at"]))]
+
+    def servers(self) -> list[dict[str, str]]:
+        """WT_MCP_SERVERS for the pack's mocks."""
+        return [{"name": name, "url": mock.url} for name, mock in self.mocks.items()]
+
+    def stop_mock(self, name: str) -> int:
+        """Stop serving mock `name` (an outage); returns its port for restart_mock()."""
+        mock = self.mocks[name]
+        assert isinstance(mock, LoopbackMCP)
+        port = httpx.URL(mock.admin_url).port
+        assert port is not None
+        mock.stop()
+        return port
+
+    def restart_mock(self, name: str, port: int) -> None:
+        """Serve mock `name` again on `port` with fresh fixture state, as a restarted mock would be."""
+        plan = next(plan for plan in self.plans if plan.server == name)
+        thread = ServerThread(mock_app(MockHost(plan.factory), name=name), port=port).start()
+        self._threads.append(thread)
+        self.mocks[name] = HttpMCPHandle(name, f"{thread.url}{MCP_PATH}", thread.url)
+
+    def close(self) -> None:
+        for client in self._clients:
+            client.close()
+        for mock in self.mocks.values():
+            mock.close()
+        for server in reversed(self._threads):
+            server.stop()
+        self.gateway.close()
+        stop_loopback(self._loopback)
+        self._gateway_thread.stop()
 
 
 @contextmanager
 def running_stack() -> Iterator[Stack]:
-    """A stand-in model and MCP server; `start(**env)` serves a reference runtime wired to them."""
-    model, calls = StandInModel(), list[tuple[str, dict[str, Any]]]()
-    started: list[ServerThread] = []
-
-    def serve(app: Any) -> ServerThread:
-        started.append(ServerThread(app).start())
-        return started[-1]
-
-    model_server, mcp = serve(model.app()), serve(shop_server(calls).streamable_http_app())
-    clients: list[httpx.Client] = []
-
-    def start(servers: list[dict[str, str]] | None = None, **env: str) -> httpx.Client:
-        base = {
-            "WT_MODEL_BASE_URL": f"{model_server.url}/v1",
-            "WT_MODEL_NAME": "stand-in",
-            "WT_MCP_SERVERS": json.dumps(servers or [{"name": "shop", "url": f"{mcp.url}/mcp"}]),
-            "WT_SYSTEM_PROMPT": "You are the test agent.",
-        }
-        settings = runtime_module("settings").Settings.from_env({**base, **env})
-        runtime = serve(runtime_module("app").create_app(settings))
-        clients.append(httpx.Client(base_url=runtime.url, timeout=30))
-        return clients[-1]
-
+    """The gateway and the support_desk mocks on 127.0.0.1, and reference runtimes started on demand."""
+    stack = Stack()
     try:
-        yield Stack(model, calls, mcp, start)
+        yield stack
     finally:
-        for client in clients:
-            client.close()
-        for server in reversed(started):
-            server.stop()
+        stack.close()
 
 
 def inject(client: httpx.Client, session: str, text: str, timeout_s: float = 20.0) -> httpx.Response:
@@ -211,14 +160,45 @@ def inject(client: httpx.Client, session: str, text: str, timeout_s: float = 20.
     )
 
 
-def refund_script(model: StandInModel, session: str | None = None) -> None:
-    model.script(
-        {"tool_calls": [call("lookup_order", '{"order_id": "A-1042"}')]},
-        {"tool_calls": [call("issue_refund", REFUND_ARGS)]},
-        {"content": "Refunded 12.50 for the broken mug."},
+def refund_script(stack: Stack, session: str | None = None) -> None:
+    stack.script(
+        calls(("lookup_order", {"order_id": "A-1042"})),
+        calls(("issue_refund", REFUND_ARGS)),
+        say("Refunded 12.50 for the broken mug."),
         session=session,
     )
 
 
-def prompt_text(body: dict[str, Any]) -> str:
+def prompt_text(body: Mapping[str, Any]) -> str:
     return json.dumps(body["messages"])
+
+
+# --- the stand-in for what the gateway will not serve ---------------------------------------------------
+
+
+@dataclass
+class RawModel:
+    """An OpenAI-compatible endpoint answering from raw replies: arguments as any JSON text, and a delay.
+
+    Wind Tunnel's gateway only emits what a reference decision can say (arguments are a JSON object) and
+    answers at once, so the runtime's handling of non-object arguments and of a late model is tested
+    against this stand-in instead.
+    """
+
+    replies: list[dict[str, Any]] = field(default_factory=list)
+
+    async def complete(self, request: Request) -> Response:
+        await request.body()
+        reply = self.replies.pop(0)
+        await asyncio.sleep(reply.get("delay", 0))
+        message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
+        if reply.get("tool_calls"):
+            message["tool_calls"] = [
+                {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": text}}
+                for i, (name, text) in enumerate(reply["tool_calls"])
+            ]
+        choice = {"index": 0, "message": message, "finish_reason": "stop"}
+        return JSONResponse({"id": "raw", "object": "chat.completion", "choices": [choice]})
+
+    def app(self) -> Starlette:
+        return Starlette(routes=[Route("/v1/chat/completions", self.complete, methods=["POST"])])

@@ -1,7 +1,8 @@
 """WT_FAULT: each poison variant of the reference runtime breaks exactly one promise, observably.
 
-These are the conformance suite's negative controls (issue 4); here they run in-process against the
-stand-ins of reference_standins (a local OpenAI-compatible server and an MCP server on 127.0.0.1).
+These are the conformance suite's negative controls (issue 4); here they run in-process against the real
+parts of the stack from reference_standins: Wind Tunnel's model gateway in script mode and the
+support_desk pack's MCP mocks, both on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ import httpx
 import pytest
 
 from tests.integration.reference_standins import (
+    REFUND_ARGS,
     RUNTIME_DIR,
     Stack,
-    StandInModel,
     inject,
     prompt_text,
     refund_script,
     running_stack,
     runtime_module,
+    say,
 )
 
 
@@ -31,62 +33,61 @@ def stack() -> Iterator[Stack]:
         yield running
 
 
-def seed_and_reset(client: httpx.Client, model: StandInModel) -> None:
-    model.script({"content": "Noted."}, session="s1")
+def seed_and_reset(client: httpx.Client, stack: Stack) -> None:
+    stack.script(say("Noted."), session="s1")
     assert inject(client, "s1", "My locker code is 4471, keep it in mind.").status_code == 200
     assert client.post("/wt/reset").status_code == 200
+    stack.gateway.clear_script()  # later turns of s1 answer from the global script
 
 
 def test_fault_hide_intermediate_tool_calls_reports_none(stack: Stack) -> None:
     client = stack.start(WT_FAULT="hide_intermediate_tool_calls")
-    refund_script(stack.model)
+    refund_script(stack)
     body = inject(client, "s1", "Refund A-1042").json()
     assert body["tool_calls"] == []
-    assert [name for name, _ in stack.mcp_calls] == ["lookup_order", "issue_refund"]  # yet both ran
+    assert [name for name, _ in stack.mcp_calls()] == ["lookup_order", "issue_refund"]  # yet both ran
 
 
 def test_fault_normalize_tool_arguments_reshapes_what_it_reports(stack: Stack) -> None:
     client = stack.start(WT_FAULT="normalize_tool_arguments")
-    refund_script(stack.model)
+    refund_script(stack)
     reported = inject(client, "s1", "Refund A-1042").json()["tool_calls"][1]["arguments"]
-    assert reported == {"amount": "12.5", "order_id": "A-1042", "reason": "arrived broken"}
+    assert reported == {"amount": "12.5", "order_id": "A-1042", "reason": "damaged"}
     assert list(reported) == ["amount", "order_id", "reason"]
-    assert stack.mcp_calls[1] == (
-        "issue_refund",
-        {"order_id": "A-1042", "amount": 12.5, "reason": "arrived broken"},
-    )
+    received = stack.mcp_calls()[1]
+    assert received == ("issue_refund", REFUND_ARGS) and list(received[1]) == list(REFUND_ARGS)
 
 
 def test_fault_keep_conversation_across_reset(stack: Stack) -> None:
     client = stack.start(WT_FAULT="keep_conversation_across_reset")
-    seed_and_reset(client, stack.model)
+    seed_and_reset(client, stack)
     state = client.get("/wt/state").json()
     assert "s1" in state["sessions"]
     assert state["index"] == []
-    stack.model.script({"content": "ok"}, {"content": "ok"})
+    stack.script(say("ok"), say("ok"))
     inject(client, "s1", "What is my locker code?")
     inject(client, "s2", "What is my locker code?")
-    assert "4471" in prompt_text(stack.model.bodies("s1")[-1])  # the reused session resumes pre-reset history
-    assert "4471" not in prompt_text(stack.model.bodies("s2")[0])
+    assert "4471" in prompt_text(stack.bodies("s1")[-1])  # the reused session resumes pre-reset history
+    assert "4471" not in prompt_text(stack.bodies("s2")[0])
 
 
 def test_fault_keep_search_index_across_reset(stack: Stack) -> None:
     client = stack.start(WT_FAULT="keep_search_index_across_reset")
-    seed_and_reset(client, stack.model)
+    seed_and_reset(client, stack)
     state = client.get("/wt/state").json()
     assert state["sessions"] == {}
     assert [n["text"] for n in state["index"]] == ["My locker code is 4471, keep it in mind."]
-    stack.model.script({"content": "ok"}, {"content": "ok"})
+    stack.script(say("ok"), say("ok"))
     inject(client, "s2", "What is my locker code?")
     inject(client, "s1", "What is my locker code?")
     for session in ("s1", "s2"):
-        assert "Relevant notes:" in prompt_text(stack.model.bodies(session)[-1])
-        assert "4471" in prompt_text(stack.model.bodies(session)[-1])
+        assert "Relevant notes:" in prompt_text(stack.bodies(session)[-1])
+        assert "4471" in prompt_text(stack.bodies(session)[-1])
 
 
 def test_fault_reset_noop_answers_200_and_wipes_nothing(stack: Stack) -> None:
     client = stack.start(WT_FAULT="reset_noop")
-    seed_and_reset(client, stack.model)
+    seed_and_reset(client, stack)
     state = client.get("/wt/state").json()
     assert set(state["sessions"]) == {"s1"}
     assert len(state["index"]) == 1
@@ -95,28 +96,29 @@ def test_fault_reset_noop_answers_200_and_wipes_nothing(stack: Stack) -> None:
 
 def test_correct_reset_leaves_no_nonce_for_a_reused_or_fresh_session(stack: Stack) -> None:
     client = stack.start()
-    seed_and_reset(client, stack.model)
-    stack.model.script({"content": "ok"}, {"content": "ok"})
+    seed_and_reset(client, stack)
+    stack.script(say("ok"), say("ok"))
     inject(client, "s1", "What is my locker code?")
     inject(client, "s2", "What is my locker code?")
-    assert "4471" not in json.dumps(stack.model.bodies()[1:])
+    after_reset = [entry["messages"] for entry in stack.requests()[1:]]
+    assert len(after_reset) == 2 and "4471" not in json.dumps(after_reset)
 
 
 def test_fault_ignore_sampling_drops_the_knobs(stack: Stack) -> None:
     client = stack.start(WT_FAULT="ignore_sampling", WT_SAMPLING='{"temperature": 0, "top_p": 0.5}')
-    stack.model.script({"content": "ok"})
+    stack.script(say("ok"))
     inject(client, "s1", "hello")
-    body = stack.model.bodies()[0]
-    assert "temperature" not in body
-    assert "top_p" not in body
+    (request,) = stack.requests()
+    assert "temperature" not in request["sampling"]
+    assert "top_p" not in request["sampling"]
 
 
 def test_fault_break_session_affinity_mixes_sessions(stack: Stack) -> None:
     client = stack.start(WT_FAULT="break_session_affinity")
-    stack.model.script({"content": "ok"}, {"content": "ok"})
+    stack.script(say("ok"), say("ok"))
     inject(client, "alpha", "My favourite colour is teal.")
     inject(client, "beta", "Say hello.")
-    beta = stack.model.bodies("beta")[0]["messages"]
+    beta = stack.requests("beta")[0]["messages"]
     assert {"role": "user", "content": "My favourite colour is teal."} in beta
 
 
