@@ -90,6 +90,10 @@ def test_selection_flags_combine(tmp_path: Path) -> None:
         (["run", "--runtime", "in_memory", "--pack", str(FIXTURES / "packs" / "bad_scenario")], "decision 0"),
         (["run", "--runtime", "plugins.cli_plugins:no_build"], "has no build() method"),
         (["run", "--runtime", "plugins.cli_plugins:missing"], "cannot be loaded"),
+        (
+            ["run", "--runtime", "in_memory", "--pack", "/nonexistent/pack"],
+            "--pack '/nonexistent/pack': there is no pack directory or file at /nonexistent/pack",
+        ),
         (["run"], "--runtime"),
     ],
 )
@@ -99,6 +103,13 @@ def test_bad_input_is_one_clear_message_exit_2(tmp_path: Path, args: list[str], 
     assert expected in done.stderr
     assert "Traceback" not in done.stderr
     assert "how to fix" in done.stderr or "--help" in done.stderr
+
+
+def test_a_pack_name_where_no_pack_is_loaded_is_named(tmp_path: Path) -> None:
+    done = wt("run", "--runtime", "in_memory", "--pack", "nowhere", cwd=tmp_path, tmp=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "no packs were loaded (--pack 'nowhere' names none)" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_help_lists_verbs(tmp_path: Path) -> None:

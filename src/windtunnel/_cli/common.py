@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Sequence
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from windtunnel._config import Settings
-from windtunnel._packs.loader import discover_packs, load_pack
+from windtunnel._packs.loader import discover_packs, installed_packs, load_pack, shadowed
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected, Selection, select
+from windtunnel.errors import PackError
 
 
 def add_selection(parser: argparse.ArgumentParser) -> None:
@@ -26,7 +30,9 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME|PATH",
-        help="pack name or glob; a path to a pack directory also loads that pack",
+        help="pack name or glob, matched against the project's packs ([tool.windtunnel] packs, else "
+        "./scenarios/*) and installed (entry-point) packs; a project pack wins over an installed one "
+        "of the same name. A path to a pack directory or pack.py loads that pack",
     )
     group.add_argument("--owner", action="append", default=[], metavar="OWNER", help="scenario owner or glob")
 
@@ -37,18 +43,55 @@ def add_output(parser: argparse.ArgumentParser, formats: tuple[str, ...] = ("tex
 
 
 def selected_scenarios(args: argparse.Namespace, settings: Settings) -> list[Selected]:
-    """Load the packs (config, or the paths given to --pack) and apply the selection."""
-    paths = [value for value in args.pack if Path(value).exists()]
-    names = [value for value in args.pack if not Path(value).exists()]
+    """Load the packs and apply the selection.
+
+    A --pack value that is an existing path loads that pack; one that looks like a path (it holds
+    a '/' or ends in .py) but does not exist is an error naming it. Any other value is a name or
+    glob, matched against the project's packs ([tool.windtunnel] packs; with none configured,
+    ./scenarios/*) and the installed (entry-point) packs; a project pack wins a name over an
+    installed one.
+    """
+    paths, names = _pack_values(args.pack)
     packs: list[Pack] = [load_pack(str(Path(value).resolve())) for value in paths]
+    selected_by_path = [pack.name for pack in packs]
     if not paths or names:
-        loaded = {pack.name for pack in packs}
-        packs += [
-            pack for pack in discover_packs(settings.packs, base=settings.root) if pack.name not in loaded
-        ]
-    pack_names = names + [pack.name for pack in packs if any(Path(p).resolve() == pack.root for p in paths)]
-    selection = Selection(scenarios=args.scenario, tags=args.tag, packs=pack_names, owners=args.owner)
+        packs += _named_candidates(settings, names, loaded={pack.name for pack in packs})
+    selection = Selection(
+        scenarios=args.scenario, tags=args.tag, packs=names + selected_by_path, owners=args.owner
+    )
     return select(packs, selection)
+
+
+def _pack_values(values: Sequence[str]) -> tuple[list[str], list[str]]:
+    paths, names = [], []
+    for value in values:
+        if Path(value).exists():
+            paths.append(value)
+        elif "/" in value or os.sep in value or value.endswith(".py"):
+            raise PackError(
+                f"--pack {value!r}: there is no pack directory or file at {Path(value).resolve()}",
+                hint="pass an existing directory holding pack.py (or the pack.py itself), or a pack name",
+                path=value,
+                field="--pack",
+            )
+        else:
+            names.append(value)
+    return paths, names
+
+
+def _named_candidates(settings: Settings, names: Sequence[str], *, loaded: set[str]) -> list[Pack]:
+    """The packs --pack names may pick: the project's, then installed ones it does not shadow."""
+    wanted = list(names) if names else None  # None: no --pack at all, so every pack is selected
+    project = [
+        p for p in discover_packs(settings.packs, base=settings.root, wanted=wanted) if p.name not in loaded
+    ]
+    if not settings.packs or not names:
+        return project  # with no packs configured, discover_packs already holds the installed ones
+    taken = loaded | {pack.name for pack in project}
+    installed = [
+        p for p in shadowed(installed_packs(names), taken) if any(fnmatchcase(p.name, n) for n in names)
+    ]
+    return project + installed
 
 
 def emit(text: str, out: Path | None) -> None:

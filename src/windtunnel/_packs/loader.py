@@ -6,10 +6,12 @@ import dataclasses
 import hashlib
 import importlib
 import importlib.util
+import logging
 import re
 import sys
-from collections.abc import Sequence
-from importlib.metadata import entry_points
+from collections.abc import Collection, Sequence
+from fnmatch import fnmatchcase
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from types import ModuleType
 
@@ -18,6 +20,7 @@ from windtunnel.errors import PackError, WindTunnelError
 
 PACK_FILE = "pack.py"
 ENTRY_POINT_GROUP = "windtunnel.packs"
+log = logging.getLogger("windtunnel.packs")
 
 
 def load_pack(ref: str, *, base: Path | None = None) -> Pack:
@@ -29,7 +32,7 @@ def load_pack(ref: str, *, base: Path | None = None) -> Pack:
         return _load_attr(ref)
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         if entry.name == ref:
-            return _as_pack(_safe_load(entry.value, entry.load), f"entry point {entry.name!r}")
+            return _entry_pack(entry)
     known = sorted(entry.name for entry in entry_points(group=ENTRY_POINT_GROUP))
     raise PackError(
         f"no pack {ref!r}: it is not a path, a module:attr, or a registered pack "
@@ -39,20 +42,27 @@ def load_pack(ref: str, *, base: Path | None = None) -> Pack:
     )
 
 
-def discover_packs(refs: Sequence[str], *, base: Path) -> list[Pack]:
-    """Load the configured packs in order; with none configured, every registered pack and ./scenarios/*."""
+def discover_packs(refs: Sequence[str], *, base: Path, wanted: Sequence[str] | None = None) -> list[Pack]:
+    """Load the configured packs in order; with none configured, every registered pack and ./scenarios/*.
+
+    A pack of ./scenarios wins over a registered pack of the same name (the project's own packs
+    come first), as configured packs do in `wt run --pack NAME`.
+
+    `wanted` are the --pack names or globs asked for (None: no --pack was given). A registered
+    pack that fails to load is an error naming its entry point when it could be among those asked
+    for (no --pack, or a --pack value matching its entry-point name), and otherwise a warning: a
+    broken package nobody selected must not stop a run of other packs.
+    """
     if refs:
         packs = [load_pack(ref, base=base) for ref in refs]
     else:
-        packs = [
-            _as_pack(entry.load(), f"entry point {entry.name!r}")
-            for entry in entry_points(group=ENTRY_POINT_GROUP)
-        ]
         bundled = base / "scenarios"
-        if bundled.is_dir():
-            packs += [
-                _load_path(child) for child in sorted(bundled.iterdir()) if (child / PACK_FILE).is_file()
-            ]
+        local = (
+            [_load_path(child) for child in sorted(bundled.iterdir()) if (child / PACK_FILE).is_file()]
+            if bundled.is_dir()
+            else []
+        )
+        packs = [*shadowed(installed_packs(wanted), {pack.name for pack in local}), *local]
     names = [pack.name for pack in packs]
     for name in names:
         if names.count(name) > 1:
@@ -60,6 +70,51 @@ def discover_packs(refs: Sequence[str], *, base: Path) -> list[Pack]:
                 f"two packs are named {name!r}", hint="rename one of them or load only one", pack=name
             )
     return packs
+
+
+def shadowed(installed: Sequence[Pack], taken: Collection[str]) -> list[Pack]:
+    """The installed packs whose name no project pack has taken: a project pack wins a name."""
+    for pack in installed:
+        if pack.name in taken:
+            log.info("installed pack %r is shadowed by the project's pack of that name", pack.name)
+    return [pack for pack in installed if pack.name not in taken]
+
+
+def installed_packs(wanted: Sequence[str] | None = None) -> list[Pack]:
+    """Every pack registered under the `windtunnel.packs` entry-point group; see discover_packs for `wanted`."""
+    packs: list[Pack] = []
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            packs.append(_entry_pack(entry))
+        except WindTunnelError as exc:
+            if wanted is None or any(fnmatchcase(entry.name, value) for value in wanted):
+                raise
+            log.warning("skipping installed pack %r (not selected): %s", entry.name, exc.message)
+    return packs
+
+
+def _entry_pack(entry: EntryPoint) -> Pack:
+    where = f"installed pack {entry.name!r} (entry point {entry.name} = {entry.value}{_package(entry)})"
+    try:
+        value = entry.load()
+    except WindTunnelError as exc:  # the pack module itself raised ours (a bad scenario): keep its fix
+        raise PackError(
+            f"{where}: {exc.message}", hint=exc.hint, pack=entry.name, entry_point=entry.value
+        ) from exc
+    except Exception as exc:
+        raise PackError(
+            f"{where} failed to load: {type(exc).__name__}: {exc}",
+            hint="fix or reinstall the package that registers it, uninstall it, or select other packs "
+            "with --pack",
+            pack=entry.name,
+            entry_point=entry.value,
+        ) from exc
+    return _as_pack(value, where)
+
+
+def _package(entry: EntryPoint) -> str:
+    dist = getattr(entry, "dist", None)
+    return f", package {dist.name}" if dist is not None and getattr(dist, "name", None) else ""
 
 
 def _load_path(path: Path) -> Pack:

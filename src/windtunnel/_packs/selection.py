@@ -39,8 +39,12 @@ def select(packs: Sequence[Pack], selection: Selection) -> list[Selected]:
     """Every scenario matching the selection, in pack order; raise when a value or the whole matches nothing."""
     everything = [Selected(pack, scenario) for pack in packs for scenario in pack.scenarios]
     if not everything:
+        asked = f" (--pack {', '.join(map(repr, selection.packs))} names none)" if selection.packs else ""
         raise SelectionError(
-            "no scenarios found: no packs were loaded", hint="pass --pack PATH or configure packs"
+            f"no scenarios found: no packs were loaded{asked}",
+            hint="pass --pack PATH to a pack directory, install a package that registers packs, "
+            "or list packs under [tool.windtunnel] packs",
+            field="--pack",
         )
     criteria = (
         ("--scenario", selection.scenarios, lambda s: [s.scenario.name]),

@@ -100,8 +100,25 @@ def _load_attr(ref: str) -> Any:
     return value
 
 
+def _instantiate(name: str, source: str, value: Any) -> Any:
+    """A plugin registered as a class is constructed with no arguments; a failure there names it."""
+    if not inspect.isclass(value):
+        return value
+    try:
+        return value()
+    except Exception as exc:
+        raise PluginError(
+            f"runtime plugin {name!r}: constructing {value.__qualname__}() raised "
+            f"{type(exc).__name__}: {exc}\n  loaded from: {source}",
+            hint="fix the plugin class's __init__ (Wind Tunnel calls it with no arguments), or register "
+            "an instance instead of the class",
+            plugin=name,
+            entry_point=source,
+        ) from exc
+
+
 def _check(name: str, source: str, value: Any) -> LoadedPlugin:
-    plugin = value() if inspect.isclass(value) else value
+    plugin = _instantiate(name, source, value)
     build = getattr(plugin, "build", None)
     if not callable(build):
         raise PluginError(
