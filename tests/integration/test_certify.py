@@ -1,5 +1,6 @@
 """`wt certify` end to end: the bundle, `wt verify`, tampering, a poison in the set, an invalid harness,
-and report.html opened in headless Chromium. Real containers throughout."""
+report.html opened in headless Chromium, a container left behind, and a runtime certified by image
+reference. Real containers throughout."""
 
 from __future__ import annotations
 
@@ -8,18 +9,28 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from windtunnel._bundle import CertificationResult
+from windtunnel._bundle.models import CheckRecord, CheckStatus, Stage
 from windtunnel._config import load_settings
 from windtunnel._conformance import checks_config
+from windtunnel._drivers.cleanup import labelled
+from windtunnel._drivers.images import build_runtime_image
+from windtunnel._drivers.manifest import load_manifest
+from windtunnel._drivers.network import CALLER_LABEL, SESSION_LABEL
+from windtunnel._drivers.stack import GatewaySpec
 from windtunnel._pipeline.config import CertifyConfig
+from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.plan import PLAN, Step, execute
 from windtunnel._pipeline.publish import publish
+from windtunnel._tapes.containers import RuntimeImages
+from windtunnel.errors import ConfigFileError
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -172,3 +183,101 @@ def test_a_harness_that_cannot_catch_a_poison_is_invalid_and_unsigned(
     assert not (tmp_path / "invalid" / "attestations").exists()
     failures = " ".join(published.verdict.harness_failures)
     assert "poison-caught/reference-poison-ignore_sampling" in failures
+
+
+BUILD = next(step for step in PLAN if step.stage is Stage.BUILD)
+
+
+def test_a_container_left_behind_is_a_failed_check_also_with_a_session_label(
+    env: dict[str, str], docker_client: Any, run_label: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in ("WT_BASE_IMAGE", "WT_SESSION_LABEL"):  # WT_SESSION_LABEL takes windtunnel.session
+        monkeypatch.setenv(key, env[key])
+    leaked: dict[str, Any] = {}
+
+    def leak(ctx: StageContext) -> list[CheckRecord]:
+        # A stage that starts a fresh stack for its runtime (as the tapes stage does) and forgets it.
+        assert ctx.run.runtime.stack.labels[CALLER_LABEL] == ctx.run_id
+        fresh = RuntimeImages.of(ctx.run.runtime).runtime(GatewaySpec())
+        fresh.stack.gateway()
+        leaked[ctx.run.name] = fresh.stack
+        return [ctx.check("leak", CheckStatus.PASSED, "left a gateway running")]
+
+    config = CertifyConfig.from_settings(load_settings(REPO), runtimes=(), out_dir=tmp_path / "leak")
+    outcome = execute((BUILD, Step(Stage.CONFORMANCE, leak)), config, DockerExecutor())
+    stack = leaked["reference"]
+    assert stack.labels[SESSION_LABEL] == run_label  # the session label is not the run id ...
+    left = next(c for c in outcome.harness if c.id == "harness/publish/no-container-left-behind")
+    assert left.status is CheckStatus.FAILED, left.detail  # ... and the check still finds the container
+    assert f"run={stack.run_id}" in left.detail and "gateway" in left.detail
+    containers, networks = labelled(docker_client, CALLER_LABEL, outcome.run_id)
+    assert not containers and not networks  # recorded, then removed
+    stack.close()  # its admin client (the containers are gone already)
+    assert publish(config, outcome).verdict.result is CertificationResult.HARNESS_INVALID
+
+
+@pytest.fixture(scope="module")
+def image_ref(docker_client: Any, base_image: str, run_label: str) -> Iterator[str]:
+    """The reference runtime's image under a name of its own, as a prebuilt Contract C image would be."""
+    manifest = load_manifest(REPO / "runtimes" / "reference")
+    assert manifest.build_dir is not None
+    built = build_runtime_image(
+        docker_client,
+        manifest.build_dir,
+        base_image=base_image,
+        dockerfile=manifest.dockerfile,
+        requirements=manifest.requirements,
+        name=manifest.name,
+    )
+    ref = f"wt-test/reference-by-image:{run_label}"
+    docker_client.images.get(built.tag).tag(ref)
+    yield ref
+    docker_client.images.remove(ref)  # the tag only; the image stays for the other tests
+
+
+def image_config(tmp_path: Path, ref: str) -> CertifyConfig:
+    (tmp_path / "windtunnel.toml").write_text(
+        f'packs = ["{REPO / "scenarios" / "support_desk"}"]\n'
+        f'runtimes = [{{name = "by-image", image = "{ref}", manifest = "{REPO / "runtimes" / "reference" / "runtime.toml"}"}}]\n'
+    )
+    return CertifyConfig.from_settings(load_settings(tmp_path), runtimes=(), out_dir=tmp_path / "out")
+
+
+def test_a_runtime_configured_by_image_reference_is_provisioned_and_checked(
+    env: dict[str, str], image_ref: str, docker_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in ("WT_BASE_IMAGE", "WT_SESSION_LABEL"):
+        monkeypatch.setenv(key, env[key])
+    from windtunnel._conformance import kit
+
+    subset = tuple(c for c in kit.CHECKS if c.id in {"response_shapes", "intermediate_tool_calls"})
+    monkeypatch.setattr(
+        "windtunnel._pipeline.stages.CHECKS", subset
+    )  # a full conformance run is the bundle test's
+    config = image_config(tmp_path, image_ref)
+    assert config.runtimes == ("by-image",)
+    conformance = next(step for step in PLAN if step.stage is Stage.CONFORMANCE)
+    outcome = execute((BUILD, conformance), config, DockerExecutor())
+    run = outcome.runs[1]
+    assert run.name == "by-image" and run.source == image_ref
+    assert run.images["runtime:by-image"] == docker_client.images.get(image_ref).id
+    statuses = {c.id: c.status for c in run.checks}
+    assert statuses == {
+        "by-image/build/images": CheckStatus.PASSED,
+        "by-image/conformance/response_shapes": CheckStatus.PASSED,
+        "by-image/conformance/intermediate_tool_calls": CheckStatus.PASSED,
+    }, [c.detail for c in run.checks]
+    left = next(c for c in outcome.harness if c.id == "harness/publish/no-container-left-behind")
+    assert left.status is CheckStatus.PASSED, left.detail
+
+
+def test_an_image_that_is_absent_and_cannot_be_pulled_stops_the_run_saying_how_to_load_it(
+    env: dict[str, str], docker_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WT_SESSION_LABEL", env["WT_SESSION_LABEL"])
+    absent = "127.0.0.1:9/wt-absent/runtime:none"  # a registry on loopback that is not there: no traffic out
+    config = image_config(tmp_path, absent)
+    with pytest.raises(ConfigFileError, match="is not in the Docker engine, and pulling it failed") as caught:
+        execute((BUILD,), config, DockerExecutor())
+    assert "docker load -i" in str(caught.value) and absent in str(caught.value)
+    assert not (tmp_path / "out" / "evidence").exists()  # stopped before any stage
