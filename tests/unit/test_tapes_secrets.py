@@ -63,3 +63,35 @@ def test_redact_returns_values_without_secrets_unchanged_and_redacts_keys_too() 
     assert redact({secret: [secret, 1, None]}) == {
         "[REDACTED:openai-key]": ["[REDACTED:openai-key]", 1, None]
     }
+
+
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "the bearer responsibilities of the account owner",
+        "The Bearer Responsibilities section",
+        "bearer internationalization",
+        "Bearer token_with_words_only_here",
+    ],
+)
+def test_bearer_prose_is_not_a_token(prose: str) -> None:
+    scanner = SecretScanner()
+    assert scanner.find(prose) == []
+    assert scanner.redact_text(prose) == prose
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "abcdefghijklmnop0123",  # a digit
+        "eyJhbGciOiJIUzI1NiJ9.payload.signature",  # a JWT
+        "aBcDeFgHiJkLmNoPqRsT",  # an inner capital
+        "c2VjcmV0LXRva2VuLXZhbHVl==",  # base64 with padding
+    ],
+)
+def test_bearer_tokens_are_found_in_any_case(token: str) -> None:
+    for scheme in ("Bearer", "bearer", "BEARER"):
+        text = f"Authorization: {scheme} {token}"
+        assert [kind for kind, _ in SecretScanner().find(text)] == ["bearer-token"], text
+        assert token not in SecretScanner().redact_text(text)
+    assert SecretScanner().find("Bearer abc123") == []  # shorter than 16: not a token

@@ -15,6 +15,15 @@ from typing import Any
 
 MIN_KNOWN_SECRET = 8
 
+_B64_CHAR = r"[A-Za-z0-9_.~+/-]"
+BEARER = (
+    r"\b(?i:bearer)[ \t]+"
+    # A token, not a word: 16+ characters of the RFC 6750 alphabet holding a digit or an inner capital.
+    rf"(?={_B64_CHAR}*?(?:[0-9]|[a-z][A-Z]))"
+    rf"{_B64_CHAR}{{16,}}=*"
+)
+"""`Bearer <token>` where the token looks like one: prose such as "the bearer responsibilities" is not a secret."""
+
 PATTERNS: tuple[tuple[str, str], ...] = (
     ("anthropic-key", r"(?<![\w-])sk-ant-[A-Za-z0-9_-]{32,}"),
     ("openai-key", r"(?<![\w-])sk-[A-Za-z0-9_-]{32,}"),
@@ -25,7 +34,7 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
     ("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}"),
     ("groq-key", r"\bgsk_[A-Za-z0-9]{40,}"),
-    ("bearer-token", r"\b(?i:bearer)\s+[A-Za-z0-9._~+/=-]{16,}"),
+    ("bearer-token", BEARER),
     ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
     ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
 )
