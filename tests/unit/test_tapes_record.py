@@ -170,3 +170,38 @@ def test_the_tape_is_written_atomically_and_rechecked(
     assert tape.path == path
     assert tape.header.recorded_at == fixed
     assert [i.recorded_at for i in tape.interactions] == [fixed, fixed]
+
+
+def test_a_request_holding_the_key_replays_when_replay_redacts_the_same_key(
+    upstream: tuple[StandinUpstream, str], tmp_path: Path
+) -> None:
+    _, url = upstream
+    path = tmp_path / "t.jsonl"
+    leaky = chat(f"my key is {KEY}, keep it safe")
+    record(RecordMode(upstream=url, api_key=KEY, tape_path=path), leaky)
+    tape = load_tape(path, known_secrets=[KEY])
+    assert tape.interactions[0].request.body["messages"][0]["content"] == (
+        "my key is [REDACTED:key-in-use], keep it safe"
+    )
+    replayed = ReplayMode(path, clock=lambda: tape.oldest, known_secrets=[KEY])
+    reply = asyncio.run(replayed.complete(leaky))
+    assert (reply.status, reply.error) == (200, None)
+    assert (
+        replayed.seen[0]["body"]["messages"][0]["content"] == "my key is [REDACTED:key-in-use], keep it safe"
+    )
+    blind = ReplayMode(path, clock=lambda: tape.oldest)  # a replay that does not know the key cannot match it
+    assert asyncio.run(blind.complete(leaky)).error_code == "tape_mismatch"
+
+
+def test_the_tape_names_the_run_it_recorded(upstream: tuple[StandinUpstream, str], tmp_path: Path) -> None:
+    _, url = upstream
+    path = tmp_path / "t.jsonl"
+    run = {"runtime": "reference", "pack": "support_desk", "scenario": None}
+    record(RecordMode(upstream=url, api_key=KEY, tape_path=path, lineage=run), chat("hi"))
+    lineage = load_tape(path).header.lineage
+    assert (lineage.runtime, lineage.pack, lineage.scenario, lineage.source_run) == (
+        "reference",
+        "support_desk",
+        None,
+        None,
+    )

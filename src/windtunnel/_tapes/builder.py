@@ -18,7 +18,11 @@ from windtunnel._tapes.secrets import SecretScanner
 
 
 class TapeBuilder:
-    """Collects interactions for tape `name` recorded from `upstream`; `known_secrets` are redacted too."""
+    """Collects interactions for tape `name` recorded from `upstream`; `known_secrets` are redacted too.
+
+    `lineage` names the run being recorded (Lineage.runtime, pack, scenario): promotion refuses a score
+    of any other run.
+    """
 
     def __init__(
         self,
@@ -28,10 +32,12 @@ class TapeBuilder:
         source_run: str | None = None,
         known_secrets: Iterable[str] = (),
         clock: Clock = utcnow,
+        lineage: Mapping[str, str | None] | None = None,
     ) -> None:
         self.name = name
         self.upstream = normalize_upstream(upstream)
         self.source_run = source_run
+        self.lineage = dict(lineage or {})
         self.known_secrets = tuple(value for value in known_secrets if value)
         self.scanner = SecretScanner(self.known_secrets)
         self._clock = clock
@@ -47,7 +53,7 @@ class TapeBuilder:
         headers: Mapping[str, str] | None = None,
     ) -> Interaction:
         """Store one exchange (request parts allowlisted, everything redacted) and return it."""
-        parts = self.scanner.redact(request_parts(method, self.upstream, path, body))
+        parts = request_parts(method, self.upstream, path, body, scanner=self.scanner)
         request = RecordedRequest(**parts, headers=self.scanner.redact(dict(headers or {})))
         interaction = Interaction(
             seq=len(self.interactions),
@@ -78,6 +84,9 @@ class TapeBuilder:
             requested_models=_distinct(i.request.body.get("model") for i in self.interactions),
             reported_models=_distinct(_reported_model(i.response) for i in self.interactions),
             recorded_at=started,
+            runtime=self.lineage.get("runtime") or None,
+            pack=self.lineage.get("pack") or None,
+            scenario=self.lineage.get("scenario") or None,
         )
         header = TapeHeader(
             tape=self.name, recorded_at=started, fingerprint_version=FINGERPRINT_VERSION, lineage=lineage

@@ -6,7 +6,7 @@ received and hands them here; this module judges them, it runs nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -18,6 +18,7 @@ from windtunnel._tapes.diff import json_diff
 from windtunnel._tapes.fingerprint import fingerprint, normalize_upstream, request_parts
 from windtunnel._tapes.model import Tape
 from windtunnel._tapes.policy import MAX_AGE, Clock, is_stale, stale_error, utcnow
+from windtunnel._tapes.secrets import SecretScanner
 from windtunnel._tapes.store import load_tape
 
 RequestSeen = ChatRequest | Mapping[str, Any]
@@ -54,11 +55,14 @@ def replay_check(
     max_age: timedelta = MAX_AGE,
     recorded_verdict: str | None = None,
     replayed_verdict: str | None = None,
+    known_secrets: Iterable[str] = (),
 ) -> FidelityReport:
     """Judge one replay: request i must carry the fingerprint of interaction i, with nothing left over.
 
     With both verdicts given, they must also be equal (the replayed run graded as the recorded one).
+    `known_secrets` are redacted from the requests before hashing, as the recording redacted them.
     """
+    scanner = SecretScanner(known_secrets)
     loaded = tape if isinstance(tape, Tape) else load_tape(tape)
     label = normalize_upstream(upstream or loaded.header.lineage.upstream)
     expected = recomputed(loaded)
@@ -66,7 +70,7 @@ def replay_check(
     matched = 0
     for index, seen in enumerate(requests_seen):
         method, path, body = _unpack(seen)
-        parts = request_parts(method, label, path, body)
+        parts = request_parts(method, label, path, body, scanner=scanner)
         if index >= len(expected):
             problems.append(f"request {index} is beyond the tape: {len(expected)} recorded")
         elif fingerprint(parts) == expected[index]:

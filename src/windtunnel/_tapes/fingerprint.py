@@ -2,8 +2,9 @@
 
 Only what can change the model's answer counts: method, upstream, path, and the allowlisted body fields.
 Headers never count (auth, request ids, user-agent), and neither do body fields outside the allowlist
-(`user`, `metadata`, `store`: ids and bookkeeping). Secret-looking strings are redacted before hashing,
-the same way on record and on replay, so a tape never has to hold a secret to match a request.
+(`user`, `metadata`, `store`: ids and bookkeeping). Secrets are redacted before hashing, the same way on
+record and on replay (known patterns, plus the key values in use when the caller passes its scanner), so a
+tape never has to hold a secret to match a request.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import rfc8785
 
-from windtunnel._tapes.secrets import redact
+from windtunnel._tapes.secrets import SecretScanner, redact
 
 FINGERPRINT_VERSION = 1
 FINGERPRINT_PREFIX = b"wt-tape-fp-v1\n"
@@ -71,15 +72,27 @@ def normalize_upstream(url: str) -> str:
     return urlunsplit((parts.scheme.lower(), netloc, parts.path.rstrip("/"), "", ""))
 
 
-def request_parts(method: str, upstream: str, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-    """The fingerprinted view of a request, exactly as a tape stores it."""
-    kept = {key: body[key] for key in sorted(BODY_FIELDS) if key in body}
-    return {
+def request_parts(
+    method: str,
+    upstream: str,
+    path: str,
+    body: Mapping[str, Any],
+    *,
+    scanner: SecretScanner | None = None,
+) -> dict[str, Any]:
+    """The fingerprinted view of a request, exactly as a tape stores it.
+
+    `scanner` also redacts the key values in use; record and replay must pass scanners that know the same
+    keys, or a request holding a key would hash differently on the two sides (known patterns always go).
+    """
+    parts = {
         "method": method.upper(),
         "upstream": normalize_upstream(upstream),
         "path": urlsplit(path).path,
-        "body": redact(kept),
+        "body": {key: body[key] for key in sorted(BODY_FIELDS) if key in body},
     }
+    redacted: dict[str, Any] = scanner.redact(parts) if scanner is not None else redact(parts)
+    return redacted
 
 
 def fingerprint(parts: Mapping[str, Any]) -> str:

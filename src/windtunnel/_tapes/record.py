@@ -38,6 +38,7 @@ class RecordMode:
 
     finish() writes the tape atomically, reloads it and re-checks secrets and fingerprints; it raises
     TapeNotRecorded when no interaction was recorded. aclose() closes the client and finishes once.
+    `lineage` names the recorded run (runtime, pack, scenario) on the tape, so promotion can tie a score to it.
     """
 
     name = "record"
@@ -55,6 +56,7 @@ class RecordMode:
         extra_secrets: Iterable[str] = (),
         timeout: float = 120.0,
         clock: Clock = utcnow,
+        lineage: Mapping[str, str | None] | None = None,
     ) -> None:
         self.upstream_url = upstream.rstrip("/")
         self.upstream = normalize_upstream(upstream)
@@ -68,6 +70,7 @@ class RecordMode:
             source_run=source_run,
             known_secrets=(api_key or "", *extra_secrets),
             clock=clock,
+            lineage=lineage,
         )
         self._known = self.builder.known_secrets
         self._scanner = self.builder.scanner

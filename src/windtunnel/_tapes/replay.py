@@ -8,7 +8,7 @@ ERROR that names the cause; the TapeError itself is kept in `refusals`.
 from __future__ import annotations
 
 from collections import Counter, defaultdict, deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -20,6 +20,7 @@ from windtunnel._tapes.errors import TapeExhausted, TapeMismatch, TapeUnused, er
 from windtunnel._tapes.fingerprint import fingerprint, normalize_upstream, request_parts
 from windtunnel._tapes.model import Interaction, Tape
 from windtunnel._tapes.policy import MAX_AGE, Clock, enforce_fresh, rerecord_command, utcnow
+from windtunnel._tapes.secrets import SecretScanner
 from windtunnel._tapes.store import load_tape
 from windtunnel._tapes.stream import assemble_completion
 from windtunnel.errors import TapeError
@@ -59,7 +60,8 @@ class ReplayMode:
     `strict=True` makes finish() raise TapeUnused when interactions were never requested. Interactions are
     indexed by the fingerprint recomputed from their recorded request, so a request edited on tape can
     never answer the request it no longer describes. A request that matches nothing once every interaction
-    has been served is TapeExhausted (the tape ran out), otherwise TapeMismatch.
+    has been served is TapeExhausted (the tape ran out), otherwise TapeMismatch. `known_secrets` are the key
+    values the recording redacted (the upstream key): requests are redacted the same way before hashing.
 
     `seen` holds every request in arrival order (its fingerprinted parts) and `answered` the seq that
     answered it (None for a refusal): the harness reads both, through the gateway's GET /wt/tape, to judge
@@ -77,8 +79,11 @@ class ReplayMode:
         certification: bool = True,
         clock: Clock = utcnow,
         max_age: timedelta = MAX_AGE,
+        known_secrets: Iterable[str] = (),
     ) -> None:
-        self.tape = tape if isinstance(tape, Tape) else load_tape(tape)
+        known = tuple(value for value in known_secrets if value)
+        self.tape = tape if isinstance(tape, Tape) else load_tape(tape, known_secrets=known)
+        self._scanner = SecretScanner(known)
         self.upstream = normalize_upstream(upstream or self.tape.header.lineage.upstream)
         self.strict = strict
         self.clock = clock
@@ -100,7 +105,7 @@ class ReplayMode:
 
     def match(self, method: str, path: str, body: Mapping[str, Any]) -> Interaction:
         """The next recorded interaction for this request; raises TapeMismatch or TapeExhausted."""
-        parts = request_parts(method, self.upstream, path, body)
+        parts = request_parts(method, self.upstream, path, body, scanner=self._scanner)
         key = fingerprint(parts)
         self._requested[key] += 1
         self.seen.append(parts)
