@@ -4,7 +4,8 @@ Script mode is exercised with httpx and, when the `openai` package is importable
 client (JSON and streaming). Live mode proxies to a second server started here on loopback: the stand-in
 OpenAI-compatible upstream of windtunnel._tapes.standin (no live model is reachable here), plus a small
 upstream defined below whose stream waits for the client, to prove chunks pass through as they arrive.
-`wt gateway serve` is started as a subprocess once.
+`wt gateway serve` is started as a subprocess (on 127.0.0.1) to prove it serves until stopped, reads the
+upstream key from a key file, and exits 1 with one clear message when its tape fails at shutdown.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -32,7 +37,10 @@ from windtunnel._gateway.live import LiveMode
 from windtunnel._gateway.script import ScriptMode
 from windtunnel._net.server_thread import ServerThread
 from windtunnel._scenario.model import ReferenceDecision, ReferenceToolCall
+from windtunnel._tapes.builder import TapeBuilder
+from windtunnel._tapes.model import RecordedResponse
 from windtunnel._tapes.standin import StandinUpstream
+from windtunnel._tapes.store import load_tape, write_tape
 
 KEY = "wt-test-upstream-key-0123456789abcdef"
 TOOLS = [
@@ -396,3 +404,88 @@ def test_wt_gateway_serve_runs_until_stopped() -> None:
         finally:
             process.terminate()
             process.wait(timeout=10)
+
+
+@dataclass
+class Served:
+    """A `wt gateway serve` subprocess: its base URL while it runs; its exit code and stderr once stopped."""
+
+    url: str
+    returncode: int | None = None
+    stderr: str = ""
+
+
+@contextmanager
+def wt_gateway(*args: str, env: dict[str, str] | None = None) -> Iterator[Served]:
+    """`wt gateway serve ARGS --port 0` until the block ends, then SIGTERM, as a supervisor stops it."""
+    command = [sys.executable, "-m", "windtunnel._cli.main", "gateway", "serve", *args, "--port", "0"]
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("WT_UPSTREAM")}
+    with subprocess.Popen(
+        command, stderr=subprocess.PIPE, text=True, env=environment | (env or {})
+    ) as process:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        assert " at http://127.0.0.1:" in line, line + process.stderr.read()
+        served = Served(url=line.split(" at ")[1].strip().removesuffix("/v1"))
+        try:
+            with GatewayClient(served.url, timeout=5) as admin:
+                admin.wait_until_healthy(timeout=10)
+            yield served
+        finally:
+            process.terminate()
+            served.stderr = process.stderr.read()
+            served.returncode = process.wait(timeout=20)
+
+
+def test_a_record_gateway_that_recorded_nothing_exits_1_with_one_clear_message(tmp_path: Path) -> None:
+    tape = tmp_path / "t.jsonl"
+    with wt_gateway(
+        "--mode", "record", "--upstream", "http://127.0.0.1:9/v1", "--tape-out", str(tape)
+    ) as served:
+        pass
+    assert served.returncode == 1, served.stderr
+    assert served.stderr.startswith(
+        "wt: TapeNotRecorded: the record run for tape 't' recorded no interaction"
+    )
+    assert "how to fix: check that the runtime's model base URL points at the gateway" in served.stderr
+    assert "Traceback" not in served.stderr and "Application shutdown failed" not in served.stderr
+    assert not tape.exists()
+
+
+def test_a_strict_replay_gateway_exits_1_on_unused_interactions_and_0_when_all_were_used(
+    tmp_path: Path,
+) -> None:
+    builder = TapeBuilder("t", upstream="http://127.0.0.1:9/v1", clock=lambda: datetime.now(UTC))
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    completion = {"id": "c", "object": "chat.completion", "model": "m", "choices": []}
+    builder.add("POST", "/v1/chat/completions", body, RecordedResponse(status=200, body=completion))
+    tape = tmp_path / "t.jsonl"
+    write_tape(builder.build(), tape)
+    with wt_gateway("--mode", "replay", "--tape", str(tape), "--strict") as unused:
+        pass
+    assert unused.returncode == 1, unused.stderr
+    assert unused.stderr.startswith(f"wt: TapeUnused: tape {tape}: 1 of 1 interaction(s) never requested:")
+    assert "Traceback" not in unused.stderr and "Application shutdown failed" not in unused.stderr
+    with wt_gateway("--mode", "replay", "--tape", str(tape), "--strict") as used:
+        assert httpx.post(f"{used.url}/v1/chat/completions", json=body).json() == completion
+    assert (used.returncode, used.stderr) == (0, "")
+
+
+def test_a_record_gateway_reads_the_upstream_key_from_a_key_file(
+    standin: tuple[StandinUpstream, str], tmp_path: Path
+) -> None:
+    upstream, url = standin
+    key_file = tmp_path / "upstream-key"
+    key_file.write_text(KEY + "\n", encoding="utf-8")
+    tape = tmp_path / "t.jsonl"
+    args = ("--mode", "record", "--upstream", url, "--tape-out", str(tape), "--pack", "p", "--scenario", "s")
+    with wt_gateway(*args, env={"WT_UPSTREAM_KEY_FILE": str(key_file)}) as served:
+        body = {"model": "small-model", "messages": [{"role": "user", "content": "hi"}]}
+        assert httpx.post(f"{served.url}/v1/chat/completions", json=body).status_code == 200
+    assert served.returncode == 0, served.stderr
+    assert upstream.received[0]["headers"]["authorization"] == f"Bearer {KEY}"
+    lineage = load_tape(tape, known_secrets=[KEY]).header.lineage
+    assert (lineage.pack, lineage.scenario, lineage.runtime) == ("p", "s", None)
+    with wt_gateway("--mode", "live", "--upstream", url, "--upstream-key-file", str(key_file)) as live:
+        assert httpx.post(f"{live.url}/v1/chat/completions", json=body).status_code == 200
+    assert upstream.received[1]["headers"]["authorization"] == f"Bearer {KEY}"

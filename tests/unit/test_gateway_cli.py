@@ -36,7 +36,7 @@ def test_live_mode_needs_an_upstream() -> None:
 def test_script_mode_refuses_an_upstream() -> None:
     done = wt("gateway", "serve", "--upstream", "http://127.0.0.1:9/v1", "--port", "0")
     assert done.returncode == 2
-    assert "--upstream applies to live and record modes only" in done.stderr
+    assert "--upstream does not apply to script mode: script mode never calls a model" in done.stderr
 
 
 def test_replay_mode_needs_a_tape_and_refuses_an_upstream() -> None:
@@ -85,3 +85,30 @@ def test_bare_verb_shows_help() -> None:
     done = wt("gateway")
     assert done.returncode == 2
     assert "serve" in done.stderr
+
+
+def test_help_names_the_key_file_and_the_exit_codes() -> None:
+    text = " ".join(wt("gateway", "serve", "--help").stdout.split())
+    assert "--upstream-key-file PATH" in text and "WT_UPSTREAM_KEY_FILE" in text
+    assert "Exit 0 when it stopped cleanly, 1 when the tape failed at shutdown" in text
+    assert "--pack NAME" in text and "refuses a score of another" in text
+
+
+def test_a_key_file_is_refused_in_script_mode_and_must_be_readable(tmp_path: Path) -> None:
+    done = wt("gateway", "serve", "--upstream-key-file", str(tmp_path / "k"), "--port", "0")
+    assert done.returncode == 2
+    assert "--upstream-key-file does not apply to script mode" in done.stderr
+    missing = tmp_path / "missing"
+    done = wt(
+        "gateway", "serve", "--mode", "live", "--upstream", "http://127.0.0.1:9/v1",
+        "--upstream-key-file", str(missing), "--port", "0",
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert f"cannot read the upstream key file {missing}" in done.stderr
+    assert "model gateway" not in done.stderr  # it never started
+
+
+def test_lineage_flags_belong_to_record_mode() -> None:
+    done = wt("gateway", "serve", "--mode", "replay", "--tape", "t.jsonl", "--scenario", "s")
+    assert done.returncode == 2
+    assert "--scenario applies to record mode only" in done.stderr

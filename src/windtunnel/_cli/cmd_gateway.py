@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import socket
 import sys
 from collections.abc import Callable
@@ -11,9 +10,9 @@ from pathlib import Path
 
 from windtunnel._config import Settings
 from windtunnel._gateway.mode import GatewayMode
+from windtunnel._gateway.upstream_key import KEY_ENV, KEY_FILE_ENV, add_key_file_argument, upstream_key
 from windtunnel.errors import HarnessError, UsageError
 
-KEY_ENV = "WT_UPSTREAM_API_KEY"
 DEFAULT_MODEL = "wt-model"
 
 
@@ -31,9 +30,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         description="Serve POST /v1/chat/completions (JSON and SSE) and GET /v1/models, plus the admin API "
         "under /wt/ (script, log, health, tape). script mode answers only from reference decisions installed "
         "with PUT /wt/script and refuses every other call; live mode proxies to --upstream with the key "
-        f"from ${KEY_ENV} (never logged); record mode proxies the same way and writes a tape to --tape-out "
-        "(on POST /wt/tape/flush, else at shutdown); replay mode answers only from --tape, fails closed "
-        "and reports what it consumed on GET /wt/tape. Prints its address on stderr once listening.",
+        f"from --upstream-key-file (or ${KEY_FILE_ENV}), else ${KEY_ENV} (never logged); record mode proxies "
+        "the same way and writes a tape to --tape-out (on POST /wt/tape/flush, else at shutdown); replay mode "
+        "answers only from --tape, fails closed and reports what it consumed on GET /wt/tape. Prints its "
+        "address on stderr once listening; stops on SIGINT or SIGTERM. Exit 0 when it stopped cleanly, 1 "
+        "when the tape failed at shutdown (record mode with nothing recorded, or --strict replay with "
+        "interactions never requested).",
     )
     serve.add_argument(
         "--mode", choices=("script", "live", "record", "replay"), default="script", help="default: script"
@@ -58,7 +60,22 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     serve.add_argument(
         "--tape-name", metavar="NAME", help="record mode: the tape's name (default: the --tape-out stem)"
     )
-    serve.add_argument("--source-run", metavar="ID", help="record mode: the run id the lineage names")
+    serve.add_argument(
+        "--source-run",
+        metavar="ID",
+        help="record mode: the id of the run being recorded (`wt tapes promote` then needs that run's score)",
+    )
+    for flag in ("runtime", "pack", "scenario"):
+        serve.add_argument(
+            f"--{flag}",
+            dest=f"lineage_{flag}",
+            metavar="NAME",
+            help=f"record mode: the {flag} of the run being recorded, named in the tape's lineage "
+            "(`wt tapes promote` refuses a score of another)",
+        )
+    add_key_file_argument(
+        serve, what="the upstream API key (live and record; replay only redacts it from requests)"
+    )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port to listen on; 0 picks a free one")
     serve.add_argument(
@@ -73,12 +90,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     serve.set_defaults(handler=execute_serve)
 
 
-def execute_serve(args: argparse.Namespace, _settings: Settings) -> int:
-    import uvicorn
-
+def execute_serve(args: argparse.Namespace, settings: Settings) -> int:
     from windtunnel._gateway.app import create_app
+    from windtunnel._gateway.serve import serve
 
-    mode = _mode(args)
+    mode = _mode(args, settings)
     models = args.models or [DEFAULT_MODEL]
     app = create_app(mode, models=models)
     sock = _bind(args.host, args.port)
@@ -89,24 +105,24 @@ def execute_serve(args: argparse.Namespace, _settings: Settings) -> int:
         file=sys.stderr,
         flush=True,
     )
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
-    try:
-        server.run(sockets=[sock])
-    finally:
-        sock.close()
+    serve(app, sock)
+    failed = app.state.gateway.shutdown_error
+    if failed is not None:
+        raise failed  # the tape failed at shutdown: printed as one message by `wt`, exit 1
     return 0
 
 
-def _mode(args: argparse.Namespace) -> GatewayMode:
+def _mode(args: argparse.Namespace, settings: Settings) -> GatewayMode:
     _refuse_foreign_flags(args)
     if args.mode == "replay":
-        return _replay(args)
+        return _replay(args, settings)
     if args.mode == "script":
-        if args.upstream:
+        if args.upstream or args.upstream_key_file:
+            flag = "--upstream" if args.upstream else "--upstream-key-file"
             raise UsageError(
-                "--upstream applies to live and record modes only; script mode never calls a model",
-                hint="drop --upstream, or pass --mode live (or record)",
-                field="--upstream",
+                f"{flag} does not apply to script mode: script mode never calls a model",
+                hint=f"drop {flag}, or pass --mode live (or record)",
+                field=flag,
             )
         from windtunnel._gateway.script import ScriptMode
 
@@ -114,14 +130,18 @@ def _mode(args: argparse.Namespace) -> GatewayMode:
     if not args.upstream:
         raise UsageError(
             f"{args.mode} mode needs --upstream: the OpenAI-compatible base URL to proxy to",
-            hint="pass e.g. --upstream http://127.0.0.1:11434/v1 and set the key in $" + KEY_ENV,
+            hint=f"pass e.g. --upstream http://127.0.0.1:11434/v1 and the key with --upstream-key-file or ${KEY_ENV}",
             field="--upstream",
         )
     if args.mode == "record":
-        return _record(args)
+        return _record(args, settings)
     from windtunnel._gateway.live import LiveMode
 
-    return LiveMode(args.upstream, api_key=os.environ.get(KEY_ENV) or None)
+    return LiveMode(args.upstream, api_key=_key(args, settings))
+
+
+def _key(args: argparse.Namespace, settings: Settings) -> str | None:
+    return upstream_key(settings.env, given=args.upstream_key_file)
 
 
 _MODE_FLAGS = {
@@ -131,6 +151,9 @@ _MODE_FLAGS = {
     "tape_out": ("--tape-out", "record"),
     "tape_name": ("--tape-name", "record"),
     "source_run": ("--source-run", "record"),
+    "lineage_runtime": ("--runtime", "record"),
+    "lineage_pack": ("--pack", "record"),
+    "lineage_scenario": ("--scenario", "record"),
 }
 
 
@@ -145,7 +168,7 @@ def _refuse_foreign_flags(args: argparse.Namespace) -> None:
             )
 
 
-def _replay(args: argparse.Namespace) -> GatewayMode:
+def _replay(args: argparse.Namespace, settings: Settings) -> GatewayMode:
     if args.tape is None:
         raise UsageError(
             "replay mode needs --tape: the tape to answer from",
@@ -160,10 +183,13 @@ def _replay(args: argparse.Namespace) -> GatewayMode:
         )
     from windtunnel._tapes.replay import ReplayMode
 
-    return ReplayMode(args.tape, strict=args.strict, certification=args.certification)
+    key = _key(args, settings)
+    return ReplayMode(
+        args.tape, strict=args.strict, certification=args.certification, known_secrets=[key] if key else ()
+    )
 
 
-def _record(args: argparse.Namespace) -> GatewayMode:
+def _record(args: argparse.Namespace, settings: Settings) -> GatewayMode:
     if args.tape_out is None:
         raise UsageError(
             "record mode needs --tape-out: where the tape is written",
@@ -174,10 +200,15 @@ def _record(args: argparse.Namespace) -> GatewayMode:
 
     return RecordMode(
         upstream=args.upstream,
-        api_key=os.environ.get(KEY_ENV) or None,
+        api_key=_key(args, settings),
         tape_path=args.tape_out,
         tape_name=args.tape_name,
         source_run=args.source_run,
+        lineage={
+            "runtime": args.lineage_runtime,
+            "pack": args.lineage_pack,
+            "scenario": args.lineage_scenario,
+        },
     )
 
 

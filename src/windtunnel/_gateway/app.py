@@ -33,6 +33,7 @@ from windtunnel._gateway.mode import ChatRequest, GatewayMode, ModeReply
 from windtunnel._gateway.sse import DONE_FRAME, ChunkAssembler, chunks_from_completion, frame
 from windtunnel._gateway.tape_admin import tape_routes
 from windtunnel._gateway.wire import error_body, first_message
+from windtunnel.errors import TapeError
 
 logger = logging.getLogger(__name__)
 
@@ -59,12 +60,17 @@ _ENTRY_FIELDS = frozenset(
 
 @dataclass(slots=True)
 class GatewayState:
-    """What one gateway app holds: its mode, the models it lists and the request log."""
+    """What one gateway app holds: its mode, the models it lists and the request log.
+
+    `shutdown_error` is the tape error closing the mode raised (a record run with nothing recorded, a strict
+    replay with unused interactions): kept for whoever serves the app to report, never lost in a traceback.
+    """
 
     mode: GatewayMode
     models: tuple[str, ...]
     log: RequestLog = field(default_factory=RequestLog)
     started_at: float = field(default_factory=time.time)
+    shutdown_error: TapeError | None = None
 
 
 def create_app(mode: GatewayMode, *, models: Sequence[str]) -> Starlette:
@@ -76,7 +82,10 @@ def create_app(mode: GatewayMode, *, models: Sequence[str]) -> Starlette:
         try:
             yield
         finally:
-            await state.mode.aclose()
+            try:
+                await state.mode.aclose()
+            except TapeError as exc:
+                state.shutdown_error = exc
 
     routes = [
         *_model_routes(state, "/v1"),
