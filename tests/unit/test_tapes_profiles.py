@@ -56,10 +56,14 @@ def test_the_help_states_filter_semantics_in_every_tapes_verb() -> None:
         assert done.returncode == 0, done.stderr
         assert flat(PROFILE_HELP) in flat(done.stdout), verb
     statement = flat(PROFILE_HELP)
-    assert "This is a filter, not an override" in statement
-    assert "only packs whose Pack.profiles declares PROFILE are selected" in statement
+    assert statement.startswith(
+        "a filter on packs, not an override: select only the packs whose Pack.profiles"
+    )
+    assert "the others are skipped and listed on stderr" in statement
     assert "if no selected pack declares it, the command fails" in statement
+    assert "It never changes where model traffic comes from" in statement
     assert "Without --profile no pack is filtered out" in statement
+    assert "where model traffic comes from:" not in statement  # the old first clause read like an override
 
 
 def test_only_packs_declaring_the_profile_are_selected_the_rest_are_skipped() -> None:

@@ -7,28 +7,28 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
+from datetime import timedelta
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
 from windtunnel._cli.tapes_record import add_record
 from windtunnel._config import Settings
+from windtunnel._gateway.upstream_key import KEY_ENV, add_key_file_argument, upstream_key
 from windtunnel._packs.loader import discover_packs, load_pack
 from windtunnel._packs.pack import Pack
 from windtunnel._tapes.lifecycle import (
+    EXPIRING_WITHIN,
     TapeCheck,
     TapeFile,
     find_tapes,
-    lineage_from_scores,
-    passed_from_scores,
-    promote,
     propose_refreshes,
     verify_tapes,
 )
 from windtunnel._tapes.profiles import add_profile_argument, profile_filter, skipped_by_profile
 from windtunnel.errors import SelectionError, UsageError
 
-API_KEY_ENV = "WT_UPSTREAM_API_KEY"
+API_KEY_ENV = KEY_ENV
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,9 +62,36 @@ def _pack_flags(parser: argparse.ArgumentParser) -> None:
     add_profile_argument(parser)
 
 
+def _expiring_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--expiring-within",
+        type=_days,
+        default=EXPIRING_WITHIN,
+        metavar="DAYS",
+        help=f"warn about tapes that go stale within DAYS days (default {EXPIRING_WITHIN.days})",
+    )
+
+
+def _days(text: str) -> timedelta:
+    try:
+        days = float(text)
+    except ValueError:
+        days = -1.0
+    if not 0 <= days <= 36500:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days (0 or more)")
+    return timedelta(days=days)
+
+
 def _add_list(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    listing = verbs.add_parser("list", help="list the committed tapes of the selected packs")
+    listing = verbs.add_parser(
+        "list",
+        help="list the committed tapes of the selected packs",
+        description="List every tape under the selected packs' tapes/ directories with its size and age, "
+        "marking stale tapes and warning (on stderr) about tapes that go stale within --expiring-within "
+        "days. Always exits 0.",
+    )
     _pack_flags(listing)
+    _expiring_flag(listing)
     listing.add_argument("--format", choices=("text", "json"), default="text")
     listing.set_defaults(handler=execute_list)
 
@@ -77,11 +104,14 @@ def _add_verify(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "check its format, that it holds no secret, that stored fingerprints equal the ones recomputed from "
         "the recorded requests, that a golden tape's name matches its sha256, that replaying its own "
         "requests through replay mode answers each once and in order, and that it is not stale "
-        "(oldest interaction older than 30 days). Exit 0 when every tape passes (also when there are "
-        "none, which is reported), 1 otherwise. Replaying tapes through a runtime is the certify stage.",
+        "(oldest interaction older than 30 days); a tape that goes stale within --expiring-within days is "
+        "a warning. Committed tapes must sit in <pack>/tapes/<runtime>/, where the tape stage finds them. "
+        "Exit 0 when every tape passes (also when there are none, which is reported), 1 otherwise. "
+        "Replaying tapes through a runtime is the certify stage.",
     )
     verify.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="tape files or directories")
     _pack_flags(verify)
+    _expiring_flag(verify)
     verify.add_argument(
         "--development",
         action="store_true",
@@ -95,9 +125,11 @@ def _add_promote(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     promote_parser = verbs.add_parser(
         "promote",
         help="promote a passing run's tape to an immutable golden tape",
-        description="Copy RUN_TAPE into DIR as <tape>-<sha256>.jsonl with lineage (source run, promoted_at). "
-        "Refused unless every --score sidecar passed; never overwrites; promoting the same recording "
-        "again reports the existing golden tape.",
+        description="Copy RUN_TAPE into DIR as <tape>-<sha256>.jsonl with lineage (source run, promoted_at), "
+        "and remove older golden tapes in DIR of the same tape name or the same runtime, pack and scenario. "
+        "Refused unless every --score sidecar passed and the scores are of the run that recorded the tape: "
+        "their run ids, runtime, pack and scenario must be the ones the tape's lineage names. Never "
+        "overwrites; promoting the same recording again reports the existing golden tape.",
     )
     promote_parser.add_argument("run_tape", type=Path, metavar="RUN_TAPE")
     promote_parser.add_argument("--to", required=True, type=Path, metavar="PACK_DIR/tapes/")
@@ -110,9 +142,6 @@ def _add_promote(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         required=True,
         help="score sidecar(s) of the run that recorded the tape; all must have passed",
     )
-    promote_parser.add_argument(
-        "--source-run", metavar="ID", help="run id for the lineage (default: from scores)"
-    )
     promote_parser.set_defaults(handler=execute_promote)
 
 
@@ -120,21 +149,27 @@ def _add_rerecord(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     rerecord_parser = verbs.add_parser(
         "rerecord",
         help="propose refreshes of stale tapes, or re-record one tape against an upstream",
-        description="Without --tape: list the stale tapes of the selected packs and print, for each, the "
-        "command that re-records it; nothing is contacted. With --tape and --upstream: send the tape's "
+        description="Without --tape: list the stale tapes of the selected packs, and those that go stale "
+        "within --expiring-within days, and print, for each, the command that re-records it; nothing is "
+        "contacted and nothing runs, so this also works in CI. With --tape and --upstream: send the tape's "
         "recorded requests in order to the upstream through record mode and write a run tape to --out "
-        f"(the key is read from the variable named by --api-key-env, default {API_KEY_ENV}); promote it "
-        "after a passing run. Refuses to run when the CI variable is set, unless --force.",
+        "(the key is read from --upstream-key-file, or the variable named by --api-key-env, default "
+        f"{API_KEY_ENV}); promote it after a passing run. Re-recording refuses to run when the CI variable "
+        "is set, unless --force.",
     )
     _pack_flags(rerecord_parser)
+    _expiring_flag(rerecord_parser)
     rerecord_parser.add_argument("--all", action="store_true", help="propose every tape, not only stale ones")
     rerecord_parser.add_argument("--tape", type=Path, metavar="PATH", help="the tape to re-record")
     rerecord_parser.add_argument("--upstream", metavar="URL", help="OpenAI-compatible base URL (…/v1)")
     rerecord_parser.add_argument("--api-key-env", default=API_KEY_ENV, metavar="VAR")
+    add_key_file_argument(rerecord_parser)
     rerecord_parser.add_argument(
         "--out", type=Path, metavar="DIR", help="where the run tape goes (default runs/tapes)"
     )
-    rerecord_parser.add_argument("--force", action="store_true", help="run even when CI is set")
+    rerecord_parser.add_argument(
+        "--force", action="store_true", help="re-record (--tape) even when CI is set; listing never needs it"
+    )
     rerecord_parser.set_defaults(handler=execute_rerecord)
 
 
@@ -171,7 +206,7 @@ def _files(args: argparse.Namespace, settings: Settings) -> list[TapeFile]:
 
 
 def execute_list(args: argparse.Namespace, settings: Settings) -> int:
-    checks = verify_tapes(_files(args, settings), certification=False)
+    checks = verify_tapes(_files(args, settings), certification=False, expiring_within=args.expiring_within)
     if args.format == "json":
         print(json.dumps([_as_json(check) for check in checks], indent=2))  # noqa: T201
         return 0
@@ -179,18 +214,21 @@ def execute_list(args: argparse.Namespace, settings: Settings) -> int:
         tape = check.tape
         summary = (
             f"{len(tape.interactions)} interaction(s), recorded {tape.oldest:%Y-%m-%d}"
-            + (", STALE" if check.stale else "")
+            + (", STALE" if check.stale else ", EXPIRING SOON" if check.expiring else "")
             if tape is not None
             else check.problems[0].splitlines()[0]
         )
         print(f"{check.file.pack or '-':16} {check.file.path}  {summary}")  # noqa: T201
+    for check in checks:
+        for warning in check.warnings:
+            print(f"wt: warning: {warning}", file=sys.stderr)  # noqa: T201
     print(f"{len(checks)} tape(s)")  # noqa: T201
     return 0
 
 
 def execute_verify(args: argparse.Namespace, settings: Settings) -> int:
     files = _files(args, settings)
-    checks = verify_tapes(files, certification=not args.development)
+    checks = verify_tapes(files, certification=not args.development, expiring_within=args.expiring_within)
     if args.format == "json":
         print(json.dumps([_as_json(check) for check in checks], indent=2))  # noqa: T201
     else:
@@ -221,41 +259,41 @@ def _as_json(check: TapeCheck) -> dict[str, Any]:
         "interactions": len(tape.interactions) if tape else None,
         "oldest": tape.oldest.isoformat() if tape else None,
         "stale": check.stale,
+        "expires_at": check.expires_at.isoformat() if check.expires_at else None,
+        "expiring": check.expiring,
         "problems": check.problems,
         "warnings": check.warnings,
     }
 
 
 def execute_promote(args: argparse.Namespace, _settings: Settings) -> int:
-    passed, run_ids = passed_from_scores(args.score)
-    result = promote(
-        args.run_tape,
-        args.to,
-        passed=passed,
-        source_run=args.source_run or run_ids,
-        lineage=lineage_from_scores(args.score),
-    )
+    from windtunnel._tapes.promotion import promote, read_scores
+
+    result = promote(args.run_tape, args.to, scores=read_scores(args.score))
     verb = "promoted" if result.created else "already promoted, unchanged:"
     print(f"wt: {verb} {args.run_tape} -> {result.path}")  # noqa: T201
+    for old in result.superseded:
+        print(f"wt: superseded {old}")  # noqa: T201
     return 0
 
 
 def execute_rerecord(args: argparse.Namespace, settings: Settings) -> int:
+    if args.tape is None:
+        return _propose(args, settings)  # read-only: allowed in CI
     ci = (settings.env_value("CI") or "").strip().lower()
     if ci not in ("", "0", "false", "no") and not args.force:
         raise UsageError(
-            "wt tapes rerecord does not run in CI by itself (the CI variable is set)",
-            hint="re-record on a developer machine, or pass --force if this CI job is meant to",
+            "wt tapes rerecord --tape does not run in CI by itself (the CI variable is set)",
+            hint="re-record on a developer machine, or pass --force if this CI job is meant to; "
+            "listing the proposals (without --tape) works in CI",
             field="CI",
         )
-    if args.tape is None:
-        return _propose(args, settings)
     if not args.upstream:
         raise UsageError("--tape needs --upstream URL", hint="pass the OpenAI-compatible base URL, e.g. …/v1")
     from windtunnel._tapes.rerecord import rerecord  # imports httpx: only when re-recording
 
     out = args.out or settings.runs_dir / "tapes"
-    api_key = settings.env_value(args.api_key_env)
+    api_key = upstream_key(settings.env, given=args.upstream_key_file, key_env=args.api_key_env)
     tape = asyncio.run(rerecord(args.tape, upstream=args.upstream, api_key=api_key, out_dir=out))
     print(  # noqa: T201
         f"wt: re-recorded {len(tape.interactions)} interaction(s) to {tape.path}\n"
@@ -266,10 +304,11 @@ def execute_rerecord(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _propose(args: argparse.Namespace, settings: Settings) -> int:
-    checks = verify_tapes(_files(args, settings), certification=False)
+    checks = verify_tapes(_files(args, settings), certification=False, expiring_within=args.expiring_within)
     proposals = propose_refreshes(checks, include_fresh=args.all)
     if not proposals:
-        print(f"wt: no {'' if args.all else 'stale '}tapes among {len(checks)}; nothing to re-record")  # noqa: T201
+        what = "" if args.all else "stale or expiring "
+        print(f"wt: no {what}tapes among {len(checks)}; nothing to re-record")  # noqa: T201
     for proposal in proposals:
         print(f"# {proposal.path} ({proposal.reason})\n{proposal.command}")  # noqa: T201
     return 0

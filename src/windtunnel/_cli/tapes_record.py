@@ -7,17 +7,26 @@ import sys
 from pathlib import Path
 
 from windtunnel._config import Settings
+from windtunnel._gateway.upstream_key import (
+    KEY_ENV,
+    KEY_FILE_ENV,
+    add_key_file_argument,
+    key_file,
+    upstream_key,
+)
 from windtunnel._tapes.profiles import profile_filter, skipped_by_profile
 
-API_KEY_ENV = "WT_UPSTREAM_API_KEY"
+API_KEY_ENV = KEY_ENV
 
 DESCRIPTION = (
     "Run each selected scenario through the runtime in containers with the model gateway in record mode, "
     "score the run with the ordinary runner (provision(), nothing scripted on the runtime's side), and "
     "promote every passing run's tape to a golden tape in <pack>/tapes/<runtime>/ with lineage (runtime, "
     "pack, scenario, the run's verdict, requested and reported models). Older golden tapes of the same "
-    "name are superseded (removed). The upstream is --upstream URL, any OpenAI-compatible endpoint reached "
-    f"from the gateway container (key from ${API_KEY_ENV}, or the variable --api-key-env names), or "
+    "name, or of the same runtime, pack and scenario, are superseded (removed). The upstream is --upstream "
+    "URL, any OpenAI-compatible endpoint reached from the gateway container (key from --upstream-key-file "
+    f"or ${KEY_FILE_ENV}, mounted read-only into the gateway container, else ${API_KEY_ENV} or the variable "
+    "--api-key-env names, which is handed over as a read-only file too, never as container env), or "
     "--scripted-upstream: a stand-in gateway in script mode that answers with the scenario's golden "
     "reference decisions, for tests and for maintainers without a live model. Only packs that declare the "
     "record profile are recorded. Exit 0 when every run passed and was promoted, 1 otherwise."
@@ -44,6 +53,7 @@ def add_record(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="record against a stand-in gateway in script mode holding the scenario's golden decisions",
     )
     record.add_argument("--api-key-env", default=API_KEY_ENV, metavar="VAR")
+    add_key_file_argument(record)
     record.add_argument("--model", metavar="NAME", help="the model name the runtime asks for")
     record.add_argument(
         "--out", type=Path, metavar="DIR", help="traces, scores and run tapes (default runs/tapes)"
@@ -71,7 +81,10 @@ def execute_record(args: argparse.Namespace, settings: Settings) -> int:
         runtime=args.runtime,
         out_dir=(args.out or settings.runs_dir / "tapes").resolve(),
         upstream=args.upstream,
-        api_key=settings.env_value(args.api_key_env) if args.upstream else None,
+        api_key=upstream_key(settings.env, given=args.upstream_key_file, key_env=args.api_key_env)
+        if args.upstream
+        else None,
+        api_key_file=key_file(settings.env, args.upstream_key_file) if args.upstream else None,
         model=args.model,
         promote=not args.no_promote,
     )

@@ -1,40 +1,45 @@
 """The tapes stage: every committed tape of the selected packs for this runtime, replayed through it.
 
-Tapes live in `<pack>/tapes/<runtime>/`; a runtime with none gets one unscored observation, so a
-third-party runtime is never certified on tapes it does not have (and never silently passes either).
+Tapes live in `<pack>/tapes/<runtime>/` (windtunnel._tapes.lifecycle.committed_tapes, the same layout
+`wt tapes verify` checks). Only packs that declare the `replay` profile are replayed; a pack that does not
+gets a NOT_MEASURED observation saying so, and a runtime with no tapes gets one too, so a runtime is never
+certified on tapes it does not have (and never silently passes either).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from windtunnel._bundle.models import CheckRecord, CheckStatus
+from windtunnel._packs.pack import Pack
 from windtunnel._pipeline.context import StageContext, safe
 
+REPLAY = "replay"
 
-def committed_tapes(ctx: StageContext) -> list[tuple[str, Path]]:
-    """(pack name, tape path) for every committed tape of this runtime in the selected packs."""
-    packs = {item.pack.name: item.pack for item in ctx.selected}
-    found = []
-    for name, pack in packs.items():
-        if pack.root is None:
-            continue
-        directory = pack.root / "tapes" / safe(ctx.run.name)
-        found += [(name, path) for path in sorted(directory.glob("*.jsonl"))]
-    return found
+
+def replayable_packs(ctx: StageContext) -> tuple[list[Pack], list[Pack]]:
+    """The selected packs, split into those that declare the replay profile and those that do not."""
+    packs = list({item.pack.name: item.pack for item in ctx.selected}.values())
+    return [p for p in packs if REPLAY in p.profiles], [p for p in packs if REPLAY not in p.profiles]
 
 
 def tapes_stage(ctx: StageContext) -> list[CheckRecord]:
-    tapes = committed_tapes(ctx)
+    from windtunnel._tapes.lifecycle import committed_tapes
+
+    replayed, undeclared = replayable_packs(ctx)
+    checks = [_undeclared(ctx, pack) for pack in undeclared]
+    tapes = [(file.pack or "", file.path) for file in committed_tapes(replayed, safe(ctx.run.name))]
     if not tapes:
-        return [
-            ctx.check(
-                "committed",
-                CheckStatus.NOT_MEASURED,
-                f"no committed tapes for {ctx.run.name} in the selected packs",
-                scored=False,
-            )
-        ]
+        where = "the selected packs that declare the replay profile"
+        detail = f"no committed tapes for {ctx.run.name} in {where}"
+        return [*checks, ctx.check("committed", CheckStatus.NOT_MEASURED, detail, scored=False)]
     from windtunnel._tapes.stage import replay_tape_check
 
-    return [replay_tape_check(ctx, pack, path) for pack, path in tapes]
+    return checks + [replay_tape_check(ctx, pack, path) for pack, path in tapes]
+
+
+def _undeclared(ctx: StageContext, pack: Pack) -> CheckRecord:
+    declared = ", ".join(pack.profiles) or "none"
+    detail = (
+        f"pack {pack.name} does not declare the replay profile (Pack.profiles: {declared}), so its tapes are "
+        f"not replayed for {ctx.run.name}; add 'replay' to Pack(profiles=...) to certify them"
+    )
+    return ctx.check(f"{safe(pack.name)}/profile", CheckStatus.NOT_MEASURED, detail, scored=False)

@@ -8,7 +8,10 @@ scripted on the runtime's gateway), the same agent config.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +33,8 @@ from windtunnel.spi.agent_runtime import AgentConfig, ModelSpec
 
 TAPE_DIR = "/wt/tapes"
 """Where tapes are mounted inside the gateway container (read-only for replay, writable for record)."""
-KEY_ENV = "WT_UPSTREAM_API_KEY"
+KEY_PATH = "/wt/secrets/upstream-key"
+"""Where a record gateway's upstream key file is mounted, read-only: never an env var `docker inspect` shows."""
 
 
 def replay_spec(tape_path: Path) -> GatewaySpec:
@@ -41,21 +45,53 @@ def replay_spec(tape_path: Path) -> GatewaySpec:
 
 
 def record_spec(
-    upstream: str, out_dir: Path, tape_name: str, *, api_key: str | None, source_run: str
+    upstream: str,
+    out_dir: Path,
+    tape_name: str,
+    *,
+    key_file: Path | None,
+    lineage: Mapping[str, str],
 ) -> GatewaySpec:
     """A record gateway proxying to `upstream` and writing `<out_dir>/<tape_name>.jsonl` (mounted writable).
 
-    A real upstream needs the egress network; the scripted stand-in lives on the run network itself.
+    `key_file` (the upstream key) is mounted read-only and named with --upstream-key-file; `lineage` (runtime,
+    pack, scenario) is what the tape says it recorded. A real upstream needs the egress network; the
+    scripted stand-in lives on the run network itself.
     """
-    args = ("--upstream", upstream, "--tape-out", f"{TAPE_DIR}/{tape_name}.jsonl", "--tape-name", tape_name)
+    args = ["--upstream", upstream, "--tape-out", f"{TAPE_DIR}/{tape_name}.jsonl", "--tape-name", tape_name]
+    args += [
+        item
+        for key in ("runtime", "pack", "scenario")
+        if lineage.get(key)
+        for item in (f"--{key}", lineage[key])
+    ]
+    mounts = {}
+    if key_file is not None:
+        args += ["--upstream-key-file", KEY_PATH]
+        mounts[host_path(key_file)] = KEY_PATH
     out_dir.mkdir(parents=True, exist_ok=True)
     return GatewaySpec(
         mode="record",
-        extra_args=(*args, "--source-run", source_run),
-        env={KEY_ENV: api_key} if api_key else {},
+        extra_args=tuple(args),
+        mounts=mounts,
         writable_mounts={host_path(out_dir): TAPE_DIR},
         needs_egress=not is_scripted(upstream),
     )
+
+
+@contextmanager
+def key_file_for(key: str | None, given: Path | None) -> Iterator[Path | None]:
+    """The key as a file to mount: `given` as it is, else `key` written to a private temporary file that is
+    removed afterwards (so the key reaches the container as a read-only file, never as its environment)."""
+    if given is not None or key is None:
+        yield given
+        return
+    with tempfile.TemporaryDirectory(prefix="wt-key-") as directory:
+        path = Path(directory) / "upstream-key"
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(key + "\n")
+        yield path
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -164,16 +200,6 @@ def run_through(
             out_dir=out_dir,
         )
     return results[0]
-
-
-def tape_lineage(runtime_name: str, pack: Pack, scenario: Scenario, result: RunResult) -> Mapping[str, str]:
-    """What a golden tape's lineage says about the run that recorded it."""
-    return {
-        "runtime": runtime_name,
-        "pack": pack.name,
-        "scenario": scenario.name,
-        "verdict": result.score.status.value,
-    }
 
 
 def tape_name(pack: str, scenario: str, runtime: str) -> str:

@@ -28,9 +28,9 @@ class Change:
     recorded: Any
     requested: Any
 
-    def render(self) -> str:
+    def render(self, labels: tuple[str, str] = ("recorded", "requested")) -> str:
         recorded, requested = _show_pair(self.recorded, self.requested)
-        return f"{self.pointer or '/'}: recorded {recorded}, requested {requested}"
+        return f"{self.pointer or '/'}: {labels[0]} {recorded}, {labels[1]} {requested}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +41,9 @@ class Nearest:
     fingerprint: str
     changes: tuple[Change, ...]
 
-    def render(self, limit: int = 8) -> str:
+    def render(self, limit: int = 8, labels: tuple[str, str] = ("recorded", "requested")) -> str:
         lines = [f"seq {self.seq} (fingerprint {self.fingerprint[:12]}), {len(self.changes)} difference(s):"]
-        lines += [f"    {change.render()}" for change in self.changes[:limit]]
+        lines += [f"    {change.render(labels)}" for change in self.changes[:limit]]
         if len(self.changes) > limit:
             lines.append(f"    ... and {len(self.changes) - limit} more")
         return "\n".join(lines)

@@ -1,33 +1,39 @@
-"""The tape lifecycle: find committed tapes, verify them, promote a passing run's tape, propose refreshes."""
+"""The tape lifecycle: find committed tapes, verify them, warn before they go stale, propose refreshes.
+
+Committed tapes live in `<pack>/tapes/<runtime>/<tape>-<sha256>.jsonl`: the directory names the runtime
+that recorded them and the tape stage replays through. `find_tapes` finds every `*.jsonl` under `tapes/`;
+one outside a runtime directory is never replayed, so `verify_tape` fails it. Promotion is in
+windtunnel._tapes.promotion.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from windtunnel._packs.pack import Pack
-from windtunnel._score.models import Score
-from windtunnel._tapes.checks import GOLDEN_NAME, fingerprint_problems, golden_problems
-from windtunnel._tapes.errors import TapePromotionRefused
-from windtunnel._tapes.model import Lineage, Tape
+from windtunnel._tapes.checks import golden_problems, tampered
+from windtunnel._tapes.model import Tape
 from windtunnel._tapes.policy import MAX_AGE, Clock, is_stale, rerecord_command, stale_error, utcnow
 from windtunnel._tapes.replay import ReplayMode
-from windtunnel._tapes.store import dump_line, dumps_tape, load_tape, write_tape
-from windtunnel.errors import TapeError, UsageError
+from windtunnel._tapes.store import load_tape
+from windtunnel.errors import TapeError
 
 TAPES_DIR = "tapes"
+EXPIRING_WITHIN = timedelta(days=7)
+"""How long before a tape goes stale `list` and `verify` start warning about it (--expiring-within)."""
 
 
 @dataclass(frozen=True, slots=True)
 class TapeFile:
-    """A tape file and the pack whose `tapes/` directory holds it (None for a path given directly)."""
+    """A tape file, the pack whose `tapes/` holds it (None for a path given directly), and the runtime
+    directory it sits in (`tapes/<runtime>/`; None when it sits anywhere else)."""
 
     path: Path
     pack: str | None = None
+    runtime: str | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -39,6 +45,8 @@ class TapeCheck:
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     stale: bool = False
+    expires_at: datetime | None = None
+    expiring: bool = False
 
     @property
     def ok(self) -> bool:
@@ -46,35 +54,84 @@ class TapeCheck:
 
 
 def find_tapes(packs: Sequence[Pack]) -> list[TapeFile]:
-    """Every `*.jsonl` under each pack's `tapes/` directory, sorted by path."""
+    """Every `*.jsonl` under each pack's `tapes/` directory, sorted by path, with its runtime directory."""
     found: list[TapeFile] = []
     for pack in packs:
         if pack.root is None:
             continue
         directory = pack.root / TAPES_DIR
-        found += [TapeFile(path, pack.name) for path in sorted(directory.rglob("*.jsonl"))]
+        for path in sorted(directory.rglob("*.jsonl")):
+            parts = path.relative_to(directory).parts
+            found.append(TapeFile(path, pack.name, parts[0] if len(parts) == 2 else None))
     return found
 
 
+def committed_tapes(packs: Sequence[Pack], runtime: str) -> list[TapeFile]:
+    """The tapes the tape stage replays through `runtime`: those in `<pack>/tapes/<runtime>/`."""
+    return [file for file in find_tapes(packs) if file.runtime == runtime]
+
+
 def verify_tape(
-    file: TapeFile, *, certification: bool = True, clock: Clock = utcnow, max_age: timedelta = MAX_AGE
+    file: TapeFile,
+    *,
+    certification: bool = True,
+    clock: Clock = utcnow,
+    max_age: timedelta = MAX_AGE,
+    expiring_within: timedelta = EXPIRING_WITHIN,
 ) -> TapeCheck:
-    """Load (format and secrets), check fingerprints and golden content address, replay the tape's own
-    requests through replay mode, then check staleness."""
+    """Load (format and secrets), check fingerprints, golden content address and layout, replay the tape's
+    own requests through replay mode, then check staleness and warn when it is close."""
     check = TapeCheck(file=file)
     try:
-        check.tape = load_tape(file.path)
+        check.tape = tape = load_tape(file.path)
     except TapeError as exc:
         check.problems.append(f"{type(exc).__name__}: {exc}")
         return check
-    check.problems += [f"TapeCorrupt: {problem}" for problem in fingerprint_problems(check.tape)]
+    check.problems += [f"TapeMismatch: {mismatch.message}" for mismatch in tampered(tape)]
     check.problems += [f"TapeCorrupt: {problem}" for problem in golden_problems(file.path)]
-    check.problems += self_replay_problems(check.tape)
-    check.stale = is_stale(check.tape, clock, max_age)
-    if check.stale:
-        message = f"TapeStale: {stale_error(check.tape, clock, max_age)}"
-        (check.problems if certification else check.warnings).append(message)
+    check.problems += layout_problems(file, tape)
+    check.problems += self_replay_problems(tape)
+    _judge_age(check, tape, certification=certification, clock=clock, max_age=max_age, soon=expiring_within)
     return check
+
+
+def layout_problems(file: TapeFile, tape: Tape) -> list[str]:
+    """A committed tape outside `tapes/<runtime>/`, or in another runtime's directory, is never replayed
+    through the runtime that recorded it."""
+    if file.pack is None:
+        return []  # a path given directly (a run tape) is not committed
+    if file.runtime is None:
+        return [
+            f"misplaced: {file.path} is not in a runtime directory, so the tape stage never replays it; "
+            f"committed tapes live in <pack>/tapes/<runtime>/ (move it into tapes/"
+            f"{tape.header.lineage.runtime or '<runtime>'}/)"
+        ]
+    recorded = tape.header.lineage.runtime
+    if recorded is not None and recorded != file.runtime:
+        return [
+            f"misplaced: the tape was recorded through runtime {recorded!r} but sits in tapes/{file.runtime}/, "
+            f"so it would be replayed through {file.runtime!r}; move it into tapes/{recorded}/"
+        ]
+    return []
+
+
+def _judge_age(
+    check: TapeCheck, tape: Tape, *, certification: bool, clock: Clock, max_age: timedelta, soon: timedelta
+) -> None:
+    check.expires_at = tape.oldest + max_age
+    check.stale = is_stale(tape, clock, max_age)
+    if check.stale:
+        message = f"TapeStale: {stale_error(tape, clock, max_age)}"
+        (check.problems if certification else check.warnings).append(message)
+        return
+    left = check.expires_at - clock()
+    if left <= soon:
+        check.expiring = True
+        check.warnings.append(
+            f"expiring soon: tape {tape.label} goes stale at {check.expires_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC, in "
+            f"{left.total_seconds() / 86400:.1f} days (warning from {soon.days} days before); then "
+            f"certification fails on it. Re-record it now: {rerecord_command(tape)}"
+        )
 
 
 def self_replay_problems(tape: Tape) -> list[str]:
@@ -107,122 +164,14 @@ def verify_tapes(
     certification: bool = True,
     clock: Clock = utcnow,
     max_age: timedelta = MAX_AGE,
+    expiring_within: timedelta = EXPIRING_WITHIN,
 ) -> list[TapeCheck]:
-    return [verify_tape(f, certification=certification, clock=clock, max_age=max_age) for f in files]
-
-
-def passed_from_scores(paths: Sequence[Path]) -> tuple[bool, str | None]:
-    """Whether every score sidecar passed, and the run id they name (the tape's source run)."""
-    if not paths:
-        raise UsageError(
-            "no score file given", hint="pass --score RUN_DIR/<case>.score.json", field="--score"
+    return [
+        verify_tape(
+            f, certification=certification, clock=clock, max_age=max_age, expiring_within=expiring_within
         )
-    scores = [_read_score(path) for path in paths]
-    run_ids = sorted({score.run_id for score in scores})
-    return all(score.passed for score in scores), ",".join(run_ids)
-
-
-def lineage_from_scores(paths: Sequence[Path]) -> dict[str, str]:
-    """What one score sidecar says about the recording run (runtime, pack, scenario, verdict); several
-    scores (a tape spanning runs) name no single scenario, so they add nothing."""
-    if len(paths) != 1:
-        return {}
-    score = _read_score(paths[0])
-    found = {"runtime": score.runtime, "pack": score.pack, "scenario": score.scenario}
-    return {key: value for key, value in found.items() if value} | {"verdict": score.status.value}
-
-
-def _read_score(path: Path) -> Score:
-    try:
-        return Score.model_validate_json(path.read_bytes())
-    except (OSError, ValueError) as exc:
-        raise UsageError(
-            f"{path} is not a readable score sidecar: {exc}",
-            hint="pass the .score.json file that `wt run` wrote next to the trace",
-            path=str(path),
-        ) from exc
-
-
-@dataclass(frozen=True, slots=True)
-class Promotion:
-    path: Path
-    created: bool
-
-
-def promote(
-    run_tape: Path,
-    to_dir: Path,
-    *,
-    passed: bool,
-    source_run: str | None = None,
-    clock: Clock = utcnow,
-    max_age: timedelta = MAX_AGE,
-    lineage: Mapping[str, str] | None = None,
-) -> Promotion:
-    """Copy a passing run's tape into `to_dir` as an immutable golden tape `<tape>-<sha256>.jsonl`.
-
-    Refuses a failing run, a tape that fails its checks, and a stale tape. Promoting the same recording
-    again returns the existing golden tape (created=False); no golden tape is ever overwritten.
-    `lineage` adds what the recording run was (Lineage.runtime, pack, scenario, verdict).
-    """
-    label = str(run_tape)
-    if not passed:
-        raise TapePromotionRefused(
-            f"refusing to promote {run_tape}: the run that recorded it did not pass",
-            hint="only a passing run's tape becomes golden; fix the run, record again, then promote",
-            tape=label,
-        )
-    tape = load_tape(run_tape)
-    _promotable(tape, clock, max_age)
-    existing = _already_promoted(tape, to_dir)
-    if existing is not None:
-        return Promotion(existing, created=False)
-    promoted = Lineage.model_validate(
-        {
-            **tape.header.lineage.model_dump(),
-            **(lineage or {}),
-            "promoted_at": clock(),
-            "promoted_from": f"{run_tape.name} sha256:{hashlib.sha256(run_tape.read_bytes()).hexdigest()}",
-            "source_run": source_run or tape.header.lineage.source_run,
-        }
-    )
-    header = tape.header.model_copy(update={"lineage": promoted})
-    golden = dataclasses.replace(tape, header=header, path=None)
-    digest = hashlib.sha256(dumps_tape(golden).encode("utf-8")).hexdigest()
-    target = to_dir / f"{tape.name}-{digest}.jsonl"
-    try:
-        write_tape(golden, target, exclusive=True)
-    except FileExistsError:
-        return Promotion(target, created=False)
-    return Promotion(target, created=True)
-
-
-def _promotable(tape: Tape, clock: Clock, max_age: timedelta) -> None:
-    problems = fingerprint_problems(tape)
-    if is_stale(tape, clock, max_age):
-        problems.append(str(stale_error(tape, clock, max_age)))
-    if problems:
-        raise TapePromotionRefused(
-            f"refusing to promote {tape.label}: {problems[0]}",
-            hint=f"record it again ({rerecord_command(tape)}) from a passing run, then promote",
-            tape=tape.label,
-        )
-
-
-def _interactions_digest(tape: Tape) -> str:
-    return hashlib.sha256("".join(dump_line(i) for i in tape.interactions).encode("utf-8")).hexdigest()
-
-
-def _already_promoted(tape: Tape, to_dir: Path) -> Path | None:
-    """A golden tape in `to_dir` with the same name and the same recorded interactions."""
-    wanted = _interactions_digest(tape)
-    for path in sorted(to_dir.glob(f"{tape.name}-*.jsonl")):
-        named = GOLDEN_NAME.match(path.name)
-        if named is None or named["tape"] != tape.name:
-            continue
-        if _interactions_digest(load_tape(path)) == wanted:
-            return path
-    return None
+        for f in files
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,11 +184,15 @@ class Proposal:
 
 
 def propose_refreshes(checks: Iterable[TapeCheck], *, include_fresh: bool = False) -> list[Proposal]:
-    """A re-record command for every stale tape (every loadable tape with include_fresh)."""
+    """A re-record command for every stale or expiring tape (every loadable tape with include_fresh)."""
     proposals: list[Proposal] = []
     for check in checks:
-        if check.tape is None or not (check.stale or include_fresh):
+        if check.tape is None or not (check.stale or check.expiring or include_fresh):
             continue
-        reason = "stale" if check.stale else "refresh requested"
+        reason = "refresh requested"
+        if check.stale:
+            reason = "stale"
+        elif check.expiring and check.expires_at is not None:
+            reason = f"goes stale at {check.expires_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
         proposals.append(Proposal(check.file.path, reason, rerecord_command(check.tape)))
     return proposals

@@ -1,7 +1,9 @@
-"""`--profile`: where model traffic comes from, and which packs run under it (a filter, never an override).
+"""`--profile`: a filter on the packs a command selects, by the tape profiles each pack declares; never an override.
 
 Seed 003 §11.2 describes a flag whose help said "override" while its code filtered. Here the help text is
-the behaviour, word for word, and a test pins the two together.
+the behaviour, word for word, and a test pins the two together. The flag changes which packs are selected,
+never where model traffic comes from: that is each command's own business (replay for the tape stage and
+`wt tapes verify`, record for `wt tapes record`).
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from windtunnel._packs.pack import PROFILES, Pack
 from windtunnel.errors import SelectionError
 
 PROFILE_HELP = (
-    "where model traffic comes from: live (proxy to the upstream, write nothing), record (proxy and write "
-    "a tape), replay (serve from committed tapes, no network). This is a filter, not an override: only "
-    "packs whose Pack.profiles declares PROFILE are selected, and the others are skipped and listed; if "
-    "no selected pack declares it, the command fails. Without --profile no pack is filtered out."
+    "a filter on packs, not an override: select only the packs whose Pack.profiles declares PROFILE; the "
+    "others are skipped and listed on stderr, and if no selected pack declares it, the command fails. It "
+    "never changes where model traffic comes from. Without --profile no pack is filtered out. A pack "
+    "declares live (it may run against the upstream, writing nothing), record (its runs may be recorded "
+    "to tapes) or replay (its committed tapes are replayed, no network)."
 )
 
 

@@ -21,30 +21,35 @@ from windtunnel._drivers.plugin import DriverSettings, find_runtime_dir, prepare
 from windtunnel._packs.pack import Pack
 from windtunnel._runner.execute import RunResult
 from windtunnel._scenario.model import Scenario
-from windtunnel._tapes.checks import GOLDEN_NAME
 from windtunnel._tapes.containers import (
     RuntimeImages,
     agent_config,
     golden_case,
+    key_file_for,
     record_spec,
     run_through,
     start_scripted_upstream,
-    tape_lineage,
     tape_name,
 )
-from windtunnel._tapes.lifecycle import TAPES_DIR, promote
+from windtunnel._tapes.lifecycle import TAPES_DIR
 from windtunnel._tapes.policy import SCRIPTED_UPSTREAM, Clock, utcnow
+from windtunnel._tapes.promotion import promote
 from windtunnel.errors import SelectionError, UnknownRuntimeError, UsageError, WindTunnelError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecordOptions:
-    """`upstream=None` records against the scripted stand-in; `promote=False` leaves run tapes only."""
+    """`upstream=None` records against the scripted stand-in; `promote=False` leaves run tapes only.
+
+    The upstream key is `api_key_file` (mounted read-only into the record gateway) or `api_key` (written to
+    a private temporary file for the run and mounted the same way).
+    """
 
     runtime: str
     out_dir: Path
     upstream: str | None = None
     api_key: str | None = None
+    api_key_file: Path | None = None
     model: str | None = None
     promote: bool = True
     clock: Clock = utcnow
@@ -138,19 +143,21 @@ def record_one(images: RuntimeImages, pack: Pack, scenario: Scenario, options: R
     name = tape_name(pack.name, scenario.name, options.runtime)
     root = options.out_dir / options.runtime
     upstream = options.upstream or SCRIPTED_UPSTREAM
-    spec = record_spec(
-        upstream, root / TAPES_DIR, name, api_key=options.api_key, source_run=f"wt tapes record {name}"
-    )
-    runtime = images.runtime(spec)
-    try:
-        result = _record_run(runtime, pack, scenario, options, root)
-    finally:
-        runtime.close()
+    # What the run's score will name, so promotion can tie the two.
+    lineage = {"runtime": options.runtime, "pack": scenario.pack or pack.name, "scenario": scenario.name}
+    with key_file_for(options.api_key, options.api_key_file) as key_file:
+        runtime = images.runtime(
+            record_spec(upstream, root / TAPES_DIR, name, key_file=key_file, lineage=lineage)
+        )
+        try:
+            result = _record_run(runtime, pack, scenario, options, root)
+        finally:
+            runtime.close()
     run_tape = root / TAPES_DIR / f"{name}.jsonl"
     outcome = Recorded(pack=pack.name, scenario=scenario.name, result=result, run_tape=run_tape)
     if not options.promote or not result.score.passed:
         return outcome
-    return _promote(outcome, pack, scenario, options)
+    return _promote(outcome, pack, options)
 
 
 def _record_run(
@@ -171,7 +178,7 @@ def _record_run(
     return result
 
 
-def _promote(outcome: Recorded, pack: Pack, scenario: Scenario, options: RecordOptions) -> Recorded:
+def _promote(outcome: Recorded, pack: Pack, options: RecordOptions) -> Recorded:
     assert outcome.result is not None
     assert outcome.run_tape is not None
     if pack.root is None:
@@ -181,15 +188,7 @@ def _promote(outcome: Recorded, pack: Pack, scenario: Scenario, options: RecordO
             pack=pack.name,
         )
     golden_dir = pack.root / TAPES_DIR / options.runtime
-    promotion = promote(
-        outcome.run_tape,
-        golden_dir,
-        passed=True,
-        source_run=outcome.result.trace.run_id,
-        clock=options.clock,
-        lineage=tape_lineage(options.runtime, pack, scenario, outcome.result),
-    )
-    superseded = supersede(golden_dir, promotion.path)
+    promotion = promote(outcome.run_tape, golden_dir, scores=[outcome.result.score], clock=options.clock)
     return Recorded(
         pack=outcome.pack,
         scenario=outcome.scenario,
@@ -197,27 +196,8 @@ def _promote(outcome: Recorded, pack: Pack, scenario: Scenario, options: RecordO
         run_tape=outcome.run_tape,
         golden=promotion.path,
         created=promotion.created,
-        superseded=superseded,
+        superseded=promotion.superseded,
     )
-
-
-def supersede(golden_dir: Path, current: Path) -> tuple[Path, ...]:
-    """Remove older golden tapes of the same name: a refresh replaces them (git keeps their history).
-
-    Golden files are never edited; a newer recording of the same tape takes the old one's place, so the
-    tape stage does not keep replaying (and failing on) a stale predecessor.
-    """
-    named = GOLDEN_NAME.match(current.name)
-    if named is None:
-        return ()
-    older = [
-        path
-        for path in sorted(golden_dir.glob(f"{named['tape']}-*.jsonl"))
-        if path != current and (match := GOLDEN_NAME.match(path.name)) and match["tape"] == named["tape"]
-    ]
-    for path in older:
-        path.unlink()
-    return tuple(older)
 
 
 def error_text(recorded: Recorded) -> str | None:

@@ -21,15 +21,21 @@ from windtunnel._tapes.store import load_tape
 async def rerecord(
     tape_path: Path, *, upstream: str, api_key: str | None, out_dir: Path, clock: Clock = utcnow
 ) -> Tape:
-    """Write `out_dir/<tape>.jsonl` with fresh answers; nothing is written unless every request succeeds."""
+    """Write `out_dir/<tape>.jsonl` with fresh answers; nothing is written unless every request succeeds.
+
+    The run tape names no source run (no run recorded it: the requests were re-sent), and keeps the old
+    tape's runtime, pack and scenario.
+    """
     old = load_tape(tape_path)
+    lineage = old.header.lineage
     mode = RecordMode(
         upstream=upstream,
         api_key=api_key,
         tape_path=out_dir / f"{old.name}.jsonl",
         tape_name=old.name,
-        source_run=f"rerecord of {tape_path.name}",
         clock=clock,
+        # The same runtime, pack and scenario: promotion then takes a score of that scenario's replay run.
+        lineage={"runtime": lineage.runtime, "pack": lineage.pack, "scenario": lineage.scenario},
     )
     for interaction in old.interactions:
         request = interaction.request

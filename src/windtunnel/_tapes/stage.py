@@ -22,7 +22,7 @@ from windtunnel._pipeline.context import StageContext, safe
 from windtunnel._runner.execute import RunResult
 from windtunnel._runner.output import RunWriter
 from windtunnel._scenario.model import Scenario
-from windtunnel._tapes.checks import GOLDEN_NAME, file_digest, fingerprint_problems, golden_problems
+from windtunnel._tapes.checks import GOLDEN_NAME, file_digest, golden_problems, tampered
 from windtunnel._tapes.containers import (
     TAPE_DIR,
     RuntimeImages,
@@ -171,7 +171,7 @@ def _admissible(
     replay: TapeReplay, tape: Tape, pack: Pack, *, certification: bool, max_age: timedelta
 ) -> bool:
     """Static checks; False when replaying would prove nothing (no scenario, or stale in certification)."""
-    replay.problems += [f"TapeCorrupt: {problem}" for problem in fingerprint_problems(tape)]
+    replay.problems += [f"TapeMismatch: {mismatch.message}" for mismatch in tampered(tape)]
     replay.problems += [f"TapeCorrupt: {problem}" for problem in golden_problems(replay.path)]
     lineage = tape.header.lineage
     if lineage.runtime is not None and lineage.runtime != replay.runtime:
