@@ -1,8 +1,9 @@
 """A sealed bundle checked by implementations that are not ours: securesystemslib (DSSE), the openssl CLI
 (ECDSA over the PAE) and sigstore-js `@sigstore/verify` (the Sigstore bundle v0.3, in Node).
 
-The Node check installs `@sigstore/verify` with npm into a temporary directory and skips, saying why,
-when node/npm or the registry is unavailable. cosign cannot be downloaded here; docs/bundle.md explains
+The Node check installs `@sigstore/verify` with npm into a temporary directory (the release line that
+supports the installed Node: Debian bookworm ships Node 18) and skips, saying why, when the registry is
+unavailable; without node and npm it skips, except under CI, which installs them (.ci/run), where it fails. cosign cannot be downloaded here; docs/bundle.md explains
 why the bundle is shaped for it (no keyid in the Sigstore bundle's envelope, our predicate type as --type).
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -31,8 +33,18 @@ from windtunnel._bundle.keys import signature_valid
 
 ATTESTATION = "attestations/certification.intoto.jsonl"
 SIGSTORE = "attestations/certification.sigstore.json"
-SIGSTORE_VERIFY = "@sigstore/verify@3.1.1"  # 3.x runs on Node 20 and 22; 4.x needs Node 22.
-SIGSTORE_BUNDLE = "@sigstore/bundle@4.0.0"
+SIGSTORE_PACKAGES = {
+    "current": ("@sigstore/verify@3.1.1", "@sigstore/bundle@4.0.0"),  # engines: node ^20.17 || >=22.9
+    "node18": ("@sigstore/verify@2.1.1", "@sigstore/bundle@3.1.0"),  # engines: node ^18.17 || >=20.5
+}
+"""The same verifier API (Verifier, toSignedEntity, toTrustMaterial) in both lines."""
+
+
+def sigstore_packages(node_version: str) -> tuple[str, str]:
+    """The @sigstore/verify release line whose engines admit this Node (`v20.20.2` -> current)."""
+    major, minor = (int(part) for part in node_version.strip().lstrip("v").split(".")[:2])
+    current = major >= 23 or (major == 22 and minor >= 9) or (major == 20 and minor >= 17)
+    return SIGSTORE_PACKAGES["current" if current else "node18"]
 
 
 @pytest.fixture(scope="module")
@@ -151,11 +163,14 @@ console.log(JSON.stringify({ ok: true, payloadType: env.payloadType, predicateTy
 @pytest.fixture(scope="module")
 def sigstore_js(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if shutil.which("node") is None or shutil.which("npm") is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI installs node and npm (.ci/run) for @sigstore/verify")
         pytest.skip("node and npm are needed to run @sigstore/verify")
+    version = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True).stdout
     workdir = tmp_path_factory.mktemp("sigstore-js")
     try:
         done = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", SIGSTORE_VERIFY, SIGSTORE_BUNDLE],
+            ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *sigstore_packages(version)],
             cwd=workdir, capture_output=True, text=True, timeout=300, check=False,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
@@ -215,6 +230,14 @@ def test_sigstore_js_rejects_a_tampered_payload(sigstore_js: Path, sealed: Path,
     done = run_node(sigstore_js, copy, copy / "keys/signer.pub.pem")
     assert done.returncode != 0
     assert "signature verification failed" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("version", "line"),
+    [("v18.19.0", "node18"), ("v20.11.1", "node18"), ("v20.17.0", "current"), ("v22.9.0", "current")],
+)
+def test_the_sigstore_release_line_follows_the_node_version(version: str, line: str) -> None:
+    assert sigstore_packages(version) == SIGSTORE_PACKAGES[line]
 
 
 def test_node_sees_the_same_keyid_rule(signer: Signer) -> None:
