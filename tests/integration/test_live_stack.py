@@ -215,3 +215,23 @@ def test_egress_closed_from_the_runtime_network(reference_runtime: Any) -> None:
     assert all(report.reached[target] for target in report.expected_reachable)
     assert not any(report.reached[target] for target in report.expected_blocked)
     assert report.closed
+
+
+def test_an_invented_tool_is_evidence_not_an_integrity_error(reference_runtime: Any, tmp_path: Path) -> None:
+    """The model calls a tool no mock serves; the runtime reports it and answers "unknown tool" itself."""
+    invents = ReferenceCase(
+        name="invents-a-tool",
+        kind="golden",
+        decisions=(
+            ReferenceDecision(tool_calls=(ReferenceToolCall("teleport_artifact", {"to": "moon"}),)),
+            ReferenceDecision(tool_calls=(ReferenceToolCall("write_artifact", {"safe": True}),)),
+            ReferenceDecision(content="artifact complete"),
+        ),
+    )
+    verdict = _case(reference_runtime, tmp_path, invents)
+    assert verdict.verdict is Verdict.PASS, verdict.detail
+    trace = json.loads(Path(verdict.trace).read_text())
+    assert trace["unknown_tool_calls"] == [
+        {"turn": 0, "name": "teleport_artifact", "arguments": {"to": "moon"}}
+    ]
+    assert [c["name"] for c in trace["mcp_calls"]] == ["write_artifact"]
