@@ -47,8 +47,18 @@ class Agent:
         self._model = model
         self._tools = tools
         self.memory = memory
+        # Fault `cache_answers_across_reset`: answers by user text, shared by sessions, never wiped.
+        self._answers: dict[str, TurnResult] = {}
 
     async def inject(self, session_id: str, text: str) -> TurnResult:
+        if self._settings.fault is Fault.CACHE_ANSWERS_ACROSS_RESET and text in self._answers:
+            return self._answers[text]  # fault: served without a model call, even after a reset
+        result = await self._inject(session_id, text)
+        if self._settings.fault is Fault.CACHE_ANSWERS_ACROSS_RESET:
+            self._answers[text] = result
+        return result
+
+    async def _inject(self, session_id: str, text: str) -> TurnResult:
         session = self.memory.session(session_id)
         async with session.lock:  # turns of one session run one at a time, as a chat would
             generation = self.memory.generation
@@ -58,7 +68,7 @@ class Agent:
                 turn.messages.append({"role": "system", "content": render_notes(recalled)})
             turn.messages.append({"role": "user", "content": text})
             content = await self._loop(session_id, session.messages, turn)
-            result = TurnResult(content, self._report(turn.steps), _usage(turn.usages))
+            result = TurnResult(content, self._report(turn.steps), self._usage(turn.usages))
             entry = {
                 "session_id": session_id,
                 "user": text,
@@ -100,7 +110,10 @@ class Agent:
             output = await self._tools.call(tool, arguments)
             turn.notes.append(Note(turn.session_id, "tool", output))
         call_id = call.get("id") or f"call_{len(turn.steps)}_{index}"
-        turn.messages.append({"role": "tool", "tool_call_id": call_id, "content": output})
+        answer = {"role": "tool", "tool_call_id": call_id, "content": output}
+        if self._settings.fault is Fault.DROP_TOOL_CALL_IDS:
+            del answer["tool_call_id"]  # fault: the model cannot tell which call a result answers
+        turn.messages.append(answer)
 
     def _report(self, steps: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
         fault = self._settings.fault
@@ -109,7 +122,14 @@ class Agent:
         calls = [call for step in steps for call in step]
         if fault is Fault.NORMALIZE_TOOL_ARGUMENTS:
             return [{"name": call["name"], "arguments": _normalize(call["arguments"])} for call in calls]
+        if fault is Fault.SORT_TOOL_CALLS:
+            return sorted(calls, key=lambda call: str(call["name"]))  # fault: the model's order is lost
         return calls
+
+    def _usage(self, calls: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+        if self._settings.fault is Fault.REPORT_LAST_CALL_USAGE and any(calls):
+            return dict(calls[-1])  # fault: one aggregate that is really the last call's usage
+        return _usage(calls)
 
 
 def _assistant_message(message: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from reference_agent.settings import Fault
+from reference_agent.settings import DEFAULT_SYSTEM_PROMPT, Fault
 
 SHARED_HISTORY_KEY = "<shared>"
 TOKEN = re.compile(r"[a-z0-9]+")
@@ -97,7 +97,8 @@ class Memory:
     """Sessions, index and log; `generation` changes on every wipe so an in-flight turn cannot write back."""
 
     def __init__(self, system_prompt: str, fault: Fault | None) -> None:
-        self._system_prompt = system_prompt
+        # fault `ignore_system_prompt`: the configured prompt is dropped for the built-in one.
+        self._system_prompt = DEFAULT_SYSTEM_PROMPT if fault is Fault.IGNORE_SYSTEM_PROMPT else system_prompt
         self._fault = fault
         self._sessions: dict[str, Session] = {}
         self.index = SearchIndex()

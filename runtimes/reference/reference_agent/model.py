@@ -44,6 +44,9 @@ class ModelClient:
         if self._settings.fault is not Fault.IGNORE_SAMPLING:
             body.update(self._settings.sampling)
         # else: fault `ignore_sampling` - the configured knobs never reach the model.
+        if self._settings.fault is Fault.HARDCODE_SAMPLING_DEFAULTS:
+            # fault: temperature and tool_choice pinned to the usual defaults, whatever was configured
+            body.update({"temperature": 0.0, "tool_choice": "auto"} if tools else {"temperature": 0.0})
         if self._settings.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}

@@ -28,6 +28,12 @@ class Fault(Enum):
     IGNORE_SAMPLING = "ignore_sampling"
     BREAK_SESSION_AFFINITY = "break_session_affinity"
     RESET_NOOP = "reset_noop"
+    SORT_TOOL_CALLS = "sort_tool_calls"
+    IGNORE_SYSTEM_PROMPT = "ignore_system_prompt"
+    CACHE_ANSWERS_ACROSS_RESET = "cache_answers_across_reset"
+    DROP_TOOL_CALL_IDS = "drop_tool_call_ids"
+    HARDCODE_SAMPLING_DEFAULTS = "hardcode_sampling_defaults"
+    REPORT_LAST_CALL_USAGE = "report_last_call_usage"
 
 
 class SettingsError(ValueError):
