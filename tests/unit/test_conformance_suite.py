@@ -16,14 +16,27 @@ from windtunnel._runtimes.in_memory import InMemoryRuntime
 from windtunnel.errors import ConfigFileError, HarnessError, RuntimeFault
 
 REPO = Path(__file__).resolve().parents[2]
-SUITE = Suite.load(REPO / "conformance")
+SUITE = Suite.load(REPO / "conformance", "2")
 
 
 def test_repository_suite_scores_every_check_and_names_a_poison_per_fault() -> None:
     assert set(SUITE.requirements.scored) == set(CHECK_IDS)
-    assert len(SUITE.poisons) == 8 and set(SUITE.poisons.values()) <= set(CHECK_IDS)
+    assert set(SUITE.poisons.values()) <= set(CHECK_IDS)
     manifests = {p.parent.name for p in (REPO / "runtimes" / "reference" / "poison").glob("*/runtime.toml")}
     assert {name.removeprefix("reference-poison-") for name in SUITE.poisons} == manifests
+
+
+def test_every_check_has_a_poison_that_bites_it_except_the_positive_only_ones() -> None:
+    # response_shapes, teardown... have or need no runtime fault; every other check is proven to bite.
+    without_poison = set(CHECK_IDS) - set(SUITE.poisons.values())
+    assert without_poison <= {"response_shapes", "unsupported_config", "reference_capability", "recovery"}
+
+
+def test_requirement_set_v1_keeps_its_checks_and_v2_adds_the_new_ones() -> None:
+    v1 = Suite.load(REPO / "conformance", "1").requirements
+    assert v1.version == "1" and "tool_call_ids" not in v1.scored
+    assert set(v1.scored) < set(SUITE.requirements.scored)
+    assert {"tool_call_ids", "config_reaches_model"} <= set(SUITE.requirements.scored)
 
 
 def test_poison_must_fail_exactly_its_check() -> None:
@@ -35,25 +48,56 @@ def test_poison_must_fail_exactly_its_check() -> None:
     assert SUITE.judge(poison, "teardown", CheckStatus.SUCCESS).ok
 
 
+def _suite_dir(tmp_path: Path, expected: str) -> Path:
+    (tmp_path / "poisons.toml").write_text('[catches]\n"poisoned" = "sampling"\n')
+    (tmp_path / "requirements").mkdir(exist_ok=True)
+    (tmp_path / "requirements" / "v2.toml").write_text(
+        (REPO / "conformance" / "requirements" / "v2.toml").read_text()
+    )
+    (tmp_path / "expected_failures.toml").write_text(expected)
+    return tmp_path
+
+
+KNOWN = frozenset({"x", "poisoned"})
+
+
 def test_expected_failures_need_a_reason_and_may_not_pass(tmp_path: Path) -> None:
-    for name in ("poisons.toml",):
-        (tmp_path / name).write_text((REPO / "conformance" / name).read_text())
-    (tmp_path / "requirements").mkdir()
-    (tmp_path / "requirements" / "v1.toml").write_text(
-        (REPO / "conformance" / "requirements" / "v1.toml").read_text()
-    )
-    (tmp_path / "expected_failures.toml").write_text(
-        '[[expected]]\nruntime = "x"\ncheck = "sampling"\nreason = ""\n'
-    )
+    entry = '[[expected]]\nruntime = "x"\ncheck = "sampling"\nreason = {reason}\n'
     with pytest.raises(ConfigFileError, match="has no reason"):
-        Suite.load(tmp_path)
-    (tmp_path / "expected_failures.toml").write_text(
-        '[[expected]]\nruntime = "x"\ncheck = "sampling"\nreason = "SDK drops it"\n'
-    )
-    suite = Suite.load(tmp_path)
+        Suite.load(_suite_dir(tmp_path, entry.format(reason='""')), runtimes=KNOWN)
+    suite = Suite.load(_suite_dir(tmp_path, entry.format(reason='"SDK drops it"')), runtimes=KNOWN)
     assert suite.judge("x", "sampling", CheckStatus.FAILURE).ok
     started_passing = suite.judge("x", "sampling", CheckStatus.SUCCESS)
     assert not started_passing.ok and "now passes" in started_passing.message
+
+
+@pytest.mark.parametrize(
+    ("runtime", "check", "message"),
+    [
+        ("x", "samplin", "unknown check 'samplin'"),
+        ("no-such-runtime", "sampling", "unknown runtime 'no-such-runtime'"),
+    ],
+)
+def test_expected_failures_must_name_real_checks_and_runtimes(
+    tmp_path: Path, runtime: str, check: str, message: str
+) -> None:
+    entry = f'[[expected]]\nruntime = "{runtime}"\ncheck = "{check}"\nreason = "because"\n'
+    with pytest.raises(ConfigFileError, match=message) as raised:
+        Suite.load(_suite_dir(tmp_path, entry), runtimes=KNOWN)
+    assert raised.value.field == "expected[0]"  # type: ignore[attr-defined]
+
+
+def test_poisons_must_name_real_runtimes(tmp_path: Path) -> None:
+    directory = _suite_dir(tmp_path, "")
+    with pytest.raises(ConfigFileError, match="unknown runtime 'poisoned'"):
+        Suite.load(directory, runtimes=frozenset({"x"}))
+
+
+def test_known_runtimes_are_the_project_manifests() -> None:
+    from windtunnel._conformance.suite import known_runtimes
+
+    known = known_runtimes(REPO / "conformance")
+    assert {"reference", "openai-agents", "pydantic-ai", *SUITE.poisons} <= known
 
 
 def test_harness_errors_never_count_for_or_against_a_runtime() -> None:

@@ -1,10 +1,11 @@
-"""Checks on what send() returns: accepted shapes, intermediate tool calls surfacing, raw call shapes."""
+"""Checks on tool calls: accepted shapes, intermediate tool calls surfacing, raw call shapes, call ids."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from windtunnel._conformance.evidence import raise_for_run_error, tool_id_problems
 from windtunnel._conformance.model import CheckFailed
 from windtunnel._conformance.subject import Subject, call, say, tools
 from windtunnel._trace.shapes import call_argument_text, call_arguments, call_name, read_response
@@ -35,7 +36,10 @@ def response_shapes(subject: Subject) -> dict[str, Any]:
 
 
 def intermediate_tool_calls(subject: Subject) -> dict[str, Any]:
-    """A must_call scenario passes and the calls reported are the calls the MCP mocks received."""
+    """A must_call scenario passes and the calls reported are the calls the MCP mocks received.
+
+    Names and order only: whether arguments reach the trace unmodified is raw_tool_call_shapes' concern.
+    """
     scenario = subject.pack.scenario("two_step")
     decisions = [
         tools(call("lookup", key="alpha")),
@@ -45,8 +49,7 @@ def intermediate_tool_calls(subject: Subject) -> dict[str, Any]:
     with subject.scripted(decisions) as session:
         result = session.run(scenario)
     trace = result.trace
-    if trace.error is not None and trace.error.kind != "integrity":
-        raise CheckFailed(f"the run failed before evidence could be compared: {trace.error.message}")
+    raise_for_run_error(trace)
     reported = [call_name(c) for turn in trace.turns for c in turn.tool_calls]
     received = [c.get("name") for c in trace.mcp_calls or []]
     must_call = {c.id: c.passed for c in result.score.checks if c.id.startswith("must_call")}
@@ -68,14 +71,24 @@ TRICKY = {
     "note": "naïve \u201cquoted\u201d \u2013 ok",  # non-ASCII on purpose: escaping it would be a rewrite
     "flag": False,
 }
+# Not in alphabetical order (a runtime sorting calls by name is caught), with one tool called twice
+# with the same arguments and one twice with different ones (dropping or merging calls is caught).
+RAW_SCRIPT = (
+    tools(
+        call("store", key="zulu", value="written first"), call("echo", **TRICKY), call("lookup", key="alpha")
+    ),
+    tools(call("lookup", key="alpha"), call("echo", n=2)),
+    say("echoed"),
+)
+RAW_CALLS = sum(len(decision.tool_calls) for decision in RAW_SCRIPT)
 
 
 def raw_tool_call_shapes(subject: Subject) -> dict[str, Any]:
-    """Every reported call appears, in order and unmodified (name, argument text), among the model's calls."""
-    decisions = [tools(call("echo", **TRICKY), call("lookup", key="alpha")), say("echoed")]
-    with subject.scripted(decisions) as session:
+    """The reported calls are exactly the calls the model emitted: same count, same order, and each one's
+    name and argument text unmodified."""
+    with subject.scripted(RAW_SCRIPT) as session:
         subject.needs_model_evidence(session)
-        record = session.turn("Echo the payload, then read note alpha.")
+        record = session.turn("Store zulu, echo the payload, read note alpha twice, echo again.")
     emitted = [
         c
         for request in record.requests or []
@@ -84,20 +97,47 @@ def raw_tool_call_shapes(subject: Subject) -> dict[str, Any]:
     reported = record.read.tool_calls
     evidence = {
         "emitted": [[call_name(c), call_argument_text(c)] for c in emitted],
-        "reported": [[call_name(c), _canonical_text(call_arguments(c))] for c in reported],
+        "reported": [[call_name(c), _reported_text(c)] for c in reported],
     }
-    position = 0
-    for item in reported:
-        while position < len(emitted) and not _same(emitted[position], item):
-            position += 1
-        if position == len(emitted):
-            raise CheckFailed(
-                f"reported call {call_name(item)}({_canonical_text(call_arguments(item))}) does not appear unmodified, "
-                "in order, among the calls the model emitted: record tool calls exactly as emitted",
-                evidence,
-            )
-        position += 1
+    if len(emitted) != RAW_CALLS:
+        raise CheckFailed(
+            f"the model emitted {len(emitted)} tool calls through the gateway, the script has {RAW_CALLS}: "
+            "the turn did not follow its scripted model calls",
+            evidence,
+        )
+    problem = _first_difference(emitted, reported)
+    if problem is not None:
+        raise CheckFailed(f"{problem}: record tool calls exactly as emitted, all of them, in order", evidence)
     return evidence
+
+
+def _first_difference(emitted: list[Any], reported: list[Any]) -> str | None:
+    if len(reported) != len(emitted):
+        return f"{len(reported)} tool calls reported for the {len(emitted)} the model emitted"
+    for position, (sent, got) in enumerate(zip(emitted, reported, strict=True)):
+        if call_name(got) != call_name(sent):
+            return (
+                f"reported call {position} is {call_name(got)!r} where the model emitted {call_name(sent)!r}"
+            )
+        if not _same_arguments(sent, got):
+            return (
+                f"reported call {position} ({call_name(got)}) has arguments {_reported_text(got)} where the model "
+                f"emitted {call_argument_text(sent)}"
+            )
+    return None
+
+
+def _same_arguments(emitted: Any, reported: Any) -> bool:
+    """The reported arguments decode to the emitted ones unchanged, key order and number spelling included.
+
+    Decoded, not compared as text: a driver carries Contract C's argument objects on as JSON text of its
+    own (escaping aside, the same JSON), so only a change in what the JSON says is the runtime's doing.
+    """
+    return _canonical_text(call_arguments(emitted)) == _canonical_text(call_arguments(reported))
+
+
+def _reported_text(call_: Any) -> str:
+    return _canonical_text(call_arguments(call_))
 
 
 def _canonical_text(arguments: Any) -> str:
@@ -105,7 +145,43 @@ def _canonical_text(arguments: Any) -> str:
     return json.dumps(arguments, ensure_ascii=False)
 
 
-def _same(emitted: Any, reported: Any) -> bool:
-    if call_name(emitted) != call_name(reported):
-        return False
-    return _canonical_text(call_arguments(emitted)) == _canonical_text(call_arguments(reported))
+ID_SCRIPT = (
+    tools(call("lookup", key="alpha"), call("echo", n=1)),
+    tools(call("store", key="beta", value="answered")),
+    say("paired"),
+)
+
+
+def tool_call_ids(subject: Subject) -> dict[str, Any]:
+    """In every model call, each tool result answers a tool_call_id of the assistant message before it, and
+    every tool call got its answer."""
+    with subject.scripted(ID_SCRIPT) as session:
+        subject.needs_model_evidence(session)
+        record = session.turn("Read alpha and echo, then store beta.")
+    requests = record.requests or []
+    problems = {
+        f"model call {position}": found
+        for position, request in enumerate(requests)
+        if (found := tool_id_problems(request.get("messages") or []))
+    }
+    answered = (
+        [m for m in (requests[-1].get("messages") or []) if m.get("role") == "tool"] if requests else []
+    )
+    evidence = {"model_calls": len(requests), "tool_results": len(answered), "problems": problems}
+    if problems:
+        first = next(iter(problems.items()))
+        raise CheckFailed(f"tool results do not pair with their calls ({first[0]}: {first[1][0]})", evidence)
+    expected = sum(len(decision.tool_calls) for decision in ID_SCRIPT)
+    if len(answered) != expected:
+        raise CheckFailed(
+            f"the last model call carried {len(answered)} tool results for the {expected} calls made",
+            evidence,
+        )
+    return evidence
+
+
+def _turn_results(messages: list[Any]) -> list[Any]:
+    """The tool results after the last user message: this turn's own, whatever history came before."""
+    users = [i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"]
+    start = users[-1] + 1 if users else 0
+    return [m for m in messages[start:] if isinstance(m, dict) and m.get("role") == "tool"]

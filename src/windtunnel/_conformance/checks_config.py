@@ -1,28 +1,60 @@
-"""Checks on configuration and evidence: sampling reaches the model, unsupported config raises, rendered
-prompts and usage are captured, and the runtime's network is closed."""
+"""Checks on configuration: sampling and the other declared config fields reach the model, and config a
+runtime cannot honour raises."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
 from typing import Any
 
+from windtunnel._conformance.evidence import message_text, offered_tool_names
 from windtunnel._conformance.model import CheckFailed, NotMeasured
-from windtunnel._conformance.subject import Subject, call, say, tools
+from windtunnel._conformance.subject import Subject, TurnRecord, call, say, tools
 from windtunnel._drivers.manifest import CONFIG_FIELDS
 from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
 from windtunnel.errors import UnsupportedConfigError
 from windtunnel.spi.agent_runtime import AgentConfig, ModelSpec, SamplingConfig
 
-WANTED = {"temperature": 0.0, "top_p": 0.5, "max_tokens": 321, "tool_choice": "auto"}
+# Every value differs from what an SDK or model sends when nothing is configured (temperature 1, top_p
+# 1, no max_tokens, tool_choice "auto"), so a runtime that hard-codes or drops a knob cannot pass. The
+# first set runs twice (temperature 0: the two traces must agree), the second once with other values.
+DETERMINISTIC: dict[str, Any] = {
+    "temperature": 0.0,
+    "top_p": 0.37,
+    "max_tokens": 321,
+    "tool_choice": "required",
+}
+VARIED: dict[str, Any] = {"temperature": 0.73, "top_p": 0.61, "max_tokens": 123, "tool_choice": "auto"}
+SAMPLING_RUNS: tuple[dict[str, Any], ...] = (DETERMINISTIC, DETERMINISTIC, VARIED)
+WANTED = DETERMINISTIC
+"""The kit's main sampling config (the stage plan foresees a runtime provisioned with it)."""
+
+
+def honoured(subject: Subject, values: dict[str, Any]) -> dict[str, Any]:
+    """The sampling values whose field the runtime declares it honours (all, when it declares nothing)."""
+    if subject.supported is None:
+        return dict(values)
+    return {key: value for key, value in values.items() if f"sampling.{key}" in subject.supported}
 
 
 def _sampling(subject: Subject) -> dict[str, Any]:
-    if subject.supported is None:
-        return dict(WANTED)
-    return {key: value for key, value in WANTED.items() if f"sampling.{key}" in subject.supported}
+    """The main sampling config as far as the runtime honours it (what a stage plan foresees today)."""
+    return honoured(subject, WANTED)
+
+
+def kit_configs(supported: frozenset[str]) -> list[AgentConfig]:
+    """Every config beside the default one that the kit provisions a runtime declaring `supported` with
+    (the refusal probes aside): a stage plan that starts runtimes ahead of time must foresee them."""
+    configs = []
+    for values in (DETERMINISTIC, VARIED):
+        chosen = {key: value for key, value in values.items() if f"sampling.{key}" in supported}
+        if chosen:
+            configs.append(AgentConfig(sampling=SamplingConfig(**chosen)))
+    declared = {field: value for field, value in DECLARED.items() if field in supported}
+    if declared:
+        configs.append(_declared_config(declared))
+    return configs
 
 
 def _normalised(turn: Any) -> str:
@@ -41,33 +73,100 @@ def _normalised(turn: Any) -> str:
     return text
 
 
-def sampling(subject: Subject) -> dict[str, Any]:
-    """The gateway sees the configured temperature, top_p, max_tokens and tool_choice on every model call,
-    and temperature 0 twice gives identical traces."""
-    wanted = _sampling(subject)
-    if not wanted:
-        raise NotMeasured(f"{subject.name} declares no sampling field it honours")
-    config = AgentConfig(sampling=SamplingConfig(**wanted))
-    runs = []
-    for _ in range(2):
-        with subject.scripted([tools(call("lookup", key="alpha")), say("Read it.")], config) as session:
-            subject.needs_model_evidence(session)
-            runs.append(session.turn("Read note alpha."))
-    seen = [r.get("sampling", {}) for turn in runs for r in turn.requests or []]
-    evidence: dict[str, Any] = {"configured": wanted, "seen": seen}
+def _missing(wanted: dict[str, Any], seen: list[dict[str, Any]]) -> str | None:
+    """The first configured value that did not reach every model call exactly, named."""
     for key, value in wanted.items():
         names = ("max_tokens", "max_completion_tokens") if key == "max_tokens" else (key,)
-        missing = [s for s in seen if not any(name in s and s[name] == value for name in names)]
-        if missing or not seen:
-            raise CheckFailed(
-                f"sampling.{key}={value!r} did not reach the model on every call (seen: {seen})", evidence
-            )
-    first, second = (_normalised(turn) for turn in runs)
+        wrong = [s for s in seen if not any(name in s and s[name] == value for name in names)]
+        if wrong or not seen:
+            found = [next((s[name] for name in names if name in s), None) for s in seen]
+            return f"sampling.{key}={value!r} did not reach the model on every call (sent: {found})"
+    return None
+
+
+def sampling(subject: Subject) -> dict[str, Any]:
+    """The gateway sees the configured temperature, top_p, max_tokens and tool_choice exactly, on every
+    model call, for two different configs; and temperature 0 twice gives identical traces."""
+    plans = [honoured(subject, values) for values in SAMPLING_RUNS]
+    if not plans[0]:
+        raise NotMeasured(f"{subject.name} declares no sampling field it honours")
+    runs: list[TurnRecord] = []
+    evidence: dict[str, Any] = {"runs": []}
+    for wanted in plans:
+        config = AgentConfig(sampling=SamplingConfig(**wanted))
+        with subject.scripted([tools(call("lookup", key="alpha")), say("Read it.")], config) as session:
+            subject.needs_model_evidence(session)
+            turn = session.turn("Read note alpha.")
+        runs.append(turn)
+        seen = [r.get("sampling", {}) for r in turn.requests or []]
+        evidence["runs"].append({"configured": wanted, "seen": seen})
+        problem = _missing(wanted, seen)
+        if problem is not None:
+            raise CheckFailed(problem, evidence)
+    first, second = (_normalised(turn) for turn in runs[:2])
     if first != second:
         raise CheckFailed(
             "temperature 0 twice gave different traces", {**evidence, "first": first, "second": second}
         )
     return evidence
+
+
+KIT_TOOLS = ("lookup", "store", "echo", "pause")
+# Fixed (a stage plan must foresee the config), yet nothing a runtime would send by default.
+DECLARED = {
+    "system_prompt": "You are conformance probe KESTREL-7Q. Follow the user's instructions exactly.",
+    "model.name": "wt-probe-model-kestrel-7q",
+}
+
+
+def _declared_config(declared: dict[str, str]) -> AgentConfig:
+    model = declared.get("model.name")
+    return AgentConfig(system_prompt=declared.get("system_prompt"), model=ModelSpec(model) if model else None)
+
+
+def _declared(subject: Subject) -> dict[str, str]:
+    """The config fields this check can see at the gateway that the runtime takes."""
+    if subject.supported is not None:
+        return {field: value for field, value in DECLARED.items() if field in subject.supported}
+    return {field: value for field, value in DECLARED.items() if _accepts(subject, field, value)}
+
+
+def _accepts(subject: Subject, field: str, value: str) -> bool:
+    return _provision_outcome(subject, _declared_config({field: value})) == "accepted silently"
+
+
+def config_reaches_model(subject: Subject) -> dict[str, Any]:
+    """Declared config reaches the model on every call, also on a later turn: the configured system prompt
+    is among the messages, the configured model is the request's model, the MCP servers' tools are offered."""
+    declared = _declared(subject)
+    prompt, model = declared.get("system_prompt"), declared.get("model.name")
+    script = [tools(call("lookup", key="alpha")), say("First answer."), say("Second answer.")]
+    with subject.scripted(script, _declared_config(declared)) as session:
+        subject.needs_model_evidence(session)
+        session.turn("Read note alpha.", "wt-kit-config")
+        session.turn("Answer once more.", "wt-kit-config")
+        requests = [r for turn in session.turns for r in turn.requests or []]
+    evidence: dict[str, Any] = {"declared": declared, "model_calls": len(requests)}
+    if not requests:
+        raise CheckFailed("the gateway saw no model call for the two turns", evidence)
+    for position, request in enumerate(requests):
+        problem = _config_problem(request, prompt, model)
+        if problem is not None:
+            raise CheckFailed(f"model call {position}: {problem}", {**evidence, "request": request})
+    return {**evidence, "models": sorted({str(r.get("model")) for r in requests})}
+
+
+def _config_problem(request: dict[str, Any], prompt: str | None, model: str | None) -> str | None:
+    messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
+    instructions = [message_text(m) for m in messages if m.get("role") in ("system", "developer")]
+    if prompt is not None and not any(prompt in text for text in instructions):
+        return f"the configured system_prompt {prompt!r} is in no system message (sent: {instructions})"
+    if model is not None and request.get("model") != model:
+        return f"the request's model is {request.get('model')!r}, the configured model.name is {model!r}"
+    missing = sorted(set(KIT_TOOLS) - set(offered_tool_names(request)))
+    if missing:
+        return f"the configured MCP servers' tools {missing} were not offered to the model"
+    return None
 
 
 PROBES: dict[str, AgentConfig] = {
@@ -111,64 +210,3 @@ def _provision_outcome(subject: Subject, config: AgentConfig) -> str:
             return f"raised {type(exc).__name__}: {exc}"
         safe_teardown(handle, subject.name)
         return "accepted silently"
-
-
-def rendered_prompt_and_usage(subject: Subject) -> dict[str, Any]:
-    """Each turn's rendered prompt is captured and hashed; usage is reported and normalised per model call."""
-    scenario = subject.pack.scenario("two_step")
-    decisions = [
-        tools(call("lookup", key="alpha")),
-        tools(call("store", key="beta", value="first note")),
-        say("copied"),
-    ]
-    with subject.scripted(decisions) as session:
-        subject.needs_model_evidence(session)
-        trace = session.run(scenario).trace
-    if not trace.turns:
-        raise CheckFailed(f"the run produced no turn: {trace.error.message if trace.error else 'no error'}")
-    turn = trace.turns[0]
-    requests = trace.model_requests or []
-    evidence: dict[str, Any] = {
-        "model_calls": [c.model_dump() for c in trace.model_calls or []],
-        "requests": len(requests),
-    }
-    if turn.rendered_prompt is None:
-        raise CheckFailed("no rendered prompt was captured for the turn", evidence)
-    digest = "sha256:" + hashlib.sha256(turn.rendered_prompt.encode()).hexdigest()
-    if turn.rendered_prompt_hash != digest:
-        raise CheckFailed("the rendered prompt's hash does not match the prompt", evidence)
-    if turn.usage is None or trace.model_calls is None:
-        raise CheckFailed("the runtime reported no usage for the turn (usage stays unknown)", evidence)
-    served = [r.get("usage") or {} for r in requests]
-    if len(trace.model_calls) == len(served):
-        wrong = [
-            i
-            for i, (c, s) in enumerate(zip(trace.model_calls, served, strict=True))
-            if c.prompt_tokens != s.get("prompt_tokens") or c.completion_tokens != s.get("completion_tokens")
-        ]
-        if wrong:
-            raise CheckFailed(
-                f"reported usage differs from what the model served on call(s) {wrong}",
-                {**evidence, "served": served},
-            )
-    elif len(trace.model_calls) != 1:
-        raise CheckFailed(f"{len(trace.model_calls)} usage entries for {len(served)} model calls", evidence)
-    return {**evidence, "rendered_prompt_hash": digest}
-
-
-def egress_closed(subject: Subject) -> dict[str, Any]:
-    """From the runtime's network, the gateway and its mocks answer and nothing outside does."""
-    probe = getattr(subject.runtime, "probe_egress", None)
-    if not callable(probe):
-        raise NotMeasured(f"{subject.name} runs where Wind Tunnel cannot place an egress probe")
-    with started_mcps(subject.runtime, subject.pack.plans()):
-        report = probe()
-    evidence = {
-        "reached": dict(report.reached),
-        "default_route": report.default_route,
-        "expected_reachable": list(report.expected_reachable),
-        "expected_blocked": list(report.expected_blocked),
-    }
-    if not report.closed:
-        raise CheckFailed("the runtime's network is not closed: " + json.dumps(evidence["reached"]), evidence)
-    return evidence

@@ -1,15 +1,14 @@
-"""Checks on state and lifecycle: session affinity, reset isolation, reference seam, teardown, recovery."""
+"""Checks on state and lifecycle: session affinity, reset isolation, reference seam, teardown."""
 
 from __future__ import annotations
 
 import json
 import secrets
-import threading
 from typing import Any
 
 from windtunnel._canary.canary import run_reset_canary
-from windtunnel._conformance.model import CheckFailed, NotMeasured
-from windtunnel._conformance.subject import Subject, call, say, tools
+from windtunnel._conformance.model import CheckFailed
+from windtunnel._conformance.subject import Subject, say
 from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
 from windtunnel._trace.shapes import read_response
 from windtunnel.errors import WindTunnelError
@@ -76,7 +75,7 @@ def reference_capability(subject: Subject) -> dict[str, Any]:
                 raise CheckFailed(f"a case answered {answer!r} instead of its own script {text!r}")
     if handles[0] is handles[1]:
         raise CheckFailed("two reference cases got the same handle object")
-    leftover = _plain_answer(subject)
+    leftover = plain_answer(subject)
     if leftover in (golden, poison):
         raise CheckFailed(
             f"after teardown a plain handle still got a scripted answer {leftover!r}: the substitution survived"
@@ -84,7 +83,7 @@ def reference_capability(subject: Subject) -> dict[str, Any]:
     return {"after_teardown": leftover}
 
 
-def _plain_answer(subject: Subject) -> str | None:
+def plain_answer(subject: Subject) -> str | None:
     """What an ordinary (non-reference) handle answers now; a refusal from the model seam is None."""
     with started_mcps(subject.runtime, []) as mcps:
         handle = subject.runtime.provision(with_mcp_specs(AgentConfig(), mcps), list(mcps))
@@ -123,26 +122,3 @@ def _case(text: str) -> Any:
     from windtunnel._scenario.model import ReferenceCase, ReferenceDecision
 
     return ReferenceCase(name="teardown", kind="golden", decisions=(ReferenceDecision(content=text),))
-
-
-def recovery(subject: Subject) -> dict[str, Any]:
-    """Kill the runtime mid-run, run again: a new provision recovers and answers correctly."""
-    with subject.scripted([tools(call("echo", n=1)), say("unreachable")]) as session:
-        kill = getattr(session.handle, "kill", None)
-        if not callable(kill):
-            raise NotMeasured(f"{subject.name}'s handle cannot be killed from outside (no kill())")
-        timer = threading.Timer(0.05, kill)
-        timer.start()
-        try:
-            session.turn("Echo one.")
-            died = "the killed turn still answered (the kill came too late)"
-        except WindTunnelError as exc:
-            died = str(exc).splitlines()[0]
-        timer.join()
-    with subject.scripted([tools(call("lookup", key="alpha")), say("recovered")]) as session:
-        answer = session.turn("Read note alpha.").read.content
-    if answer != "recovered":
-        raise CheckFailed(
-            f"after the kill, a fresh provision answered {answer!r} instead of 'recovered'", {"kill": died}
-        )
-    return {"kill": died, "after": answer}

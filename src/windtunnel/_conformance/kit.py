@@ -13,7 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from windtunnel._conformance import checks_calls, checks_config, checks_state
+from windtunnel._conformance import (
+    checks_calls,
+    checks_config,
+    checks_evidence,
+    checks_recovery,
+    checks_state,
+)
 from windtunnel._conformance.model import CheckFailed, CheckResult, CheckStatus, NotMeasured
 from windtunnel._conformance.subject import Subject
 from windtunnel.errors import RuntimeFault, UnsupportedConfigError
@@ -47,6 +53,13 @@ CHECKS: tuple[Check, ...] = (
         checks_calls.raw_tool_call_shapes,
     ),
     Check(
+        "tool_call_ids",
+        "tool results answer their calls",
+        "seed 002 'Surface intermediate tool calls' (the loop's tool results, each answering the model's "
+        "tool_call_id) and the OpenAI chat-completions wire shape the runtime speaks to the model",
+        checks_calls.tool_call_ids,
+    ),
+    Check(
         "session_affinity",
         "session affinity",
         "seed 002 'Multi-turn scenarios call send() repeatedly with the same session_id; your platform's session "
@@ -68,6 +81,13 @@ CHECKS: tuple[Check, ...] = (
         checks_config.sampling,
     ),
     Check(
+        "config_reaches_model",
+        "declared config reaches the model",
+        "seed 002 provision(): 'config: AgentConfig — the agent's identity and knobs... Your runtime "
+        "interprets these for your platform' (system_prompt, model, mcp_servers)",
+        checks_config.config_reaches_model,
+    ),
+    Check(
         "unsupported_config",
         "unsupported config fields raise",
         "seed 002 'Unsupported fields should raise loudly, not silently no-op'",
@@ -77,7 +97,7 @@ CHECKS: tuple[Check, ...] = (
         "rendered_prompt_and_usage",
         "rendered prompt and usage captured",
         "seed 002 'Turn.rendered_prompt and its auto-computed hash' and 'Per-call usage'",
-        checks_config.rendered_prompt_and_usage,
+        checks_evidence.rendered_prompt_and_usage,
     ),
     Check(
         "reference_capability",
@@ -96,13 +116,13 @@ CHECKS: tuple[Check, ...] = (
         "recovery",
         "recovery after a kill",
         "seed 002 checklist 'Kill the bench mid-run; rerun — proves teardown()/provision() recover from dirty state'",
-        checks_state.recovery,
+        checks_recovery.recovery,
     ),
     Check(
         "egress_closed",
         "egress closed",
         "DESIGN.md 'The runtime under test gets no route out: only the gateway and its mocks'",
-        checks_config.egress_closed,
+        checks_evidence.egress_closed,
     ),
 )
 CHECK_IDS: tuple[str, ...] = tuple(check.id for check in CHECKS)

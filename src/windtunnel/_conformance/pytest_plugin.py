@@ -32,6 +32,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "under runtimes/)",
     )
     group.addoption("--wt-results", default=None, metavar="DIR", help="write each check result as JSON here")
+    group.addoption(
+        "--wt-requirements",
+        default=None,
+        metavar="VERSION",
+        help="judge with this requirement set (default: requirement_set of the project's [tool.windtunnel])",
+    )
 
 
 def selected_runtimes(config: pytest.Config) -> list[str]:
@@ -106,10 +112,14 @@ def wt_run_check(wt_subjects: _Subjects, request: pytest.FixtureRequest) -> Call
 
 @pytest.fixture(scope="module")
 def wt_suite(request: pytest.FixtureRequest) -> Any:
-    """The suite's data next to the test file asking for it (requirements/, poisons.toml, ...)."""
+    """The suite's data next to the test file asking for it (requirements/, poisons.toml, ...), judged with
+    the project's requirement set, as `wt certify` judges."""
+    from windtunnel._config import load_settings
     from windtunnel._conformance.suite import Suite
 
-    return Suite.load(Path(str(request.path)).parent)
+    directory = Path(str(request.path)).parent
+    version = request.config.getoption("--wt-requirements") or load_settings(directory).requirement_set
+    return Suite.load(directory, str(version))
 
 
 @pytest.fixture

@@ -64,35 +64,102 @@ def load_requirement_set(directory: Path, version: str) -> RequirementSet:
     )
 
 
+LATEST_REQUIREMENT_SET = "2"
+
+
+def known_runtimes(directory: Path) -> frozenset[str]:
+    """Runtimes a suite may name: every runtime.toml under the project's runtimes/ (the directory next to
+    the suite's), and every runtime registered under the `windtunnel.runtimes` entry-point group."""
+    from windtunnel._drivers.plugin import runtime_manifests
+    from windtunnel._runtimes.registry import available_runtimes
+
+    manifests = runtime_manifests(directory.resolve().parent)
+    return frozenset(m.name for m in manifests) | frozenset(available_runtimes())
+
+
+def _named(path: Path, where: str, runtime: str, check: str, runtimes: frozenset[str]) -> None:
+    """Refuse an entry that names a check or a runtime that does not exist: it could never match."""
+    if check not in CHECK_IDS:
+        raise ConfigFileError(
+            f"{path}: {where} names unknown check {check!r}",
+            hint=f"use ids from {list(CHECK_IDS)}",
+            path=str(path),
+            field=where,
+        )
+    if runtime not in runtimes:
+        raise ConfigFileError(
+            f"{path}: {where} names unknown runtime {runtime!r}",
+            hint=f"use a runtime under runtimes/ or a registered one: {sorted(runtimes)}",
+            path=str(path),
+            field=where,
+        )
+
+
+def _expected_failures(path: Path, runtimes: frozenset[str]) -> dict[tuple[str, str], str]:
+    expected: dict[tuple[str, str], str] = {}
+    for index, entry in enumerate(_read(path).get("expected", [])):
+        runtime, check = str(entry.get("runtime", "")), str(entry.get("check", ""))
+        reason = str(entry.get("reason", "")).strip()
+        if not reason:
+            raise ConfigFileError(
+                f"{path}: the entry for {runtime}/{check} has no reason",
+                hint="every expected failure says why",
+                path=str(path),
+                field="reason",
+            )
+        _named(path, f"expected[{index}]", runtime, check, runtimes)
+        expected[(runtime, check)] = reason
+    return expected
+
+
+def _poisons(path: Path, runtimes: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    """poisons.toml's [catches]: each poison runtime -> the check it must fail, or a list of them."""
+    caught_by: dict[str, tuple[str, ...]] = {}
+    for runtime, value in _read(path).get("catches", {}).items():
+        checks = tuple(str(v) for v in value) if isinstance(value, list) else (str(value),)
+        if not checks:
+            raise ConfigFileError(
+                f"{path}: {runtime} names no check",
+                hint="name the check it must fail",
+                path=str(path),
+                field=runtime,
+            )
+        for check in checks:
+            _named(path, str(runtime), str(runtime), check, runtimes)
+        caught_by[str(runtime)] = checks
+    return caught_by
+
+
 @dataclass(frozen=True, slots=True)
 class Suite:
+    """`poisons` maps each poison to the check it is named for; `caught_by` to every check it must fail
+    (that one first; more when its fault breaks another check's requirement too, as hiding calls does)."""
+
     requirements: RequirementSet
     poisons: Mapping[str, str] = field(default_factory=dict)
     expected_failures: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    caught_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, directory: Path, version: str = "1") -> Suite:
+    def load(
+        cls,
+        directory: Path,
+        version: str = LATEST_REQUIREMENT_SET,
+        *,
+        runtimes: frozenset[str] | None = None,
+    ) -> Suite:
+        """The suite in `directory`; poisons and expected failures must name existing checks and runtimes
+        (`runtimes`, by default `known_runtimes(directory)`)."""
         requirements = load_requirement_set(directory, version)
-        poisons = dict(_read(directory / "poisons.toml").get("catches", {}))
-        for runtime, check in poisons.items():
-            if check not in CHECK_IDS:
-                raise ConfigFileError(
-                    f"{directory / 'poisons.toml'}: {runtime} names unknown check {check!r}",
-                    hint=f"use ids from {list(CHECK_IDS)}",
-                    field=runtime,
-                )
-        expected: dict[tuple[str, str], str] = {}
-        for entry in _read(directory / "expected_failures.toml").get("expected", []):
-            reason = str(entry.get("reason", "")).strip()
-            if not reason:
-                raise ConfigFileError(
-                    f"{directory / 'expected_failures.toml'}: the entry for {entry.get('runtime')}/{entry.get('check')} "
-                    "has no reason",
-                    hint="every expected failure says why",
-                    field="reason",
-                )
-            expected[(str(entry["runtime"]), str(entry["check"]))] = reason
-        return cls(requirements=requirements, poisons=poisons, expected_failures=expected)
+        known = known_runtimes(directory) if runtimes is None else runtimes
+        caught_by = _poisons(directory / "poisons.toml", known)
+        expected = _expected_failures(directory / "expected_failures.toml", known)
+        return cls(
+            requirements=requirements,
+            poisons={runtime: checks[0] for runtime, checks in caught_by.items()},
+            expected_failures=expected,
+            caught_by=caught_by,
+        )
 
     def is_poison(self, runtime: str) -> bool:
         return runtime in self.poisons
@@ -102,9 +169,12 @@ class Suite:
             return Judgement(
                 False, "no harness error", f"Wind Tunnel itself failed while checking {check} on {runtime}"
             )
-        named = self.poisons.get(runtime)
-        if named is not None:
-            if check == named:
+        caught_by = self.caught_by.get(runtime) or (
+            (self.poisons[runtime],) if runtime in self.poisons else None
+        )
+        if caught_by is not None:
+            named = " and ".join(caught_by)
+            if check in caught_by:
                 ok = status is CheckStatus.FAILURE
                 return Judgement(
                     ok,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from windtunnel.api import MockServer, Pack, Scenario, Tool, ToolError, mock_state_probe
@@ -21,6 +22,16 @@ def _store(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
 def _echo(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
     state["echoes"] += 1
     return {"echo": arguments}
+
+
+PAUSE_CAP_S = 10.0
+
+
+def _pause(_state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    # Blocks this mock on purpose: the recovery check kills the runtime while it waits for the answer.
+    seconds = min(float(arguments.get("seconds", 1.0)), PAUSE_CAP_S)
+    time.sleep(max(seconds, 0.0))
+    return {"paused": seconds}
 
 
 def notes_server() -> MockServer:
@@ -49,6 +60,12 @@ def notes_server() -> MockServer:
                 description="Echo the arguments back.",
                 input_schema={"type": "object"},
                 handler=_echo,
+            ),
+            Tool(
+                name="pause",
+                description="Wait a few seconds, then answer.",
+                input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}},
+                handler=_pause,
             ),
         ],
         {"notes": {"alpha": "first note"}, "echoes": 0},

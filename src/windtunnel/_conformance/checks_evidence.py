@@ -1,0 +1,136 @@
+"""Checks on the evidence a run leaves and the box it runs in: rendered prompt and usage captured, egress
+closed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from windtunnel._conformance.containers import attachments, run_view, runtime_containers
+from windtunnel._conformance.evidence import raise_for_run_error
+from windtunnel._conformance.model import CheckFailed, NotMeasured
+from windtunnel._conformance.subject import Subject, call, say, tools
+from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
+from windtunnel._trace.models import ModelCall, Trace
+from windtunnel.spi.agent_runtime import AgentConfig
+
+USAGE_FIELDS = ("prompt_tokens", "completion_tokens")
+
+
+def rendered_prompt_and_usage(subject: Subject) -> dict[str, Any]:
+    """Each turn's rendered prompt is captured and hashed; usage is reported, normalised per model call, and
+    equals what the gateway served: per call, or summed over the turn when the runtime reports one entry."""
+    scenario = subject.pack.scenario("two_step")
+    decisions = [
+        tools(call("lookup", key="alpha")),
+        tools(call("store", key="beta", value="first note")),
+        say("copied"),
+    ]
+    with subject.scripted(decisions) as session:
+        subject.needs_model_evidence(session)
+        trace = session.run(scenario).trace
+    raise_for_run_error(trace)
+    if not trace.turns:
+        raise CheckFailed("the run produced no turn")
+    turn = trace.turns[0]
+    requests = trace.model_requests or []
+    evidence: dict[str, Any] = {
+        "model_calls": [c.model_dump() for c in trace.model_calls or []],
+        "requests": len(requests),
+        "served": [r.get("usage") for r in requests],
+    }
+    if turn.rendered_prompt is None:
+        raise CheckFailed("no rendered prompt was captured for the turn", evidence)
+    digest = "sha256:" + hashlib.sha256(turn.rendered_prompt.encode()).hexdigest()
+    if turn.rendered_prompt_hash != digest:
+        raise CheckFailed("the rendered prompt's hash does not match the prompt", evidence)
+    if turn.usage is None or trace.model_calls is None:
+        raise CheckFailed("the runtime reported no usage for the turn (usage stays unknown)", evidence)
+    problem = _usage_problem(trace, requests)
+    if problem is not None:
+        raise CheckFailed(problem, evidence)
+    return {**evidence, "rendered_prompt_hash": digest}
+
+
+def _usage_problem(trace: Trace, requests: Sequence[dict[str, Any]]) -> str | None:
+    calls = trace.model_calls or []
+    served = [r.get("usage") or {} for r in requests]
+    if len(calls) == len(served):
+        wrong = [i for i, (c, s) in enumerate(zip(calls, served, strict=True)) if _differs(c, s)]
+        return f"reported usage differs from what the model served on call(s) {wrong}" if wrong else None
+    if len(calls) != len(trace.turns):
+        return f"{len(calls)} usage entries for {len(served)} model calls in {len(trace.turns)} turn(s)"
+    # One aggregate entry per turn: it must be the sum of what the gateway served during that turn.
+    for turn, reported in zip(trace.turns, calls, strict=True):
+        summed = _summed([r.get("usage") or {} for r in requests if r.get("turn") == turn.index])
+        if _differs(reported, summed):
+            return (
+                f"turn {turn.index} reports usage {_counts(reported)} but the gateway served {summed} over its "
+                "model calls: report per-call usage (usage.calls) or the exact sum"
+            )
+    return None
+
+
+def _summed(usages: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    total: dict[str, Any] = {}
+    for field in USAGE_FIELDS:
+        values = [u.get(field) for u in usages]
+        total[field] = sum(values) if values and all(isinstance(v, int) for v in values) else None
+    return total
+
+
+def _counts(call_: ModelCall) -> dict[str, Any]:
+    return {field: getattr(call_, field) for field in USAGE_FIELDS}
+
+
+def _differs(reported: ModelCall, served: dict[str, Any]) -> bool:
+    return any(
+        served.get(field) is not None and getattr(reported, field) != served.get(field)
+        for field in USAGE_FIELDS
+    )
+
+
+def egress_closed(subject: Subject) -> dict[str, Any]:
+    """From the runtime's network, the gateway and its mocks answer and nothing outside does; and each
+    runtime container is attached to the run's internal network only."""
+    probe = getattr(subject.runtime, "probe_egress", None)
+    view = run_view(subject.runtime)
+    if not callable(probe) or view is None:
+        raise NotMeasured(f"{subject.name} runs where Wind Tunnel cannot place an egress probe or inspect it")
+    with started_mcps(subject.runtime, subject.pack.plans()) as mcps:
+        report = probe()
+        attached = _attachments_while_running(subject, mcps, view)
+    evidence = {
+        "reached": dict(report.reached),
+        "default_route": report.default_route,
+        "expected_reachable": list(report.expected_reachable),
+        "expected_blocked": list(report.expected_blocked),
+        "run_network": view.network,
+        "attached": attached,
+    }
+    if not report.closed:
+        raise CheckFailed("the runtime's network is not closed: " + json.dumps(evidence["reached"]), evidence)
+    for name, networks in attached.items():
+        if networks != {view.network: True}:
+            raise CheckFailed(
+                f"runtime container {name} is attached to {networks} (network: internal?); it must be on the "
+                f"run's internal network {view.network} only",
+                evidence,
+            )
+    return evidence
+
+
+def _attachments_while_running(
+    subject: Subject, mcps: Sequence[Any], view: Any
+) -> dict[str, dict[str, bool]]:
+    """Provision an ordinary handle and inspect every runtime container of the run while it runs."""
+    handle = subject.runtime.provision(with_mcp_specs(AgentConfig(), mcps), list(mcps))
+    try:
+        found = runtime_containers(view)
+        if not found:
+            raise CheckFailed(f"{subject.name} was provisioned but the run shows no runtime container")
+        return {name: attachments(view, container) for name, container in found.items()}
+    finally:
+        safe_teardown(handle, subject.name)

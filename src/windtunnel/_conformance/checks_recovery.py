@@ -1,0 +1,130 @@
+"""The recovery check: kill the runtime mid-turn, then prove that nothing stale is left and a fresh
+provision runs a clean, passing run."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from windtunnel._conformance.checks_state import plain_answer
+from windtunnel._conformance.containers import run_view, runtime_containers
+from windtunnel._conformance.evidence import raise_for_run_error
+from windtunnel._conformance.model import CheckFailed, NotMeasured
+from windtunnel._conformance.subject import Subject, call, say, tools
+from windtunnel._runner.evidence import drain_model_requests
+from windtunnel.errors import RuntimeUnavailableError
+from windtunnel.spi.agent_runtime import AgentHandle
+
+PAUSE_S = 5.0  # the kit's `pause` tool holds the turn this long: the kill lands while it waits
+FIRST_CALL_TIMEOUT_S = 60.0
+DEATH_TIMEOUT_S = 60.0
+POLL_S = 0.02
+LEFTOVER = "unreachable"  # the killed case's last scripted answer: a plain handle must never get it
+
+
+@dataclass(slots=True)
+class Killed:
+    """How the killed turn ended: an answer (the kill came too late) or the error it raised."""
+
+    answered: bool = False
+    error: BaseException | None = None
+    killed_after_model_calls: int = 0
+
+
+def recovery(subject: Subject) -> dict[str, Any]:
+    """Kill the runtime while a turn waits on a tool: the turn fails as RuntimeUnavailable, no script or
+    container is left behind, and a new provision runs the kit's scenario and passes."""
+    view = run_view(subject.runtime)
+    before = set(runtime_containers(view)) if view is not None else set()
+    with subject.scripted([tools(call("pause", seconds=PAUSE_S)), say(LEFTOVER)]) as session:
+        kill = getattr(session.handle, "kill", None)
+        if not callable(kill):
+            raise NotMeasured(f"{subject.name}'s handle cannot be killed from outside (no kill())")
+        subject.needs_model_evidence(session)
+        killed = _kill_mid_turn(session.handle, kill)
+    evidence: dict[str, Any] = {
+        "killed_after_model_calls": killed.killed_after_model_calls,
+        "kill": "answered"
+        if killed.answered
+        else f"{type(killed.error).__name__}: {killed.error}".splitlines()[0],
+    }
+    if killed.answered:
+        raise NotMeasured(
+            "the killed turn still answered (the kill came too late): recovery was not measured"
+        )
+    if not isinstance(killed.error, RuntimeUnavailableError):
+        raise CheckFailed(
+            f"the killed turn failed with {evidence['kill']}; a runtime that died mid-turn must surface as "
+            "RuntimeUnavailableError, so the run is never scored",
+            evidence,
+        )
+    _no_leftovers(subject, view, before, evidence)
+    evidence["after"] = _clean_run(subject)
+    return evidence
+
+
+def _kill_mid_turn(handle: AgentHandle, kill: Callable[[], None]) -> Killed:
+    """Send a turn and kill the runtime as soon as the gateway has served its first model call."""
+    killed = Killed()
+    drain_model_requests(handle)
+
+    def send() -> None:
+        try:
+            handle.send([{"role": "user", "content": "Pause, then answer."}], "wt-kit-recovery")
+            killed.answered = True
+        except BaseException as exc:  # noqa: BLE001 - how the turn died is the evidence
+            killed.error = exc
+
+    turn = threading.Thread(target=send, name="wt-kit-recovery", daemon=True)
+    turn.start()
+    deadline = time.monotonic() + FIRST_CALL_TIMEOUT_S
+    while turn.is_alive() and time.monotonic() < deadline:
+        seen = drain_model_requests(handle) or []
+        killed.killed_after_model_calls += len(seen)
+        if seen:
+            break
+        time.sleep(POLL_S)
+    if turn.is_alive():
+        kill()
+    turn.join(DEATH_TIMEOUT_S)
+    if turn.is_alive():
+        raise CheckFailed(
+            f"the killed runtime's turn neither failed nor answered within {DEATH_TIMEOUT_S:g}s"
+        )
+    return killed
+
+
+def _no_leftovers(subject: Subject, view: Any, before: set[str], evidence: dict[str, Any]) -> None:
+    """After the killed handle's teardown: no runtime container of it remains and its script is gone."""
+    if view is not None:
+        stale = sorted(set(runtime_containers(view)) - before)
+        evidence["stale_containers"] = stale
+        if stale:
+            raise CheckFailed(f"the killed runtime's container(s) {stale} survived its teardown", evidence)
+    else:
+        evidence["stale_containers"] = "not inspectable (the driver keeps no run stack)"
+    leftover = plain_answer(subject)
+    evidence["plain_answer_after_kill"] = leftover
+    if leftover == LEFTOVER:
+        raise CheckFailed(
+            "after the killed case's teardown a plain handle still got its scripted answer", evidence
+        )
+
+
+def _clean_run(subject: Subject) -> dict[str, Any]:
+    scenario = subject.pack.scenario("two_step")
+    decisions = [
+        tools(call("lookup", key="alpha")),
+        tools(call("store", key="beta", value="first note")),
+        say("copied"),
+    ]
+    with subject.scripted(decisions) as session:
+        result = session.run(scenario)
+    raise_for_run_error(result.trace)
+    outcome = {"passed": result.score.passed, "content": [turn.content for turn in result.trace.turns]}
+    if not result.score.passed:
+        raise CheckFailed(f"after the kill, a fresh provision's clean run did not pass: {outcome}", outcome)
+    return outcome

@@ -1,0 +1,159 @@
+"""The kit's checks over the real reference runtime on 127.0.0.1 (its own app, the gateway app, the kit's MCP
+mocks, bound by URL as another executor would start them): the correct runtime passes each check, and each
+poison fault of the runtime fails exactly the check named for it in the suite. No Docker needed."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import tomllib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from windtunnel._conformance.checks_config import kit_configs
+from windtunnel._conformance.kit import CHECK_IDS, check_by_id, run_check
+from windtunnel._conformance.model import CheckStatus
+from windtunnel._conformance.subject import Subject, kit_pack
+from windtunnel._conformance.suite import Suite
+from windtunnel._drivers.bound import BoundMock, BoundReferenceRuntime, BoundStack
+from windtunnel._drivers.manifest import load_manifest
+from windtunnel._gateway.app import create_app
+from windtunnel._gateway.script import ScriptMode
+from windtunnel._mcp.loopback import start_loopback, stop_loopback
+from windtunnel._net.server_thread import ServerThread
+from windtunnel._pipeline.container_plan import (
+    DEFAULT_MODEL,
+    GATEWAY_URL_FOR_AGENTS,
+    MockEndpoint,
+    profile_key,
+    runtime_env,
+)
+from windtunnel.spi.agent_runtime import AgentConfig
+
+REPO = Path(__file__).resolve().parents[2]
+RUNTIME_DIR = REPO / "runtimes" / "reference"
+SUITE = Suite.load(REPO / "conformance", "2")
+
+
+def _fault(runtime: str) -> str | None:
+    """The WT_FAULT a poison manifest sets; None for a poison whose fault sits in its driver."""
+    manifest = tomllib.loads(
+        (RUNTIME_DIR / "poison" / runtime.removeprefix("reference-poison-") / "runtime.toml").read_text()
+    )
+    fault = manifest.get("env", {}).get("set", {}).get("WT_FAULT")
+    return str(fault) if fault and "driver" not in manifest else None
+
+
+# The poisons that are the runtime's own WT_FAULT branches run here; driver faults need containers.
+FAULTS = {fault: checks for name, checks in SUITE.caught_by.items() if (fault := _fault(name)) is not None}
+CHECKS = sorted(
+    {c for checks in FAULTS.values() for c in checks} | {"session_affinity", "reference_capability"}
+)
+
+
+def _reference_agent(name: str) -> Any:
+    if str(RUNTIME_DIR) not in sys.path:
+        sys.path.insert(0, str(RUNTIME_DIR))
+    return importlib.import_module(f"reference_agent.{name}")
+
+
+class _Stack:
+    """Gateway, mocks and one reference service per profile the kit provisions, with WT_FAULT set."""
+
+    def __init__(self, fault: str | None) -> None:
+        manifest = load_manifest(RUNTIME_DIR)
+        self.gateway = ServerThread(create_app(ScriptMode(), models=[DEFAULT_MODEL])).start()
+        self.mocks = start_loopback(kit_pack().plans())
+        self.servers: list[ServerThread] = [self.gateway]
+        runtimes = {}
+        configs = [AgentConfig(), *kit_configs(manifest.supported)]
+        for mcps in ([], [MockEndpoint(m.name, m.url) for m in self.mocks]):
+            for config in configs:
+                env = runtime_env(manifest, config, mcps, GATEWAY_URL_FOR_AGENTS)
+                local = {**env, "WT_MODEL_BASE_URL": f"{self.gateway.url}/v1", "WT_FAULT": fault or ""}
+                settings = _reference_agent("settings").Settings.from_env(local)
+                server = ServerThread(_reference_agent("app").create_app(settings)).start()
+                self.servers.append(server)
+                runtimes[profile_key(env)] = server.url
+        stack = BoundStack(
+            runtime="reference",
+            gateway=self.gateway.url,
+            mocks={
+                f"{m.plan.pack}/{m.plan.server}": BoundMock(url=m.url, admin=m.admin_url) for m in self.mocks
+            },
+            runtimes=runtimes,
+            images={},
+        )
+        self.runtime = BoundReferenceRuntime(manifest, stack, timeout_s=30.0)
+
+    def close(self) -> None:
+        self.runtime.close()
+        stop_loopback(self.mocks)
+        for server in self.servers:
+            server.stop()
+
+
+@pytest.fixture(scope="module")
+def stacks() -> Iterator[Callable[[str | None], BoundReferenceRuntime]]:
+    built: dict[str | None, _Stack] = {}
+
+    def get(fault: str | None) -> BoundReferenceRuntime:
+        if fault not in built:
+            built[fault] = _Stack(fault)
+        return built[fault].runtime
+
+    yield get
+    for stack in built.values():
+        stack.close()
+
+
+def _status(runtime: BoundReferenceRuntime, check: str) -> tuple[CheckStatus, str]:
+    subject = Subject(name="reference", runtime=runtime, supported=runtime.manifest.supported)
+    result = run_check(check_by_id(check), subject)
+    return result.status, result.detail
+
+
+def test_the_matrix_covers_the_new_poisons() -> None:
+    assert {
+        "sort_tool_calls",
+        "drop_tool_call_ids",
+        "ignore_system_prompt",
+        "cache_answers_across_reset",
+    } <= set(FAULTS)
+    assert set(CHECKS) <= set(CHECK_IDS)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_the_reference_runtime_passes(
+    stacks: Callable[[str | None], BoundReferenceRuntime], check: str
+) -> None:
+    status, detail = _status(stacks(None), check)
+    assert status is CheckStatus.SUCCESS, detail
+
+
+@pytest.mark.parametrize(("fault", "check"), sorted((f, c) for f, checks in FAULTS.items() for c in checks))
+def test_each_poison_fails_its_checks(
+    stacks: Callable[[str | None], BoundReferenceRuntime], fault: str, check: str
+) -> None:
+    status, detail = _status(stacks(fault), check)
+    assert status is CheckStatus.FAILURE, detail
+
+
+# A bound service outlives provisions (Docker starts a fresh container for each), so state a poison keeps
+# across reset also reaches the next check's runs here (a repeated prompt, a reused session id): these
+# poisons' "only their check" is proven by the Docker conformance suite.
+SHARED_SERVICE_LEAKS = {fault for fault, checks in FAULTS.items() if "reset_isolation" in checks}
+
+
+@pytest.mark.parametrize("fault", sorted(set(FAULTS) - SHARED_SERVICE_LEAKS))
+def test_each_poison_passes_the_other_checks(
+    stacks: Callable[[str | None], BoundReferenceRuntime], fault: str
+) -> None:
+    statuses = {other: _status(stacks(fault), other) for other in CHECKS if other not in FAULTS[fault]}
+    wrong = {
+        other: detail for other, (status, detail) in statuses.items() if status is not CheckStatus.SUCCESS
+    }
+    assert not wrong, wrong
