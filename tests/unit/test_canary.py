@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from windtunnel._mcp.client import call_tool
 from windtunnel.api import run_reset_canary
 from windtunnel.errors import UsageError
 from windtunnel.spi import AgentConfig, MCPHandle, Message, ReferenceCase
@@ -81,15 +82,108 @@ def test_hermetic_without_probe_is_a_usage_error() -> None:
         run_reset_canary(MemoryRuntime(wipes=True), AgentConfig(), probe_recall=False)
 
 
-def test_reference_capable_runtimes_get_scripted_replies() -> None:
-    seen: list[ReferenceCase] = []
+class LoopHandle:
+    """A small agent loop: each model call takes the next scripted decision and is logged as a model
+    request; tool calls go to the real (loopback) MCP mocks. `keeps` names what reset_state() forgets to
+    wipe: "tool_log" or "answers" (an answer cache by user text, shared by sessions)."""
 
-    class Scripted(MemoryRuntime):
-        def provision_reference(
-            self, config: AgentConfig, case: ReferenceCase, mcps: Any = None
-        ) -> MemoryHandle:
-            seen.append(case)
-            return self.handle
+    def __init__(self, case: ReferenceCase, mcps: list[MCPHandle], keeps: str | None) -> None:
+        self.decisions = list(case.decisions)
+        self.urls = {handle.name: handle.url for handle in mcps}
+        self.keeps = keeps
+        self.sessions: dict[str, list[str]] = {}
+        self.tool_log: list[dict[str, Any]] = []
+        self.answers: dict[str, Mapping[str, Any]] = {}
+        self.requests: list[dict[str, Any]] = []
 
-    assert not run_reset_canary(Scripted(wipes=True), AgentConfig()).leaked
-    assert seen[0].decisions[0].content == "Noted."
+    def send(self, messages: list[Message], session_id: str) -> Mapping[str, Any]:
+        text = messages[-1]["content"] or ""
+        if self.keeps == "answers" and text in self.answers:
+            return self.answers[text]
+        history = self.sessions.setdefault(session_id, [])
+        history.append(text)
+        calls: list[dict[str, Any]] = []
+        while True:
+            decision = self.decisions.pop(0)
+            self.requests.append({"messages": [{"role": "user", "content": t} for t in history]})
+            if not decision.tool_calls:
+                break
+            for tool in decision.tool_calls:
+                call_tool(self.urls["notes"], tool.name, dict(tool.arguments))
+                calls.append({"name": tool.name, "arguments": dict(tool.arguments)})
+                self.tool_log.append(calls[-1])
+        answer = {"content": decision.content, "tool_calls": calls}
+        self.answers[text] = answer
+        return answer
+
+    def model_requests(self) -> list[dict[str, Any]]:
+        taken, self.requests = self.requests, []
+        return taken
+
+    def reset_state(self) -> None:
+        self.sessions.clear()
+        if self.keeps != "tool_log":
+            self.tool_log.clear()
+        if self.keeps != "answers":
+            self.answers.clear()
+
+    def teardown(self) -> None:
+        return None
+
+
+class LoopRuntime:
+    def __init__(self, keeps: str | None = None) -> None:
+        self.keeps = keeps
+        self.handle: LoopHandle | None = None
+        self.cases: list[ReferenceCase] = []
+
+    def provision(self, config: AgentConfig, mcps: list[MCPHandle] | None = None) -> LoopHandle:
+        raise AssertionError("a reference-capable runtime is provisioned with its script")
+
+    def provision_reference(
+        self, config: AgentConfig, case: ReferenceCase, mcps: list[MCPHandle] | None = None
+    ) -> LoopHandle:
+        assert [spec.name for spec in config.mcp_servers] == ["notes"]
+        self.cases.append(case)
+        self.handle = LoopHandle(case, list(mcps or []), self.keeps)
+        return self.handle
+
+    def probe(self) -> Any:
+        runtime = self
+
+        class Probe:
+            def snapshot(self) -> Mapping[str, Any]:
+                assert runtime.handle is not None
+                return {"tool_log": list(runtime.handle.tool_log)}
+
+        return Probe()
+
+
+def test_a_clean_loop_passes_and_its_seed_went_through_a_tool() -> None:
+    runtime = LoopRuntime()
+    result = run_reset_canary(runtime, AgentConfig())
+    assert not result.leaked, result.detail
+    assert "repeated seed prompt reached the model" in result.detail
+    first = runtime.cases[0].decisions[0].tool_calls[0]
+    assert (first.name, dict(first.arguments)) == ("echo", {"canary": result.nonce})
+
+
+def test_tool_state_kept_across_reset_is_found_by_the_hermetic_probe() -> None:
+    runtime = LoopRuntime(keeps="tool_log")
+    result = run_reset_canary(runtime, AgentConfig(), probe_recall=False, state_probe=runtime.probe())
+    assert result.leaked and "'tool_log'" in result.detail
+
+
+def test_an_answer_cache_kept_across_reset_is_a_leak() -> None:
+    runtime = LoopRuntime(keeps="answers")
+    result = run_reset_canary(runtime, AgentConfig())
+    assert result.leaked
+    assert "answered without any model call: an answer cache survived the reset" in result.detail
+
+
+def test_hermetic_mode_sends_nothing_after_the_reset_even_with_a_cache() -> None:
+    runtime = LoopRuntime(keeps="answers")
+    result = run_reset_canary(runtime, AgentConfig(), probe_recall=False, state_probe=runtime.probe())
+    assert not result.leaked
+    assert runtime.handle is not None and not runtime.handle.requests
+    assert len(runtime.handle.decisions) == 3  # only the seed's two model calls were made

@@ -1,9 +1,13 @@
 """The reset canary (seed 002): seed a random nonce, reset, and look for it afterwards.
 
+The seed turn carries the nonce in the user message and, through the kit's `echo` tool, into a tool call
+and its result, so state a runtime keeps of its tools (call logs, indexed results) is seeded too.
+
 Recall mode (`probe_recall=True`): seed the nonce in one session, `reset_state()`, then ask a fresh
-session to recall it, and the seeded session once more. A nonce in an answer, or in any prompt the model
-was sent after the reset (when the handle hands over the gateway's log), proves a leak. A clean run is
-evidence, not proof, of isolation.
+session to recall it, the seeded session once more, and a second fresh session the very seed prompt
+again. A nonce in an answer, or in any prompt the model was sent after the reset (when the handle hands
+over the gateway's log), proves a leak; so does the repeated seed prompt being answered with no model call
+at all (an answer cache survived the reset). A clean run is evidence, not proof, of isolation.
 
 Hermetic mode (`probe_recall=False` with a StateProbe): seed, reset, then scan the probe's post-reset
 snapshot for the nonce. No send happens after the reset, so no live model is needed.
@@ -21,20 +25,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from windtunnel._runner.batch import safe_teardown
+from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
 from windtunnel._runner.evidence import drain_model_requests
-from windtunnel._scenario.model import ReferenceCase, ReferenceDecision
+from windtunnel._scenario.model import ReferenceCase, ReferenceDecision, ReferenceToolCall
 from windtunnel._trace.shapes import read_response
 from windtunnel.errors import ProbeError, UsageError
 from windtunnel.spi.agent_runtime import (
     AgentConfig,
     AgentHandle,
     AgentRuntime,
+    MCPHandle,
     ReferenceCapableAgentRuntime,
     StateProbe,
 )
 
-REPLIES = ("Noted.", "I have no code to recall.", "I have no code to recall.")
+NO_RECALL = "I have no code to recall."
+SEED_TOOL = "echo"  # the kit pack's tool that answers with its arguments: the nonce lands in a tool result
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,19 +65,32 @@ def seed_message(nonce: str) -> str:
 PROBE_MESSAGE = "Which canary code did I ask you to remember earlier? Reply with the canary code only."
 
 
+def script(nonce: str) -> tuple[ReferenceDecision, ...]:
+    """The model's replies for a reference-capable runtime: seed (a tool call, then a note), the two recall
+    probes, and the repeated seed prompt."""
+    seed = ReferenceDecision(tool_calls=(ReferenceToolCall(SEED_TOOL, {"canary": nonce}),))
+    noted = ReferenceDecision(content="Noted.")
+    refusal = ReferenceDecision(content=NO_RECALL)
+    return (seed, noted, refusal, refusal, noted)
+
+
 @contextmanager
-def _handle(runtime: AgentRuntime, config: AgentConfig) -> Iterator[AgentHandle]:
+def _handle(runtime: AgentRuntime, config: AgentConfig, nonce: str) -> Iterator[AgentHandle]:
+    from windtunnel._conformance.subject import kit_pack
+
+    with started_mcps(runtime, kit_pack().plans()) as mcps:
+        handle = _provision(runtime, with_mcp_specs(config, mcps), list(mcps), nonce)
+        try:
+            yield handle
+        finally:
+            safe_teardown(handle, "canary")
+
+
+def _provision(runtime: AgentRuntime, config: AgentConfig, mcps: list[MCPHandle], nonce: str) -> AgentHandle:
     if isinstance(runtime, ReferenceCapableAgentRuntime):
-        script = ReferenceCase(
-            name="reset-canary", kind="golden", decisions=tuple(ReferenceDecision(content=r) for r in REPLIES)
-        )
-        handle = runtime.provision_reference(config, script, [])
-    else:
-        handle = runtime.provision(config, [])
-    try:
-        yield handle
-    finally:
-        safe_teardown(handle, "canary")
+        case = ReferenceCase(name="reset-canary", kind="golden", decisions=script(nonce))
+        return runtime.provision_reference(config, case, mcps)
+    return runtime.provision(config, mcps)
 
 
 def _found(nonce: str, value: Any) -> bool:
@@ -92,7 +111,7 @@ def run_reset_canary(
         )
     nonce = new_nonce()
     seeded = f"wt-canary-seed-{nonce[-6:].lower()}"
-    with _handle(runtime, config or AgentConfig()) as handle:
+    with _handle(runtime, config or AgentConfig(), nonce) as handle:
         handle.reset_state()
         drain_model_requests(handle)
         handle.send([{"role": "user", "content": seed_message(nonce)}], seeded)
@@ -134,21 +153,40 @@ def _recall(nonce: str, handle: AgentHandle, seeded: str) -> CanaryResult:
         ("a fresh session", f"wt-canary-fresh-{nonce[-6:].lower()}"),
         ("the seeded session", seeded),
     ):
-        response = handle.send([{"role": "user", "content": PROBE_MESSAGE}], session)
-        content = read_response(response).content or ""
-        requests = drain_model_requests(handle)
+        content, requests = _turn(handle, PROBE_MESSAGE, session)
         evidence[session] = {"content": content, "model_requests": requests}
         if _found(nonce, content):
             findings.append(f"{label} recalled the nonce in its answer")
         if requests is not None and any(_found(nonce, r.get("messages")) for r in requests):
             findings.append(f"the model was sent the nonce again in {label} after the reset")
+    findings += _repeat_seed(nonce, handle, evidence)
     if findings:
         return CanaryResult(True, "; ".join(findings), nonce, "recall", evidence)
     observed = "answers and model prompts" if evidence[seeded]["model_requests"] is not None else "answers"
     return CanaryResult(
         False,
-        f"no trace of the nonce after the reset in the {observed} of both sessions",
+        f"no trace of the nonce after the reset in the {observed} of both sessions, and the repeated seed "
+        "prompt reached the model",
         nonce,
         "recall",
         evidence,
     )
+
+
+def _turn(handle: AgentHandle, text: str, session: str) -> tuple[str, list[dict[str, Any]] | None]:
+    response = handle.send([{"role": "user", "content": text}], session)
+    return read_response(response).content or "", drain_model_requests(handle)
+
+
+def _repeat_seed(nonce: str, handle: AgentHandle, evidence: dict[str, Any]) -> list[str]:
+    """The seed prompt once more, in another fresh session: after a reset it must reach the model (its own
+    text holds the nonce, so only whether the model was called says anything)."""
+    session = f"wt-canary-repeat-{nonce[-6:].lower()}"
+    content, requests = _turn(handle, seed_message(nonce), session)
+    evidence[session] = {"content": content, "model_requests": requests}
+    if requests is not None and not requests:
+        return [
+            "the seed prompt, sent again in a fresh session after the reset, was answered without any model "
+            "call: an answer cache survived the reset"
+        ]
+    return []

@@ -1,8 +1,9 @@
 """`wt doctor`: bring-up diagnostics for one runtime, then the reset canary.
 
 Steps, in order, each reported as it ends: engine (containerised runtimes), build (images, stack),
-tools (every mock of the packs lists its tools over MCP), reset (a provisioned handle wipes), canary
-(seed, reset, recall). Healthy only when every step passed.
+tools (every mock of the packs lists its tools, and a reference-capable runtime calls one of each through
+its own tool wiring: see doctor_tools), reset (a provisioned handle wipes), canary (seed, reset, recall).
+Healthy only when every step passed.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from windtunnel._canary.canary import run_reset_canary
+from windtunnel._canary.doctor_tools import tools_step
 from windtunnel._packs.pack import Pack
 from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
 from windtunnel._runtimes.registry import LoadedPlugin, build_runtime
 from windtunnel.errors import WindTunnelError
-from windtunnel.spi.agent_runtime import AgentConfig, AgentRuntime, MCPHandle
+from windtunnel.spi.agent_runtime import AgentConfig, AgentRuntime
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +75,7 @@ def diagnose(loaded: LoadedPlugin, packs: Sequence[Pack], on_step: Callable[[Ste
             runtime = build_runtime(loaded)
             detail.append(f"built {type(runtime).__name__}")
         with _step(report, "tools", on_step) as detail:
-            detail.extend(_tools(runtime, packs))
+            detail.extend(tools_step(runtime, packs))
         with _step(report, "reset", on_step) as detail:
             _reset(runtime)
             detail.append("reset_state() answered")
@@ -89,31 +91,6 @@ def diagnose(loaded: LoadedPlugin, packs: Sequence[Pack], on_step: Callable[[Ste
         if callable(close):
             close()
     return report
-
-
-def _tool_names(handle: MCPHandle) -> list[str]:
-    tools = getattr(handle, "tools", None)
-    if callable(tools):
-        return [tool["name"] for tool in tools()]
-    from windtunnel._mcp.client import list_tools
-
-    base = getattr(handle, "admin_url", None)
-    url = f"{base}/mcp" if base else handle.url
-    return [str(tool["name"]) for tool in list_tools(url)]
-
-
-def _tools(runtime: AgentRuntime, packs: Sequence[Pack]) -> list[str]:
-    lines = []
-    for pack in packs:
-        with started_mcps(runtime, pack.plans()) as mcps:
-            for handle in mcps:
-                names = _tool_names(handle)
-                if not names:
-                    raise WindTunnelError(
-                        f"{pack.name}/{handle.name} lists no tools", hint="check the pack's mcp_servers"
-                    )
-                lines.append(f"{pack.name}/{handle.name}: {', '.join(names)}")
-    return lines or ["no pack declares MCP mocks"]
 
 
 def _reset(runtime: AgentRuntime) -> None:
