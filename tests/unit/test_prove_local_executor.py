@@ -32,9 +32,10 @@ def test_golden_passes_and_the_control_fails_each_on_fresh_fixtures(tmp_path: Pa
     assert trace["reference_case"] == "charge-everything" and trace["runtime"] == "prove-local"
 
 
-def test_the_effect_tells_runs_apart_only_by_what_a_gate_can_observe() -> None:
+def test_the_effect_tells_runs_apart_by_what_they_did() -> None:
     pack = load_pack(str(FIXTURES / "shop"))
-    scenario = pack.scenario("charge_basket")
+    blind = dataclasses.replace(pack, state_probe_factory=None)  # no world state: calls alone must tell
+    scenario = blind.scenario("charge_basket")
     golden = scenario.case("charge-everything")
     wrong_lookup = ReferenceCase(
         name="wrong-lookup",
@@ -45,8 +46,11 @@ def test_the_effect_tells_runs_apart_only_by_what_a_gate_can_observe() -> None:
         ),
     )
     run = LocalCaseRunner()
-    assert run(pack, scenario, wrong_lookup).effect == run(pack, scenario, golden).effect
-    assert run(pack, scenario, scenario.case("charge-tea-only")).effect != run(pack, scenario, golden).effect
+    assert run(blind, scenario, golden).effect == run(blind, scenario, golden).effect  # when is not what
+    assert run(blind, scenario, wrong_lookup).effect != run(blind, scenario, golden).effect
+    assert (
+        run(blind, scenario, scenario.case("charge-tea-only")).effect != run(blind, scenario, golden).effect
+    )
 
 
 def test_an_invalid_run_is_reported_as_an_error_not_a_gate_result() -> None:
