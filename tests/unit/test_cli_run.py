@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -135,29 +136,130 @@ def test_pre_run_and_post_run_once_even_on_abort(tmp_path: Path) -> None:
     assert log.read_text().splitlines() == ["pre 5", "post"]
 
 
+def in_flight(tmp: Path, *args: str, limit: str) -> int:
+    """The most sends the counting runtime saw in flight at once during one sweep."""
+    log = tmp / f"in_flight-{limit}-{len(args)}.txt"
+    done = wt(
+        "run",
+        "--runtime",
+        "plugins.cli_plugins:CountingPlugin",
+        *args,
+        env={"CONCURRENCY_LIMIT": limit, "IN_FLIGHT_LOG": str(log)},
+        tmp=tmp,
+    )
+    assert done.returncode == 1, done.stderr  # the counting runtime answers "done", failing the gates
+    assert len(list((tmp / "runs").rglob("*.score.json"))) >= 5
+    return int(log.read_text())
+
+
 def test_concurrency_never_exceeds_the_plugin_limit(tmp_path: Path) -> None:
+    concurrent = ("--scheduler", "concurrent", "--max-concurrency", "8")
+    assert in_flight(tmp_path, *concurrent, limit="2") == 2  # capped by the plugin, and reached
+    assert in_flight(tmp_path, *concurrent, limit="1") == 1
+    assert in_flight(tmp_path, "--scheduler", "concurrent", "--max-concurrency", "3", limit="none") == 3
+    assert in_flight(tmp_path, "--max-concurrency", "8", limit="none") == 1  # serial is one at a time
+
+
+def report_and_ledger(tmp: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], ET.Element, str]:
+    out = tmp / "r.xml"
+    done = wt(
+        "run", *args, "--format", "junit", "--out", str(out), env={"HOOK_LOG": str(tmp / "h.log")}, tmp=tmp
+    )
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    ledger = (tmp / "runs" / "ledger.jsonl").read_text().splitlines()
+    assert len(ledger) == 1
+    return done, ET.parse(out).getroot(), ledger[0]
+
+
+def errors_of(report: ET.Element) -> dict[str, str]:
+    return {
+        f"{case.get('classname')}/{case.get('name')}": error.get("message", "")
+        for case in report.iter("testcase")
+        for error in case.findall("error")
+    }
+
+
+def test_a_mock_factory_that_raises_errors_its_runs_and_the_sweep_goes_on(tmp_path: Path) -> None:
+    broken = str(FIXTURES / "packs" / "broken_factory")
+    done, report, ledger = report_and_ledger(
+        tmp_path, "--runtime", "in_memory", "--pack", broken, "--pack", "artifacts"
+    )
+    message = "error (setup): pack 'broken_factory': mcp_servers['ledger'] raised FileNotFoundError"
+    assert errors_of(report) == {"broken_factory/reads_the_ledger[0]": message + ": fixtures/ledger.json"}
+    assert "pack 'broken_factory': mcp_servers['ledger'] raised" in done.stderr
+    passed = [
+        case
+        for case in report.iter("testcase")
+        if case.get("classname") == "artifacts"
+        and case.find("error") is None
+        and case.find("failure") is None
+    ]
+    assert len(passed) == 2  # the other pack still ran, and passed
+    assert '"errors": 1' in ledger and '"passed": 2' in ledger
+    (trace,) = (tmp_path / "runs").rglob("broken_factory/reads_the_ledger/*.trace.json")
+    assert '"kind": "setup"' in trace.read_text() and '"cause": "PackError"' in trace.read_text()
+
+
+def test_provision_that_raises_errors_every_run_with_the_cause(tmp_path: Path) -> None:
+    done, report, ledger = report_and_ledger(
+        tmp_path, "--runtime", "plugins.cli_plugins:refusing", "--pack", "support_desk"
+    )
+    errors = errors_of(report)
+    assert len(errors) == 3 and set(errors.values()) == {
+        "error (runtime): runtime 'plugins.cli_plugins:refusing': provision() raised ConnectionRefusedError: "
+        "backend at 127.0.0.1:9 refused the connection"
+    }
+    assert '"errors": 3' in ledger and "provision() raised ConnectionRefusedError" in done.stderr
+
+
+def test_pre_run_that_raises_errors_every_run_naming_plugin_and_hook(tmp_path: Path) -> None:
+    env_abort = {"HOOK_ABORT": "1"}
+    out = tmp_path / "r.xml"
     done = wt(
         "run",
         "--runtime",
         "plugins.cli_plugins:hooks",
-        "--scheduler",
-        "concurrent",
-        "--max-concurrency",
-        "8",
+        "--pack",
+        "support_desk",
         "--format",
-        "json",
-        env={"HOOK_LOG": str(tmp_path / "h.log")},
+        "junit",
+        "--out",
+        str(out),
+        env={"HOOK_LOG": str(tmp_path / "h.log"), **env_abort},
         tmp=tmp_path,
     )
-    assert done.returncode == 1  # the hooks runtime answers "done", which fails the bundled gates
-    from windtunnel._runner.sweep import SweepOptions, effective_concurrency
-    from windtunnel.spi import AgentConfig
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    named = "runtime plugin 'plugins.cli_plugins:hooks': pre_run() raised RuntimeError: abort in pre_run"
+    assert named in done.stderr
+    errors = errors_of(ET.parse(out).getroot())
+    assert len([name for name in errors if name.startswith("support_desk/")]) == 3
+    assert all(named in errors[name] for name in errors if name.startswith("support_desk/"))
+    assert errors["sweep/problem[0]"] == named
+    assert (tmp_path / "h.log").read_text().splitlines() == ["pre 3", "post"]  # post_run still ran
+    ledger = (tmp_path / "runs" / "ledger.jsonl").read_text()
+    assert '"errors": 3' in ledger and "pre_run() raised" in ledger
 
-    options = SweepOptions(
-        config=AgentConfig(), out_root=tmp_path, lock_dir=tmp_path, scheduler="concurrent", max_concurrency=8
+
+def test_post_run_that_raises_is_a_sweep_problem_and_fails_it(tmp_path: Path) -> None:
+    done = wt(
+        "run",
+        "--runtime",
+        "plugins.cli_plugins:failing_post_run",
+        "--pack",
+        "artifacts",
+        "--format",
+        "json",
+        env={"HOOK_LOG": str(tmp_path / "h.log"), "HOOK_ANSWER": "artifact complete"},
+        tmp=tmp_path,
     )
-    assert effective_concurrency(options, 2) == 2
-    assert effective_concurrency(options, None) == 8
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    report = json.loads(done.stdout)
+    named = "runtime plugin 'plugins.cli_plugins:failing_post_run': post_run() raised RuntimeError"
+    assert len(report["problems"]) == 1 and report["problems"][0].startswith(named)
+    assert report["runs"] and all(run["status"] != "error" for run in report["runs"])
+    ledger = (tmp_path / "runs" / "ledger.jsonl").read_text()
+    assert "could not remove the test containers" in ledger
 
 
 def test_second_sweep_queues_on_the_machine_wide_lock(tmp_path: Path) -> None:

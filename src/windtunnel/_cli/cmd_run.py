@@ -23,7 +23,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "run",
         help="run scenarios against a runtime and grade them",
         description="Run the selected scenarios against a runtime. Exit 0 when every run passed its gate, "
-        "1 when any failed or errored, 2 on bad input.",
+        "1 when any failed or errored (a pack that could not be set up, a provision(), pre_run() or "
+        "post_run() that raised: those runs are ERROR, and the report and ledger are still written), "
+        "2 on bad input.",
     )
     parser.add_argument(
         "--runtime", required=True, metavar="NAME", help="registered runtime name or module:attr"
@@ -62,7 +64,7 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
     sweep = run_sweep(loaded, selected, options)
     _ledger(runs_dir, sweep, args)
     emit(_render(sweep, args.format, runs_dir), args.out)
-    return 0 if sweep.results and all(r.score.passed for r in sweep.results) else 1
+    return 0 if sweep.passed else 1
 
 
 def _ledger(runs_dir: Path, sweep: SweepResult, args: argparse.Namespace) -> None:
@@ -79,6 +81,7 @@ def _ledger(runs_dir: Path, sweep: SweepResult, args: argparse.Namespace) -> Non
             "passed": statuses.count(ScoreStatus.PASSED),
             "failed": statuses.count(ScoreStatus.FAILED),
             "errors": statuses.count(ScoreStatus.ERROR),
+            "problems": sweep.problems,
             "selection": {"scenario": args.scenario, "tag": args.tag, "pack": args.pack, "owner": args.owner},
             "traces": str(runs_dir / sweep.sweep_id),
         },
@@ -101,13 +104,25 @@ def _record(result: RunResult) -> CaseRecord:
 
 def _render(sweep: SweepResult, fmt: str, runs_dir: Path) -> str:
     if fmt == "junit":
-        return to_junit([_record(r) for r in sweep.results], suite_name=f"wt run {sweep.runtime}")
+        problems = [
+            CaseRecord(
+                group="sweep",
+                name=f"problem[{index}]",
+                status="error",
+                message=text.splitlines()[0],
+                details=text,
+            )
+            for index, text in enumerate(sweep.problems)
+        ]
+        records = [_record(r) for r in sweep.results] + problems
+        return to_junit(records, suite_name=f"wt run {sweep.runtime}")
     if fmt == "json":
         return json.dumps(
             {
                 "sweep_id": sweep.sweep_id,
                 "runtime": sweep.runtime,
                 "traces": str(runs_dir / sweep.sweep_id),
+                "problems": sweep.problems,
                 "runs": [
                     {
                         "pack": r.trace.pack,
@@ -127,6 +142,7 @@ def _render(sweep: SweepResult, fmt: str, runs_dir: Path) -> str:
         f"{r.score.summary()}"
         for r in sweep.results
     ]
+    lines += [f"ERROR   sweep: {text}" for text in sweep.problems]
     passed = sum(r.score.passed for r in sweep.results)
     lines.append(f"{passed}/{len(sweep.results)} runs passed; traces in {runs_dir / sweep.sweep_id}")
     return "\n".join(lines)

@@ -11,7 +11,7 @@ from typing import Any
 from windtunnel._mcp.kit import MockServer
 from windtunnel._scenario.frozen import freeze
 from windtunnel._scenario.model import Scenario
-from windtunnel.errors import PackError
+from windtunnel.errors import PackError, WindTunnelError
 from windtunnel.spi.agent_runtime import MCPHandle, MockServerPlan, RecordingMCPHandle, StateProbe
 
 StateProbeFactory = Callable[[Sequence[MCPHandle]], StateProbe]
@@ -116,9 +116,19 @@ class Pack:
         return dataclasses.replace(scenario, **changes) if changes else scenario
 
     def plans(self) -> list[MockServerPlan]:
-        """One plan per MCP mock; building a plan calls no factory."""
+        """One plan per MCP mock; building a plan calls no factory.
+
+        Each plan's factory is the pack's, guarded: wherever it is called (in-process, loopback, a
+        runtime's own hosting), a factory that raises or returns something else is a PackError
+        naming the pack and the factory.
+        """
         return [
-            MockServerPlan(pack=self.name, server=name, factory=factory, pack_root=self.root)
+            MockServerPlan(
+                pack=self.name,
+                server=name,
+                factory=guarded_factory(self.name, name, factory),
+                pack_root=self.root,
+            )
             for name, factory in self.mcp_servers.items()
         ]
 
@@ -127,6 +137,27 @@ class Pack:
             if scenario.name == name:
                 return scenario
         raise KeyError(name)
+
+
+def guarded_factory(pack: str, server: str, factory: Callable[[], MockServer]) -> Callable[[], MockServer]:
+    """`factory`, with what it raises or wrongly returns turned into a PackError naming pack and factory."""
+    where = f"pack {pack!r}: mcp_servers[{server!r}]"
+    hint = "make the factory build a MockServer from the pack's fixtures without side effects"
+
+    def build() -> MockServer:
+        try:
+            server_: object = factory()  # a factory typed to return a MockServer may still not
+        except WindTunnelError:
+            raise
+        except Exception as exc:
+            message = f"{where} raised {type(exc).__name__}: {exc}"
+            raise PackError(message, hint=hint, pack=pack, field=f"mcp_servers[{server}]") from exc
+        if not isinstance(server_, MockServer):
+            message = f"{where} returned {type(server_).__name__}, not a windtunnel.api.MockServer"
+            raise PackError(message, hint=hint, pack=pack, field=f"mcp_servers[{server}]")
+        return server_
+
+    return build
 
 
 class MockStateProbe:

@@ -55,19 +55,11 @@ def read_pack_file(pack: Pack, relative: str, role: str) -> str:
 
 
 def pack_servers(pack: Pack) -> list[MockServer]:
-    """Fresh MockServers from the pack's factories: their tools and initial fixture state."""
-    servers = []
-    for name, factory in pack.mcp_servers.items():
-        try:
-            servers.append(factory())
-        except Exception as exc:
-            raise PackError(
-                f"pack {pack.name!r}: mcp_servers[{name!r}] raised {type(exc).__name__}: {exc}",
-                hint="make the factory build a MockServer from the pack's fixtures without side effects",
-                pack=pack.name,
-                field=f"mcp_servers[{name}]",
-            ) from exc
-    return servers
+    """Fresh MockServers from the pack's factories: their tools and initial fixture state.
+
+    A factory that raises is a PackError naming the pack and the factory (`Pack.plans()`).
+    """
+    return [plan.factory() for plan in pack.plans()]
 
 
 def agent_visible(pack: Pack, scenario: Scenario, servers: Sequence[MockServer]) -> list[Text]:

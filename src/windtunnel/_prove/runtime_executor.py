@@ -11,13 +11,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from windtunnel._packs.pack import Pack
 from windtunnel._prove.seam import CaseOutcome
 from windtunnel._runner.batch import effective_config, make_probe, started_mcps
 from windtunnel._runner.library import run_reference_case
-from windtunnel._runner.sweep import sweep_lock
+from windtunnel._runner.sweep import call_hook, sweep_lock
 from windtunnel._runtimes.registry import LoadedPlugin, build_runtime
 from windtunnel._scenario.model import ReferenceCase, Scenario
 from windtunnel.errors import UsageError
@@ -75,20 +74,14 @@ def runtime_case_runner(
     with sweep_lock(loaded, lock_dir):
         runtime = build_runtime(loaded)
         if not isinstance(runtime, ReferenceCapableAgentRuntime):
-            _hook(loaded, "post_run", runtime, scenarios)  # a container plugin removes what build() made
+            call_hook(loaded, "post_run", runtime, scenarios)  # a container plugin removes what build() made
             raise UsageError(
                 f"runtime {loaded.name!r} has no provision_reference(), so it cannot play reference cases",
                 hint="prove with the bundled 'reference' runtime (the default), or --local to play in-process",
                 runtime=loaded.name,
             )
-        _hook(loaded, "pre_run", runtime, scenarios)
-        try:
+        try:  # pre_run inside: post_run runs after every build, even when pre_run raised
+            call_hook(loaded, "pre_run", runtime, scenarios)
             yield RuntimeCaseRunner(runtime, loaded.name, out_dir, run_id=run_id)
         finally:
-            _hook(loaded, "post_run", runtime, scenarios)
-
-
-def _hook(loaded: LoadedPlugin, name: str, runtime: Any, scenarios: Sequence[Scenario]) -> None:
-    hook = getattr(loaded.plugin, name, None)
-    if callable(hook):
-        hook(runtime, list(scenarios), loaded.name)
+            call_hook(loaded, "post_run", runtime, scenarios)

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from windtunnel._packs.pack import Pack
-from windtunnel._runner.execute import RunContext, RunResult, WipeFailed, run_once
+from windtunnel._runner.execute import RunContext, RunResult, WipeFailed, failed_result, run_once
 from windtunnel._runner.output import RunWriter
 from windtunnel._scenario.model import ReferenceCase, Scenario
-from windtunnel.errors import HarnessError, WindTunnelError
+from windtunnel._trace.models import ErrorKind
+from windtunnel.errors import HarnessError, RuntimeFault, UsageError, WindTunnelError
 from windtunnel.spi.agent_runtime import (
     AgentConfig,
     AgentHandle,
@@ -112,12 +113,33 @@ def safe_teardown(handle: AgentHandle | None, runtime_name: str) -> BaseExceptio
 
 
 def run_batch(spec: BatchSpec, writer: RunWriter) -> list[RunResult]:
-    """Run every scenario `spec.runs` times on one handle; each result is written as soon as it exists."""
+    """Run every scenario `spec.runs` times on one handle; each result is written as soon as it exists.
+
+    When the batch cannot be set up (a mock factory or the state probe factory raised, the mocks
+    did not start, provision() raised), each of its runs is written as an ERROR carrying the
+    cause (setup for the pack's part, runtime for provision()), and the sweep goes on.
+    """
     results: list[RunResult] = []
-    with started_mcps(spec.runtime, spec.pack.plans()) as mcps:
-        probe = make_probe(spec.pack, mcps)
+    with contextlib.ExitStack() as stack:
+        try:
+            mcps = stack.enter_context(started_mcps(spec.runtime, spec.pack.plans()))
+            probe = make_probe(spec.pack, mcps)
+        except Exception as exc:  # noqa: BLE001 - recorded as every run's error; the sweep goes on
+            log.error(
+                "%s",
+                _shown(exc)
+                if isinstance(exc, WindTunnelError)
+                else f"pack {spec.pack.name!r} could not be set up: {_shown(exc)}",
+            )
+            return failed_batch(spec, ErrorKind.SETUP, exc, writer)
         config = with_mcp_specs(spec.config, mcps)
-        handle = spec.runtime.provision(config, list(mcps))
+        try:
+            handle = spec.runtime.provision(config, list(mcps))
+        except Exception as exc:  # noqa: BLE001 - recorded as every run's error; the sweep goes on
+            kind = ErrorKind.SETUP if isinstance(exc, UsageError) else ErrorKind.RUNTIME
+            error = _provision_error(spec, exc)
+            log.error("%s", _shown(error))
+            return failed_batch(spec, kind, error, writer)
         try:
             for scenario in spec.scenarios:
                 for index in range(spec.runs):
@@ -133,6 +155,38 @@ def run_batch(spec: BatchSpec, writer: RunWriter) -> list[RunResult]:
                     results.append(_run_and_write(handle, context, writer))
         finally:
             safe_teardown(handle, spec.runtime_name)
+    return results
+
+
+def _shown(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, WindTunnelError) else f"{type(exc).__name__}: {exc}"
+
+
+def _provision_error(spec: BatchSpec, exc: Exception) -> Exception:
+    if isinstance(exc, WindTunnelError):
+        return exc
+    return RuntimeFault(
+        f"runtime {spec.runtime_name!r}: provision() raised {type(exc).__name__}: {exc}",
+        hint="provision() must stand up the agent or raise a windtunnel error saying why; see its logs",
+        runtime=spec.runtime_name,
+    )
+
+
+def failed_batch(spec: BatchSpec, kind: ErrorKind, exc: BaseException, writer: RunWriter) -> list[RunResult]:
+    """Every run of a batch that could not start, written as an ERROR with `exc` as its cause."""
+    results = []
+    for scenario in spec.scenarios:
+        for index in range(spec.runs):
+            context = RunContext(
+                scenario=scenario,
+                runtime_name=spec.runtime_name,
+                config=spec.config,
+                run_index=index,
+                sweep_id=spec.sweep_id,
+            )
+            result = failed_result(context, kind, exc)
+            writer.write(result)
+            results.append(result)
     return results
 
 

@@ -114,12 +114,21 @@ def _new_trace(context: RunContext) -> Trace:
         runtime=context.runtime_name,
         agent_id=context.config.agent_id,
         variant_id=context.config.variant_id,
-        session_id=f"wt-{context.sweep_id or run_id}-{context.scenario.name}-{context.run_index}",
+        session_id=session_id(context, run_id),
         run_index=context.run_index,
         reference_case=case.name if case else None,
         reference_kind=case.kind if case else None,
         started_at=now(),
     )
+
+
+def session_id(context: RunContext, run_id: str) -> str:
+    """One session per run: sweep, pack, scenario, reference case and run index, so no two runs share one
+    (same-named scenarios of two packs, or a golden and a poison of one scenario, in one sweep)."""
+    parts = [context.sweep_id or run_id, context.scenario.pack or "_", context.scenario.name]
+    if context.reference_case is not None:
+        parts.append(context.reference_case.name)
+    return "wt-" + "-".join([*parts, str(context.run_index)])
 
 
 def _error(kind: ErrorKind, exc: BaseException, hint: str | None = None) -> TraceError:

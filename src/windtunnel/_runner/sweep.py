@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
@@ -11,15 +12,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 from windtunnel._packs.selection import Selected
-from windtunnel._runner.batch import BatchSpec, effective_config, run_batch
+from windtunnel._runner.batch import BatchSpec, effective_config, failed_batch, run_batch
 from windtunnel._runner.execute import RunResult, now
 from windtunnel._runner.lock import machine_lock
 from windtunnel._runner.output import RunWriter
 from windtunnel._runtimes.registry import LoadedPlugin, build_runtime
-from windtunnel.errors import UsageError
+from windtunnel._trace.models import ErrorKind
+from windtunnel.errors import RuntimeFault, UsageError, WindTunnelError
 from windtunnel.spi.agent_runtime import AgentConfig, AgentRuntime
 
 Scheduler = Literal["serial", "concurrent"]
+log = logging.getLogger("windtunnel.runner")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,6 +37,8 @@ class SweepOptions:
 
 @dataclass(slots=True, kw_only=True)
 class SweepResult:
+    """What a sweep came to; `problems` are failures of the sweep itself (hooks, a stopped sweep)."""
+
     sweep_id: str
     runtime: str
     started_at: str
@@ -41,6 +46,18 @@ class SweepResult:
     results: list[RunResult] = field(default_factory=list)
     concurrency: int = 1
     model_label: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    def problem(self, exc: BaseException, *, stopped: bool = False) -> None:
+        text = str(exc) if isinstance(exc, WindTunnelError) else f"{type(exc).__name__}: {exc}"
+        text = f"the sweep stopped: {text}" if stopped else text
+        log.error("%s", text)
+        self.problems.append(text)
+
+    @property
+    def passed(self) -> bool:
+        """Every run passed its gate and the sweep itself had no problem; no run at all is no pass."""
+        return bool(self.results) and not self.problems and all(r.score.passed for r in self.results)
 
 
 def effective_concurrency(options: SweepOptions, plugin_limit: int | None) -> int:
@@ -68,10 +85,23 @@ def sweep_lock(loaded: LoadedPlugin, lock_dir: Path) -> Iterator[None]:
         yield
 
 
-def _hook(loaded: LoadedPlugin, name: str, runtime: AgentRuntime, scenarios: Sequence[Any]) -> None:
+def call_hook(loaded: LoadedPlugin, name: str, runtime: AgentRuntime, scenarios: Sequence[Any]) -> None:
+    """Call the plugin's optional `pre_run`/`post_run`; what it raises is a RuntimeFault naming plugin and hook."""
     hook = getattr(loaded.plugin, name, None)
-    if callable(hook):
+    if not callable(hook):
+        return
+    try:
         hook(runtime, list(scenarios), loaded.name)
+    except Exception as exc:
+        raise RuntimeFault(
+            f"runtime plugin {loaded.name!r}: {name}() raised {type(exc).__name__}: {exc}\n"
+            f"  loaded from: {loaded.source}",
+            hint=f"fix the plugin's {name}(); it runs once per sweep "
+            + ("before any run" if name == "pre_run" else "after every run, even on abort"),
+            runtime=loaded.name,
+            plugin=loaded.name,
+            hook=name,
+        ) from exc
 
 
 def _batches(
@@ -114,7 +144,13 @@ def _batches(
 
 
 def run_sweep(loaded: LoadedPlugin, selected: Sequence[Selected], options: SweepOptions) -> SweepResult:
-    """Run every selected scenario. Each run is written as it ends, so an abort loses nothing recorded."""
+    """Run every selected scenario. Each run is written as it ends, so an abort loses nothing recorded.
+
+    Failures of the sweep itself never escape as tracebacks and never lose the report: a pre_run()
+    that raises records every selected run as an ERROR (setup) with the cause; a post_run() that
+    raises, or a batch that stops the sweep (a failed wipe), is a sweep problem in
+    `SweepResult.problems`. Either way the sweep does not pass.
+    """
     sweep_id = uuid.uuid4().hex[:8]
     limit = effective_concurrency(options, loaded.max_concurrency)
     writer = RunWriter(options.out_root / sweep_id)
@@ -125,19 +161,40 @@ def run_sweep(loaded: LoadedPlugin, selected: Sequence[Selected], options: Sweep
             runtime = build_runtime(loaded)
             result.model_label = loaded.model_label()
             try:
-                _hook(loaded, "pre_run", runtime, scenarios)
+                call_hook(loaded, "pre_run", runtime, scenarios)
+            except RuntimeFault as exc:
+                result.problem(exc)
+                for batch in _batches(runtime, loaded, selected, options, sweep_id, one_per_scenario=True):
+                    failed_batch(batch, ErrorKind.SETUP, exc, writer)
+            else:  # batches are made after pre_run(), which may still set up the packs (seed 000)
                 batches = _batches(runtime, loaded, selected, options, sweep_id, one_per_scenario=limit > 1)
-                if limit == 1:
-                    for batch in batches:
-                        run_batch(batch, writer)
-                else:
-                    _run_concurrently(batches, writer, limit)
+                _run_batches(batches, writer, limit, result)
             finally:
-                _hook(loaded, "post_run", runtime, scenarios)
+                _post_run(loaded, runtime, scenarios, result)
     finally:
         result.results = list(writer.results)
         result.ended_at = now()
     return result
+
+
+def _run_batches(batches: Sequence[BatchSpec], writer: RunWriter, limit: int, result: SweepResult) -> None:
+    try:
+        if limit == 1:
+            for batch in batches:
+                run_batch(batch, writer)
+        else:
+            _run_concurrently(batches, writer, limit)
+    except Exception as exc:  # noqa: BLE001 - a fatal error (a failed wipe) stops the sweep; report it
+        result.problem(exc, stopped=True)
+
+
+def _post_run(
+    loaded: LoadedPlugin, runtime: AgentRuntime, scenarios: Sequence[Any], result: SweepResult
+) -> None:
+    try:
+        call_hook(loaded, "post_run", runtime, scenarios)
+    except RuntimeFault as exc:
+        result.problem(exc)
 
 
 def _run_concurrently(batches: Sequence[BatchSpec], writer: RunWriter, limit: int) -> None:

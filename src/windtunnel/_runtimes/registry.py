@@ -32,12 +32,24 @@ class LoadedPlugin:
 
     def lock_key(self) -> str:
         hook = getattr(self.plugin, "lock_key", None)
-        return str(hook(self.name)) if callable(hook) else self.name
+        return str(self._ask("lock_key", hook)) if callable(hook) else self.name
 
     def model_label(self) -> str | None:
         hook = getattr(self.plugin, "model_label", None)
-        label: str | None = hook(self.name) if callable(hook) else None
+        label: str | None = self._ask("model_label", hook) if callable(hook) else None
         return label
+
+    def _ask(self, name: str, hook: Any) -> Any:
+        try:
+            return hook(self.name)
+        except Exception as exc:
+            raise PluginError(
+                f"runtime plugin {self.name!r}: {name}() raised {type(exc).__name__}: {exc}\n"
+                f"  loaded from: {self.source}",
+                hint=f"fix the plugin's {name}(runtime_name); it must answer without side effects",
+                plugin=self.name,
+                entry_point=self.source,
+            ) from exc
 
 
 def available_runtimes() -> list[str]:
