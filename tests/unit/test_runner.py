@@ -209,3 +209,45 @@ def test_batch_writes_each_run_as_it_ends(tmp_path: Path) -> None:
     results = run_batch(spec, writer)
     assert log.count("provision") == 1 and log.count("teardown") == 1 and log.count("reset") == 4
     assert len(results) == 4 and len(list(tmp_path.rglob("*.trace.json"))) == 4
+
+
+def test_same_named_scenarios_of_two_packs_never_share_a_session(tmp_path: Path) -> None:
+    writer = RunWriter(tmp_path)
+    sessions = []
+    for name in ("north", "south"):
+        pack = Pack(name=name, scenarios=[SCENARIO])
+        handle = ScriptedHandle([], [answer("done")])
+        spec = BatchSpec(
+            runtime=ScriptedRuntime(handle),
+            runtime_name="rt",
+            pack=pack,
+            scenarios=pack.scenarios,
+            config=AgentConfig(),
+            sweep_id="sw1",
+        )
+        (result,) = run_batch(spec, writer)
+        assert handle.sent[0][1] == result.trace.session_id
+        sessions.append(result.trace.session_id)
+    assert sessions == ["wt-sw1-north-s-0", "wt-sw1-south-s-0"]
+
+
+def test_a_batch_whose_provision_raises_records_each_run_as_a_runtime_error(tmp_path: Path) -> None:
+    class Refusing:
+        def provision(self, config: AgentConfig, mcps: list[MCPHandle] | None = None) -> ScriptedHandle:
+            raise ConnectionRefusedError("no backend")
+
+    pack = Pack(name="p", scenarios=[SCENARIO])
+    spec = BatchSpec(
+        runtime=Refusing(),
+        runtime_name="rt",
+        pack=pack,
+        scenarios=pack.scenarios,
+        config=AgentConfig(),
+        runs=2,
+    )
+    results = run_batch(spec, RunWriter(tmp_path))
+    assert [r.score.status.value for r in results] == ["error", "error"]
+    error = results[0].trace.error
+    assert error is not None and error.kind.value == "runtime" and error.cause == "RuntimeFault"
+    assert error.message == "runtime 'rt': provision() raised ConnectionRefusedError: no backend"
+    assert len(list(tmp_path.rglob("*.score.json"))) == 2
