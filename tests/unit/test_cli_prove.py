@@ -175,3 +175,16 @@ def test_a_runtime_that_cannot_play_reference_cases_exits_2(tmp_path: Path) -> N
     done = wt(tmp_path, "--runtime", "in_memory")
     assert done.returncode == 2
     assert "'in_memory' has no provision_reference()" in done.stderr
+
+
+def test_a_selection_without_reference_cases_exits_2_as_selftest_does(tmp_path: Path) -> None:
+    pack = tmp_path / "bare"
+    pack.mkdir()
+    (pack / "pack.py").write_text(
+        "from windtunnel.api import Pack, Scenario\n"
+        "PACK = Pack(name='bare', scenarios=[Scenario(name='no_cases', prompt='hi', target_facts=[['hi']])])\n"
+    )
+    done = wt(tmp_path, "--local", "--pack", str(pack))
+    assert done.returncode == 2, done.stderr
+    assert "the selection holds no reference cases (1 scenario(s): bare/no_cases)" in done.stderr
+    assert "how to fix" in done.stderr and "Traceback" not in done.stderr

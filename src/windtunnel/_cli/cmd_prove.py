@@ -21,7 +21,7 @@ from windtunnel._prove.seam import CaseOutcome, CaseRunner
 from windtunnel._prove.suite import DEFAULT_MARGIN_S, prove_suite, utc_now
 from windtunnel._runner.output import write_atomic
 from windtunnel._scenario.model import ReferenceCase, Scenario
-from windtunnel.errors import UsageError
+from windtunnel.errors import SelectionError, UsageError
 
 DEFAULT_RUNTIME = "reference"
 
@@ -36,7 +36,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "file as it is made. Cases are played through a reference-capable runtime (default: the bundled "
         "'reference' runtime, in containers) with only inference scripted, or in this process with --local. "
         "Exit 0 every scenario proved (and, with --mutate, no weak gate); 1 any defect, a scenario not "
-        "proved in time, or a weak gate; 2 bad usage or nothing selected.",
+        "proved in time, or a weak gate; 2 bad usage, nothing selected, or no reference case in the selection.",
     )
     add_selection(parser)
     where = parser.add_mutually_exclusive_group()
@@ -108,6 +108,15 @@ def deadline_at(value: str) -> datetime:
 
 def execute(args: argparse.Namespace, settings: Settings) -> int:
     selected = selected_scenarios(args, settings)
+    if not any(item.scenario.reference_cases for item in selected):  # seed 000: nothing to prove is usage
+        names = ", ".join(f"{item.pack.name}/{item.scenario.name}" for item in selected[:5])
+        raise SelectionError(
+            f"the selection holds no reference cases ({len(selected)} scenario(s): {names}"
+            + (", ..." if len(selected) > 5 else "")
+            + ")",
+            hint="select scenarios that define reference_cases (a golden and a negative control each)",
+            field="--scenario",
+        )
     run_id = uuid.uuid4().hex[:8]
     root = (args.runs_dir or settings.runs_dir) / "prove" / run_id
     proofs_path: Path = args.proofs or root / "proofs.jsonl"
