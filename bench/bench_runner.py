@@ -8,24 +8,46 @@ memory (no disk), so this measures the runner itself; `--write` adds the trace +
 from __future__ import annotations
 
 import argparse
+import importlib
+import sys
 import tempfile
 import time
+from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Any
 
-from windtunnel._packs.loader import load_pack
-from windtunnel._runner.batch import make_probe
-from windtunnel._runtimes.in_memory import InMemoryRuntime
-from windtunnel.api import run_scenario
+from windtunnel.api import Pack, run_scenario
+from windtunnel.spi import MCPHostingAgentRuntime
 
 REPO = Path(__file__).resolve().parents[1]
 
 
+def bundled_pack(name: str) -> Pack:
+    """A bundled pack, imported as a package from scenarios/ (only the public doors, no Wind Tunnel loader)."""
+    sys.path.insert(0, str(REPO / "scenarios"))
+    try:
+        pack: Pack = importlib.import_module(f"{name}.pack").PACK
+    finally:
+        sys.path.remove(str(REPO / "scenarios"))
+    return pack
+
+
+def in_memory(scenarios: list[Any]) -> Any:
+    """The in_memory runtime, found and built through its registered plugin like any other."""
+    (entry,) = entry_points(group="windtunnel.runtimes", name="in_memory")
+    plugin = entry.load()
+    runtime = plugin.build("in_memory", "in_memory", None)
+    plugin.pre_run(runtime, scenarios, "in_memory")
+    return runtime
+
+
 def per_run_ms(runs: int, write: bool) -> float:
-    pack = load_pack(str(REPO / "scenarios" / "support_desk"))
+    pack = bundled_pack("support_desk")
     scenario = pack.scenario("refund_damaged_item")
-    runtime = InMemoryRuntime([scenario])
+    runtime = in_memory([scenario])
+    assert isinstance(runtime, MCPHostingAgentRuntime), "in_memory hosts its pack's mocks in-process"
     mcps = runtime.start_mcps(pack.plans())
-    probe = make_probe(pack, mcps)
+    probe = pack.state_probe_factory(mcps) if pack.state_probe_factory else None
     with tempfile.TemporaryDirectory() as out:
         started = time.perf_counter()
         results = run_scenario(
