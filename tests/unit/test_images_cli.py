@@ -64,7 +64,23 @@ def test_bootstrap_without_debootstrap_says_how_to_install_it(tmp_path: Path) ->
 def test_build_with_a_runtime_dir_lacking_a_dockerfile_is_a_usage_error(tmp_path: Path) -> None:
     result = wt("images", "build", "--runtime", str(tmp_path))
     assert result.returncode == 2
-    assert "expected a directory with a Dockerfile" in result.stderr
+    assert "expected a directory with a runtime.toml or a Dockerfile, found neither" in result.stderr
+
+
+def test_build_reads_the_runtime_manifest_before_the_engine(tmp_path: Path) -> None:
+    # The Dockerfile the manifest names is checked, not DIR/Dockerfile (which exists here as a decoy).
+    (tmp_path / "Dockerfile").write_text("FROM scratch\n")
+    (tmp_path / "runtime.toml").write_text('name = "mine"\n[image]\nbuild = "."\ndockerfile = "agent.Dockerfile"\n')
+    result = wt("images", "build", "--runtime", str(tmp_path), env={"DOCKER_HOST": "tcp://127.0.0.1:9"})
+    assert result.returncode == 2
+    assert "image.dockerfile names 'agent.Dockerfile', which is not a file" in result.stderr
+
+
+def test_build_refuses_a_python_driver_runtime(tmp_path: Path) -> None:
+    (tmp_path / "runtime.toml").write_text('name = "py"\n[driver]\nplugin = "pkg.mod:plugin"\n')
+    result = wt("images", "build", "--runtime", str(tmp_path))
+    assert result.returncode == 2
+    assert "names a Python driver" in result.stderr
 
 
 def test_no_engine_names_the_address_and_the_fix(tmp_path: Path) -> None:

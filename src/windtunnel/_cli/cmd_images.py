@@ -24,6 +24,7 @@ from windtunnel._drivers.images import (
     build_windtunnel_image,
     windtunnel_source_root,
 )
+from windtunnel._drivers.manifest import MANIFEST, RuntimeManifest, check_buildable, load_manifest
 from windtunnel.errors import UsageError
 
 
@@ -83,7 +84,8 @@ def _build(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=[],
         type=Path,
         metavar="DIR",
-        help="also build the runtime in DIR (a Dockerfile and an optional requirements.txt)",
+        help="also build the runtime in DIR: as its runtime.toml says ([image] build, dockerfile, "
+        "requirements), else DIR/Dockerfile with an optional DIR/requirements.txt",
     )
     parser.add_argument(
         "--cache-dir",
@@ -104,13 +106,7 @@ def _run_bootstrap(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _run_build(args: argparse.Namespace, settings: Settings) -> int:
-    for runtime in args.runtime:
-        if not (runtime / "Dockerfile").is_file():
-            raise UsageError(
-                f"--runtime {runtime}: expected a directory with a Dockerfile, found none",
-                hint="point --runtime at runtimes/<name>/",
-                field="--runtime",
-            )
+    runtimes = [_runtime_build(directory) for directory in args.runtime]
     client = docker_client(env=settings.env)
     requested = args.base_image or settings.env_value("WT_BASE_IMAGE") or DEFAULT_BASE_IMAGE
     base = ensure_base_image(client, requested)
@@ -120,13 +116,49 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
             client, repo_root=windtunnel_source_root(), base_image=base, cache_dir=args.cache_dir
         )
     ]
-    built += [
-        build_runtime_image(client, runtime, base_image=base, cache_dir=args.cache_dir)
-        for runtime in args.runtime
-    ]
+    for runtime in runtimes:
+        if runtime.image_ref is not None:
+            _say(f"prebuilt     {runtime.name}: [image] ref = {runtime.image_ref} (nothing to build)")
+            continue
+        assert runtime.build_dir is not None  # check_buildable() saw to it
+        built.append(
+            build_runtime_image(
+                client,
+                runtime.build_dir,
+                base_image=base,
+                cache_dir=args.cache_dir,
+                dockerfile=runtime.dockerfile,
+                requirements=runtime.requirements,
+                name=runtime.name,
+            )
+        )
     for image in built:
         _say(_line(image))
     return 0
+
+
+def _runtime_build(directory: Path) -> RuntimeManifest:
+    """What `--runtime DIR` builds: its runtime.toml when it has one (the driver builds exactly that),
+    else DIR/Dockerfile with DIR/requirements.txt, named after the directory."""
+    if (directory / MANIFEST).is_file():
+        manifest = load_manifest(directory)
+        check_buildable(manifest)
+        if manifest.plugin is not None:
+            raise UsageError(
+                f"--runtime {directory}: its {MANIFEST} names a Python driver ([driver] plugin), no image",
+                hint="build only container runtimes; a Python driver runs on the host",
+                field="--runtime",
+            )
+        return manifest
+    if not (directory / "Dockerfile").is_file():
+        raise UsageError(
+            f"--runtime {directory}: expected a directory with a {MANIFEST} or a Dockerfile, found neither",
+            hint="point --runtime at runtimes/<name>/",
+            field="--runtime",
+        )
+    return RuntimeManifest(
+        name=directory.resolve().name, path=directory / MANIFEST, build_dir=directory.resolve()
+    )
 
 
 def _run_sweep(_args: argparse.Namespace, settings: Settings) -> int:
