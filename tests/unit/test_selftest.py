@@ -18,7 +18,7 @@ from windtunnel._runtimes.registry import LoadedPlugin, load_runtime_plugin
 from windtunnel._selftest.engine import SelftestOptions, run_selftest
 from windtunnel._selftest.verdicts import Verdict, exit_code
 from windtunnel._trace.models import ErrorKind
-from windtunnel.errors import RuntimeUnavailableError, SelectionError
+from windtunnel.errors import RuntimeFault, RuntimeUnavailableError, SelectionError
 from windtunnel.spi import AgentConfig, ReferenceCase
 
 REPO = Path(__file__).resolve().parents[2]
@@ -174,8 +174,10 @@ class _PreRunRaises(reference_double.Plugin):  # type: ignore[misc]
 
 
 def test_a_raising_pre_run_still_gets_post_run(tmp_path: Path) -> None:
-    with pytest.raises(RuntimeError, match="pre_run could not"):
+    # A RuntimeFault naming the plugin and the hook, so the CLI prints one message, not a traceback.
+    with pytest.raises(RuntimeFault, match=r"pre_run\(\) raised RuntimeError: pre_run could not") as caught:
         _report(_PreRunRaises(), [str(REPO / "scenarios" / "artifacts")], tmp_path)
+    assert caught.value.context["hook"] == "pre_run"
     assert reference_double.LOG == ["build", "pre_run", "post_run"]
 
 

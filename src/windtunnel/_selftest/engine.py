@@ -18,7 +18,7 @@ from windtunnel._runner.batch import effective_config, make_probe, reference_con
 from windtunnel._runner.execute import RunResult, failed_result, now
 from windtunnel._runner.library import run_reference_case
 from windtunnel._runner.output import RunWriter
-from windtunnel._runner.sweep import sweep_lock
+from windtunnel._runner.sweep import call_hook, sweep_lock
 from windtunnel._runtimes.registry import LoadedPlugin, build_runtime
 from windtunnel._scenario.model import ReferenceCase, Scenario
 from windtunnel._score.models import Score
@@ -73,7 +73,7 @@ def run_selftest(
             scenarios = [item.scenario for item in chosen]
             _run_items(loaded, runtime, scenarios, _items(chosen), report, options)
         finally:
-            _hook(loaded, "post_run", runtime, scenarios)
+            call_hook(loaded, "post_run", runtime, scenarios)
     report.ended_at = now()
     return report
 
@@ -100,7 +100,7 @@ def _run_items(
             unsupported = CaseVerdict.unsupported(pack.name, scenario.name, case.name, case.kind, loaded.name)
             _add(report, options, unsupported)
         return
-    _hook(loaded, "pre_run", runtime, scenarios)
+    call_hook(loaded, "pre_run", runtime, scenarios)
     writer = RunWriter(report.out_dir)
     for pack, scenario, case in items:
         verdict = run_case(runtime, loaded.name, pack, scenario, case, options.config, writer, report.run_id)
@@ -111,12 +111,6 @@ def _add(report: SelftestReport, options: SelftestOptions, verdict: CaseVerdict)
     report.cases.append(verdict)
     if options.on_case is not None:
         options.on_case(verdict)
-
-
-def _hook(loaded: LoadedPlugin, name: str, runtime: AgentRuntime, scenarios: list[Scenario]) -> None:
-    hook = getattr(loaded.plugin, name, None)
-    if callable(hook):
-        hook(runtime, scenarios, loaded.name)
 
 
 def run_case(
