@@ -1,29 +1,41 @@
-"""Tapes end to end through containers: committed tapes replay through the reference runtime, broken ones fail
-with their own error, `wt tapes record` records and promotes, and `wt certify` runs the tapes stage.
+"""Tapes end to end through containers: every committed tape replays through the runtime that recorded it,
+broken ones fail with their own error, `wt tapes record` records and promotes, and the certify pipeline's
+tapes stage replays and indexes the committed tapes.
 
 Nothing is mocked: real images, the gateway container in replay or record mode with the tape mounted, the
-pack's MCP mock containers, the reference runtime container. Every container carries this pytest
-session's label, and the session fixture fails if any outlives it.
+pack's MCP mock containers, the runtime's container. Every container carries this pytest session's label,
+and the session fixture fails if any outlives it. Tests that are not about staleness judge a tape's age
+with a clock pinned one day after its oldest interaction, so they never expire; the staleness tests inject
+their own clocks.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
 import subprocess
 import sys
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from windtunnel._bundle.models import CheckStatus, Stage
+from windtunnel._config import load_settings
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack
+from windtunnel._pipeline.config import CertifyConfig
+from windtunnel._pipeline.docker_executor import DockerExecutor
+from windtunnel._pipeline.plan import PLAN, execute
+from windtunnel._pipeline.publish import tape_index
 from windtunnel._tapes.containers import RuntimeImages
-from windtunnel._tapes.policy import utcnow
+from windtunnel._tapes.lifecycle import find_tapes
+from windtunnel._tapes.model import Tape
 from windtunnel._tapes.recording import runtime_images
-from windtunnel._tapes.stage import TapeReplay, replay_tape
+from windtunnel._tapes.stage import TapeReplay, replay_tape, tape_stem
 from windtunnel._tapes.store import load_tape
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -31,6 +43,13 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
 SUPPORT_DESK = REPO / "scenarios" / "support_desk"
 RERECORD = "wt tapes record --runtime reference --pack support_desk --scenario refund_damaged_item --scripted-upstream"
+COMMITTED = sorted(REPO.glob("scenarios/*/tapes/*/*.jsonl"))
+"""Every committed tape, in `<pack>/tapes/<runtime>/`: the runtime directory names the runtime to replay it through."""
+
+
+def pinned(tape: Tape) -> Callable[[], datetime]:
+    """A clock one day after the tape's oldest interaction: the tape is fresh by it, whatever today is."""
+    return lambda: tape.oldest + timedelta(days=1)
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +58,21 @@ def env(docker_client: object, base_image: str, run_label: str) -> dict[str, str
 
 
 @pytest.fixture(scope="module")
-def images(env: dict[str, str]) -> RuntimeImages:
-    return runtime_images("reference", env)
+def images_of(env: dict[str, str]) -> Callable[[str], RuntimeImages]:
+    """The images of a runtime by name, built (or reused) once per module."""
+    built: dict[str, RuntimeImages] = {}
+
+    def of(runtime: str) -> RuntimeImages:
+        if runtime not in built:
+            built[runtime] = runtime_images(runtime, env)
+        return built[runtime]
+
+    return of
+
+
+@pytest.fixture(scope="module")
+def images(images_of: Callable[[str], RuntimeImages]) -> RuntimeImages:
+    return images_of("reference")
 
 
 @pytest.fixture(scope="module")
@@ -57,32 +89,61 @@ def committed() -> Path:
     return path
 
 
-def replay(images: RuntimeImages, pack: Pack, path: Path, tmp_path: Path, **options: object) -> TapeReplay:
-    options.setdefault("clock", utcnow)
+def replay(
+    images: RuntimeImages,
+    pack: Pack,
+    path: Path,
+    tmp_path: Path,
+    *,
+    runtime: str = "reference",
+    clock: Callable[[], datetime] | None = None,
+    certification: bool = True,
+) -> TapeReplay:
     return replay_tape(
         images,
         pack,
         path,
-        runtime_name="reference",
+        runtime_name=runtime,
+        clock=clock or pinned(load_tape(path)),
+        certification=certification,
         out_dir=tmp_path / "traces",
-        **options,  # type: ignore[arg-type]
     )
 
 
-def test_a_committed_tape_replays_through_the_reference_runtime(
+def test_every_committed_tape_is_where_the_tape_stage_and_verify_look() -> None:
+    packs = [load_pack(str(path)) for path in sorted({tape.parents[2] for tape in COMMITTED})]
+    assert COMMITTED, "no committed tapes: the replay test below would prove nothing"
+    assert [file.path for file in find_tapes(packs)] == COMMITTED  # none outside tapes/<runtime>/
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda path: f"{path.parent.name}/{tape_stem(path)}")
+def test_every_committed_tape_replays_through_the_runtime_that_recorded_it(
+    images_of: Callable[[str], RuntimeImages], path: Path, tmp_path: Path
+) -> None:
+    runtime, tape = path.parent.name, load_tape(path)
+    result = replay(images_of(runtime), load_pack(str(path.parents[2])), path, tmp_path, runtime=runtime)
+    assert result.ok, result.detail()
+    count = len(tape.interactions)
+    assert result.fidelity is not None
+    assert (result.fidelity.recorded, result.fidelity.requested, result.fidelity.matched) == (count,) * 3
+    assert result.gateway is not None
+    assert [request["seq"] for request in result.gateway["requests"]] == list(range(count))
+    assert (result.gateway["consumed"], result.gateway["unused"], result.gateway["refusals"]) == (
+        count,
+        [],
+        [],
+    )
+    assert result.replayed_verdict == tape.header.lineage.verdict == "passed"
+    assert f"{count}/{count} interaction(s) replayed in order through {runtime}" in result.detail()
+
+
+def test_a_committed_tape_replays_the_tool_calls_it_recorded(
     images: RuntimeImages, pack: Pack, committed: Path, tmp_path: Path
 ) -> None:
     result = replay(images, pack, committed, tmp_path)
     assert result.ok, result.detail()
-    assert result.fidelity is not None
-    assert (result.fidelity.recorded, result.fidelity.requested, result.fidelity.matched) == (3, 3, 3)
-    assert result.gateway is not None
-    assert [request["seq"] for request in result.gateway["requests"]] == [0, 1, 2]
-    assert (result.gateway["consumed"], result.gateway["unused"], result.gateway["refusals"]) == (3, [], [])
-    assert result.replayed_verdict == "passed" == load_tape(committed).header.lineage.verdict
     assert result.result is not None
     assert [call["name"] for call in result.result.trace.mcp_calls or []] == ["lookup_order", "issue_refund"]
-    assert "3/3 interaction(s) replayed in order" in result.detail()
     assert list((tmp_path / "traces").rglob("*.trace.json"))
 
 
@@ -176,23 +237,42 @@ def test_wt_tapes_record_promotes_a_passing_run_and_its_tape_replays(
         tmp_path / "runs" / "reference" / "tapes" / "support_desk.refuse_outside_window.reference.jsonl"
     )
     assert run_tape.is_file()
+    recorded = load_tape(
+        run_tape
+    ).header.lineage  # the run tape names its run, so promotion can tie the score
+    assert (recorded.runtime, recorded.pack, recorded.scenario, recorded.source_run) == (
+        "reference",
+        "support_desk",
+        "refuse_outside_window",
+        None,
+    )
     assert wt(env, "tapes", "verify", str(golden)).returncode == 0
     result = replay(images, load_pack(str(copy)), golden, tmp_path)
     assert result.ok, result.detail()
 
 
-def test_wt_certify_replays_the_committed_tapes_and_indexes_them(env: dict[str, str], tmp_path: Path) -> None:
-    out = tmp_path / "bundle"
-    done = wt(env, "certify", "--out", str(out))
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    checks = json.loads((out / "checks.json").read_text(encoding="utf-8"))["checks"]
-    tapes = {check["id"]: check for check in checks if check["stage"] == "tapes"}
-    committed = sorted((REPO / "scenarios").glob("*/tapes/reference/*.jsonl"))
+def test_the_certify_pipeline_replays_the_committed_tapes_and_indexes_them(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In process, with the pipeline's injectable clock pinned to a day after the oldest committed tape: this
+    # test is about replaying and indexing, not about today's date. Build, then the tapes stage.
+    for name in ("WT_BASE_IMAGE", "WT_SESSION_LABEL"):
+        monkeypatch.setenv(name, env[name])
+    committed = sorted(REPO.glob("scenarios/*/tapes/reference/*.jsonl"))
+    oldest = min(load_tape(path).oldest for path in committed)
+    settings = load_settings(cwd=REPO)
+    config = CertifyConfig.from_settings(settings, runtimes=("reference",), out_dir=tmp_path / "bundle")
+    config = dataclasses.replace(config, clock=lambda: oldest + timedelta(days=1))
+    plan = tuple(step for step in PLAN if step.stage in (Stage.BUILD, Stage.TAPES))
+    outcome = execute(plan, config, DockerExecutor())
+    tapes = {check.id: check for check in outcome.checks if check.stage is Stage.TAPES}
     assert len(tapes) == len(committed) == 5
-    assert {check["status"] for check in tapes.values()} == {"passed"}
+    assert {check.status for check in tapes.values()} == {CheckStatus.PASSED}, [
+        c.detail for c in tapes.values()
+    ]
     assert "reference/tapes/support_desk/support_desk.refund_damaged_item.reference" in tapes
-    index = json.loads((out / "tapes" / "index.json").read_text(encoding="utf-8"))
+    index = json.loads(tape_index(config).model_dump_json())
     names = sorted(entry["name"] for entry in index["tapes"])
-    assert names == sorted(path.name.rsplit("-", 1)[0] for path in committed)
+    assert names == sorted(tape_stem(path) for path in committed)
     for entry in index["tapes"]:
         assert entry["interactions"] >= 2 and len(entry["sha256"]) == 64 and entry["recorded_at"]
