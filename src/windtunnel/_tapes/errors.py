@@ -9,7 +9,7 @@
     ├── TapeStale           the oldest interaction is older than the limit (.age_days .max_age_days)
     ├── TapeUnused          strict replay ended with recorded interactions never requested (.unused)
     ├── TapeNotRecorded     a record run ended with no interaction to write
-    └── TapePromotionRefused promote was asked for a failing run or would overwrite a golden tape
+    └── TapePromotionRefused promote was asked for a failing run, a score of another run, or a broken tape
 
 `code` is the short error code the gateway puts in its refusal (`tape_mismatch`, ...).
 """
@@ -93,7 +93,8 @@ class TapeNotRecorded(_CodedTapeError):
 
 
 class TapePromotionRefused(_CodedTapeError):
-    """Promotion was refused: the run did not pass, or a golden tape would be overwritten."""
+    """Promotion was refused: the run did not pass, the scores are not of the run that recorded the tape, or
+    the tape fails its checks or is stale."""
 
     code = "tape_promotion_refused"
 
