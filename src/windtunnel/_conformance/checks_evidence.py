@@ -115,8 +115,8 @@ def egress_closed(subject: Subject) -> dict[str, Any]:
     for name, networks in attached.items():
         if networks != {view.network: True}:
             raise CheckFailed(
-                f"runtime container {name} is attached to {networks} (network: internal?); it must be on the "
-                f"run's internal network {view.network} only",
+                f"runtime container {name} is attached to {networks} (network: is internal); it must be on "
+                f"the run's internal network {view.network} only",
                 evidence,
             )
     return evidence

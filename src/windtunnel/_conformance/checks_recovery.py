@@ -1,5 +1,5 @@
 """The recovery check: kill the runtime mid-turn, then prove that nothing stale is left and a fresh
-provision runs a clean, passing run."""
+provision runs a clean run to its scripted end."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class Killed:
 
 def recovery(subject: Subject) -> dict[str, Any]:
     """Kill the runtime while a turn waits on a tool: the turn fails as RuntimeUnavailable, no script or
-    container is left behind, and a new provision runs the kit's scenario and passes."""
+    container is left behind, and a new provision runs the kit's scenario to its scripted end."""
     view = run_view(subject.runtime)
     before = set(runtime_containers(view)) if view is not None else set()
     with subject.scripted([tools(call("pause", seconds=PAUSE_S)), say(LEFTOVER)]) as session:
@@ -115,6 +115,11 @@ def _no_leftovers(subject: Subject, view: Any, before: set[str], evidence: dict[
 
 
 def _clean_run(subject: Subject) -> dict[str, Any]:
+    """A fresh provision runs the kit's scenario through the ordinary runner to its scripted end.
+
+    Whether the calls it reports match the mocks, or pass the scenario's gate, is other checks' business:
+    here the run must only complete as scripted, with no runtime failure.
+    """
     scenario = subject.pack.scenario("two_step")
     decisions = [
         tools(call("lookup", key="alpha")),
@@ -124,7 +129,12 @@ def _clean_run(subject: Subject) -> dict[str, Any]:
     with subject.scripted(decisions) as session:
         result = session.run(scenario)
     raise_for_run_error(result.trace)
-    outcome = {"passed": result.score.passed, "content": [turn.content for turn in result.trace.turns]}
-    if not result.score.passed:
-        raise CheckFailed(f"after the kill, a fresh provision's clean run did not pass: {outcome}", outcome)
+    outcome = {
+        "content": [turn.content for turn in result.trace.turns],
+        "received": len(result.trace.mcp_calls or []),
+    }
+    if outcome["content"] != ["copied"] or outcome["received"] != 2:
+        raise CheckFailed(
+            f"after the kill, a fresh provision's run did not complete as scripted: {outcome}", outcome
+        )
     return outcome
