@@ -69,12 +69,19 @@ LATEST_REQUIREMENT_SET = "2"
 
 def known_runtimes(directory: Path) -> frozenset[str]:
     """Runtimes a suite may name: every runtime.toml under the project's runtimes/ (the directory next to
-    the suite's), and every runtime registered under the `windtunnel.runtimes` entry-point group."""
+    the suite's), the runtimes its config lists, and every runtime registered under the
+    `windtunnel.runtimes` entry-point group."""
+    from windtunnel._config import load_settings
     from windtunnel._drivers.plugin import runtime_manifests
     from windtunnel._runtimes.registry import available_runtimes
 
     manifests = runtime_manifests(directory.resolve().parent)
-    return frozenset(m.name for m in manifests) | frozenset(available_runtimes())
+    configured = load_settings(directory.resolve()).runtimes
+    return (
+        frozenset(m.name for m in manifests)
+        | frozenset(entry.name for entry in configured)
+        | frozenset(available_runtimes())
+    )
 
 
 def _named(path: Path, where: str, runtime: str, check: str, runtimes: frozenset[str]) -> None:
