@@ -234,7 +234,7 @@ def test_a_malformed_result_file_names_the_field(tmp_path: Path) -> None:
         ("-----BEGIN EC PRIVATE KEY-----", "private-key"),
         ("token ghp_" + "a1" * 18, "github-token"),
         ("github_pat_" + "A" * 30, "github-pat"),
-        ("Authorization: Bearer abcdefghijklmnopqrstuvwxyz", "bearer-token"),
+        ("Authorization: Bearer abcdefghij0123456789klmnop", "bearer-token"),  # a token holds a digit
         ("xoxb-1234567890-abcdef", "slack-token"),
         ("AIza" + "B" * 35, "google-api-key"),
     ],
@@ -250,6 +250,7 @@ def test_known_key_shapes_are_found(line: str, kind: str) -> None:
         "task-abcdefghijklmnopqrstuvwxyz",
         "Authorization: Bearer [REDACTED]",
         "a bearer token is redacted at write time",
+        "Bearer responsibilities of the account holder",  # prose: no digit, no inner capital
         "-----BEGIN PUBLIC KEY-----",
         "sk-short",
         "AKIA in prose",
