@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from windtunnel._config import load_settings
-from windtunnel._conformance.checks_config import _sampling
-from windtunnel._conformance.subject import Subject, kit_pack
+from windtunnel._conformance.checks_config import kit_configs
+from windtunnel._conformance.subject import kit_pack
 from windtunnel._drivers.bound import load_bound_stacks
 from windtunnel._drivers.manifest import RuntimeManifest, load_manifest
 from windtunnel._drivers.wheelhouse import project_dependencies, read_requirements
@@ -149,7 +149,7 @@ def test_stacks_have_the_docker_aliases_and_commands_and_unique_runner_names(
 
 
 def test_every_provision_of_the_stages_has_a_profile() -> None:
-    """The kit's mocks, no mocks, the sampling check's config, every pack's reference-case setup."""
+    """The kit's mocks, no mocks, every config the kit provisions with, every pack's reference-case setup."""
     manifest = load_manifest(REPO / "runtimes" / "reference")
     selected = select(
         discover_packs(("scenarios/support_desk", "scenarios/artifacts"), base=REPO), Selection()
@@ -160,10 +160,13 @@ def test_every_provision_of_the_stages_has_a_profile() -> None:
         (AgentConfig(), []),
         (AgentConfig(), kit),
     ]
-    wanted = _sampling(Subject(name="reference", runtime=None, supported=manifest.supported))  # type: ignore[arg-type]
-    assert calls[2][0].sampling.as_dict() == wanted
+    configs = kit_configs(manifest.supported)
+    assert len(configs) >= 2  # the sampling check's two configs, at least
+    assert [(c, [(p.pack, p.server) for p in plans]) for c, plans in calls[2 : 2 + len(configs)]] == [
+        (config, kit) for config in configs
+    ]
     packs = {item.pack.name for item in selected if item.scenario.reference_cases}
-    assert {plans[0].pack for _, plans in calls[3:]} == packs
+    assert {plans[0].pack for _, plans in calls[2 + len(configs) :]} == packs
     plan = container_plan(_config(), base_image="b").stacks[0]
     keys = {runtime.profile for runtime in plan.runtimes}
     for config, plans in calls:

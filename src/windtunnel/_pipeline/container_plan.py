@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from windtunnel._drivers.manifest import RuntimeManifest
 from windtunnel._pipeline.container_plan_model import (
@@ -214,21 +214,17 @@ def provisions(
 ) -> list[tuple[AgentConfig, list[MockServerPlan]]]:
     """Every (config, mocks) the stage plan provisions this runtime with and the runtime accepts.
 
-    Conformance: the kit's mocks or none, the default config or the sampling check's; the canary: no
-    mocks; selftest: each pack's mocks with the pack's and scenario's agent setup.
+    Conformance: the kit's mocks or none, with the default config or each config the kit provisions a
+    runtime declaring these fields with (`kit_configs`: the sampling runs, the declared config); the
+    canary: no mocks; selftest: each pack's mocks with the pack's and scenario's agent setup.
     """
-    from windtunnel._conformance.checks_config import WANTED
+    from windtunnel._conformance.checks_config import kit_configs
     from windtunnel._conformance.subject import kit_pack
     from windtunnel._runner.batch import effective_config
-    from windtunnel.spi.agent_runtime import SamplingConfig
 
     kit = kit_pack().plans()
     found: list[tuple[AgentConfig, list[MockServerPlan]]] = [(AgentConfig(), []), (AgentConfig(), kit)]
-    sampling: dict[str, Any] = {
-        key: value for key, value in WANTED.items() if f"sampling.{key}" in manifest.supported
-    }
-    if sampling:
-        found.append((AgentConfig(sampling=SamplingConfig(**sampling)), kit))
+    found += [(config, kit) for config in kit_configs(manifest.supported)]
     for item in selected:
         if item.scenario.reference_cases:
             found.append((effective_config(AgentConfig(), item.pack, item.scenario), item.pack.plans()))
