@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from windtunnel._net.tls import shared_tls_context
 from windtunnel._pipeline.container_plan_model import READY_PATH
 from windtunnel.errors import RuntimeUnavailableError
 
@@ -58,7 +59,7 @@ def wait_listening(
     a dead container fails at once; `details()` adds context (its log lines) to the error.
     """
     deadline = time.monotonic() + timeout
-    with httpx.Client(timeout=PROBE_TIMEOUT_S) as http:
+    with httpx.Client(timeout=PROBE_TIMEOUT_S, verify=shared_tls_context()) as http:
         while True:
             outcome = probe(http, base_url)
             if outcome.ready:

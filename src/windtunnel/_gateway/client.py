@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 
 from windtunnel._gateway.script import INSTALL_SHAPE
+from windtunnel._net.tls import shared_tls_context
 from windtunnel._scenario.model import ReferenceDecision
 from windtunnel._scenario.serialize import decisions_to_json
 from windtunnel.errors import GatewayError, HarnessError
@@ -25,7 +26,7 @@ class GatewayClient:
     def __init__(self, base_url: str, *, timeout: float = 10.0) -> None:
         root = base_url.rstrip("/")
         self.base_url = root.removesuffix("/v1")
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout)
+        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, verify=shared_tls_context())
 
     def install_script(
         self,

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from windtunnel._mcp.server import ADMIN_PREFIX, MCP_PATH
+from windtunnel._net.tls import shared_tls_context
 from windtunnel.errors import HarnessError
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -37,7 +38,7 @@ class HttpMCPHandle:
         self._name = name
         self._url = url
         self._admin = (admin_url or _admin_base(name, url)).rstrip("/")
-        self._client = httpx.Client(timeout=timeout_s, transport=transport)
+        self._client = httpx.Client(timeout=timeout_s, transport=transport, verify=shared_tls_context())
         self._closed = False
 
     @property

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from windtunnel._net.tls import shared_tls_context
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel.errors import (
     EnvelopeError,
@@ -137,7 +138,7 @@ class HttpInjectHandle:
         self.timeout_s = timeout_s
         self.runtime = runtime
         self._client: httpx.Client | None = httpx.Client(
-            base_url=self.base_url, timeout=timeout_s + TRANSPORT_GRACE_S
+            base_url=self.base_url, timeout=timeout_s + TRANSPORT_GRACE_S, verify=shared_tls_context()
         )
 
     def _http(self) -> httpx.Client:
