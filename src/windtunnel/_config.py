@@ -14,6 +14,9 @@ from typing import Any
 
 from windtunnel.errors import ConfigFileError
 
+# The requirement set a project gets when it names none (conformance/requirements/v<N>.toml).
+LATEST_REQUIREMENT_SET = "2"
+
 DEFAULT_PACKS: tuple[str, ...] = ()
 KNOWN_KEYS = ("runtimes", "packs", "requirement_set", "runs_dir")
 """Every key of [tool.windtunnel] / windtunnel.toml; any other is an error (a typo must not pass silently)."""
@@ -38,7 +41,7 @@ class Settings:
     source: Path | None
     runtimes: tuple[RuntimeEntry, ...] = ()
     packs: tuple[str, ...] = DEFAULT_PACKS
-    requirement_set: str = "1"
+    requirement_set: str = LATEST_REQUIREMENT_SET
     runs_dir: Path = Path("runs")
     lock_dir: Path = Path.home() / ".cache" / "windtunnel" / "locks"
     env: Mapping[str, str] = field(default_factory=dict)
@@ -177,7 +180,7 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         _check_keys(table, KNOWN_KEYS, _where(source), source)
     runs_dir = Path(env.get("WT_RUNS_DIR") or _scalar(table, "runs_dir", source) or root / "runs")
     lock_dir = Path(env.get("WT_LOCK_DIR") or Path.home() / ".cache" / "windtunnel" / "locks")
-    requirement = _scalar(table, "requirement_set", source) or "1"
+    requirement = _scalar(table, "requirement_set", source) or LATEST_REQUIREMENT_SET
     return Settings(
         root=root,
         source=source,

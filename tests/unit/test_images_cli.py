@@ -70,7 +70,9 @@ def test_build_with_a_runtime_dir_lacking_a_dockerfile_is_a_usage_error(tmp_path
 def test_build_reads_the_runtime_manifest_before_the_engine(tmp_path: Path) -> None:
     # The Dockerfile the manifest names is checked, not DIR/Dockerfile (which exists here as a decoy).
     (tmp_path / "Dockerfile").write_text("FROM scratch\n")
-    (tmp_path / "runtime.toml").write_text('name = "mine"\n[image]\nbuild = "."\ndockerfile = "agent.Dockerfile"\n')
+    (tmp_path / "runtime.toml").write_text(
+        'name = "mine"\n[image]\nbuild = "."\ndockerfile = "agent.Dockerfile"\n'
+    )
     result = wt("images", "build", "--runtime", str(tmp_path), env={"DOCKER_HOST": "tcp://127.0.0.1:9"})
     assert result.returncode == 2
     assert "image.dockerfile names 'agent.Dockerfile', which is not a file" in result.stderr

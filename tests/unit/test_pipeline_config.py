@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel._config import load_settings
+from windtunnel._config import LATEST_REQUIREMENT_SET, load_settings
 from windtunnel._drivers.plugin import ContainerRuntimePlugin
 from windtunnel._pipeline.config import REFERENCE, CertifyConfig, suite_dir
 from windtunnel._pipeline.runtimes import ConfiguredRuntimePlugin, bundled_root
@@ -49,7 +49,9 @@ def test_a_project_without_a_suite_uses_the_bundled_one_and_its_own_when_it_has_
     assert config_in(tmp_path, "packs = []\n").suite_dir == REPO / "conformance"
     own = tmp_path / "conformance" / "requirements"
     own.mkdir(parents=True)
-    (own / "v1.toml").write_text('version = "1"\nscored = []\n', encoding="utf-8")
+    (own / f"v{LATEST_REQUIREMENT_SET}.toml").write_text(
+        f'version = "{LATEST_REQUIREMENT_SET}"\nscored = []\n', encoding="utf-8"
+    )
     assert config_in(tmp_path, "packs = []\n").suite_dir == tmp_path.resolve() / "conformance"
 
 

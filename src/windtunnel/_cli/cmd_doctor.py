@@ -16,8 +16,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "doctor",
         help="bring-up diagnostics and the reset canary for one runtime",
         description="Checks, in order: the engine (containerised runtimes), the build, that every MCP mock "
-        "of the selected packs lists its tools, that reset_state() works, and the reset canary (seed a "
-        "nonce, reset, ask a fresh session to recall it). Exit 0 when healthy, 1 when a step fails (a leak "
+        "of the selected packs lists its tools and, for a reference-capable runtime, that the runtime "
+        "really calls one tool of every mock (scripted); that reset_state() works; and the reset canary "
+        "(seed a nonce through a tool, reset, ask a fresh session to recall it and repeat the seed prompt). Exit 0 when healthy, 1 when a step fails (a leak "
         "is named), 2 on bad input. Reference-capable runtimes get scripted model replies; others need a "
         "live model behind them.",
     )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from windtunnel._config import LATEST_REQUIREMENT_SET
 from windtunnel._conformance.kit import CHECK_IDS
 from windtunnel._conformance.model import CheckStatus
 from windtunnel.errors import ConfigFileError
@@ -62,9 +63,6 @@ def load_requirement_set(directory: Path, version: str) -> RequirementSet:
     return RequirementSet(
         version=str(data.get("version", version)), scored=scored, stages=tuple(data.get("stages", []))
     )
-
-
-LATEST_REQUIREMENT_SET = "2"
 
 
 def known_runtimes(directory: Path) -> frozenset[str]:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from windtunnel._config import Settings
+from windtunnel._config import LATEST_REQUIREMENT_SET, Settings
 from windtunnel.errors import ConfigFileError, UsageError
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class CertifyConfig:
     root: Path
     out_dir: Path
     suite_dir: Path
-    requirement_set: str = "1"
+    requirement_set: str = LATEST_REQUIREMENT_SET
     fail_fast: bool = False
     key_path: Path | None = None
     key_pem: str | None = None

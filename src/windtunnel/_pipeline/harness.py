@@ -66,7 +66,7 @@ def _matches(check: CheckRecord, patterns: Sequence[str]) -> bool:
 
 def poison_caught(run: RuntimeRun, suite: Suite) -> CheckRecord:
     """A poison in the certify set must fail exactly its named conformance check."""
-    named = suite.poisons[run.name]
+    named = ", ".join(suite.caught_by.get(run.name, (suite.poisons[run.name],)))
     by_check = {
         c.id.rsplit("/", 1)[-1]: c.status
         for c in run.checks
