@@ -6,9 +6,11 @@ import nox
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["lint", "typecheck", "tests", "conformance", "certify"]
+nox.options.sessions = ["lint", "typecheck", "tests", "runtimes", "conformance", "certify"]
 
 PYTHON = "3.11"
+THIRDPARTY_RUNTIMES = ["openai-agents", "pydantic-ai"]
+THIRDPARTY_TESTS = "tests/integration/test_thirdparty_runtimes.py"
 
 
 def _install(session: nox.Session) -> None:
@@ -19,7 +21,16 @@ def _install(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Unit and integration tests; integration tests (marker docker) start real containers."""
     _install(session)
-    session.run("pytest", *session.posargs)
+    # The third-party runtimes' in-process tests need their SDKs: `runtimes` runs them, one venv each.
+    session.run("pytest", f"--ignore={THIRDPARTY_TESTS}", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("runtime", THIRDPARTY_RUNTIMES)
+def runtimes(session: nox.Session, runtime: str) -> None:
+    """A third-party runtime's own agent loop in-process, with its SDK, against the real gateway and mocks."""
+    session.install("-e", ".[test]", "-r", f"runtimes/{runtime}/requirements.txt")
+    session.run("pytest", THIRDPARTY_TESTS, *session.posargs, env={"WT_THIRDPARTY_RUNTIME": runtime})
 
 
 @nox.session(python=PYTHON)

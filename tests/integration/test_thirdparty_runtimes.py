@@ -4,9 +4,10 @@ Each runtime's Starlette app is served in-process by uvicorn on 127.0.0.1 and wi
 settings, to the real model gateway in script mode and the support_desk pack's MCP mocks on loopback.
 Nothing here stands in for the SDKs: their own agent loops, chat-completions clients and MCP clients run.
 
-The SDKs are not in the shared dev venv (the lead's conformance suite runs these runtimes in containers),
-so a runtime whose SDK is missing is skipped, and the module when neither is present. Run them with a venv
-holding the runtime's requirements.txt plus `-e .[test]` (see runtimes/<name>/README.md).
+The SDKs are not in the shared dev venv: `nox -s runtimes` runs this module once per runtime, in a venv
+holding that runtime's requirements.txt plus `-e .[test]`, with WT_THIRDPARTY_RUNTIME naming it; then a
+missing SDK is an error, not a skip. Elsewhere a runtime whose SDK is missing is skipped (the `tests`
+session leaves the module out; the conformance suite runs these runtimes in containers).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import os
 import sys
 import threading
 import time
@@ -52,21 +54,31 @@ class Wrapped:
     package: str  # the runtime's own package
 
 
-WRAPPED = (
+ALL_WRAPPED = (
     Wrapped("openai-agents", "agents", "oa_runtime"),
     Wrapped("pydantic-ai", "pydantic_ai", "pai_runtime"),
 )
+# WT_THIRDPARTY_RUNTIME is read here, at collection, on purpose: it chooses which tests exist.
+REQUESTED = os.environ.get("WT_THIRDPARTY_RUNTIME", "")
+WRAPPED = tuple(wrapped for wrapped in ALL_WRAPPED if wrapped.name == REQUESTED) if REQUESTED else ALL_WRAPPED
+if REQUESTED and not WRAPPED:
+    raise pytest.UsageError(
+        f"WT_THIRDPARTY_RUNTIME={REQUESTED!r} names no wrapped runtime; "
+        f"use one of {[wrapped.name for wrapped in ALL_WRAPPED]}"
+    )
 
-if not any(importlib.util.find_spec(wrapped.sdk) for wrapped in WRAPPED):
+if not REQUESTED and not any(importlib.util.find_spec(wrapped.sdk) for wrapped in WRAPPED):
     pytest.skip(
-        "neither the OpenAI Agents SDK nor pydantic-ai is installed; these runtimes run in containers "
-        "(nox -s conformance) or in a venv with runtimes/<name>/requirements.txt",
+        "neither the OpenAI Agents SDK nor pydantic-ai is installed; `nox -s runtimes` runs this module "
+        "with each runtime's requirements.txt, and the conformance suite runs them in containers",
         allow_module_level=True,
     )
 
 
 def runtime_module(wrapped: Wrapped, name: str) -> ModuleType:
     """Import <package>.<name> from runtimes/<name>: a standalone service, not part of windtunnel."""
+    if REQUESTED and importlib.util.find_spec(wrapped.sdk) is None:
+        pytest.fail(f"WT_THIRDPARTY_RUNTIME={REQUESTED} but its SDK ({wrapped.sdk}) is not installed here")
     pytest.importorskip(wrapped.sdk, reason=f"the {wrapped.name} runtime needs its SDK ({wrapped.sdk})")
     directory = str(REPO / "runtimes" / wrapped.name)
     if directory not in sys.path:
