@@ -8,14 +8,13 @@ import json
 import sys
 from collections.abc import Callable
 from datetime import timedelta
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from windtunnel._cli.common import selected_packs
 from windtunnel._cli.tapes_record import add_record
 from windtunnel._config import Settings
 from windtunnel._gateway.upstream_key import KEY_ENV, add_key_file_argument, upstream_key
-from windtunnel._packs.loader import discover_packs, load_pack
 from windtunnel._packs.pack import Pack
 from windtunnel._tapes.lifecycle import (
     EXPIRING_WITHIN,
@@ -26,7 +25,7 @@ from windtunnel._tapes.lifecycle import (
     verify_tapes,
 )
 from windtunnel._tapes.profiles import add_profile_argument, profile_filter, skipped_by_profile
-from windtunnel.errors import SelectionError, UsageError
+from windtunnel.errors import UsageError
 
 API_KEY_ENV = KEY_ENV
 
@@ -174,22 +173,8 @@ def _add_rerecord(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def load_packs(args: argparse.Namespace, settings: Settings) -> list[Pack]:
-    """The packs named by --pack (paths, names or globs; all configured when none), then --profile."""
-    paths = [value for value in args.pack if Path(value).exists()]
-    names = [value for value in args.pack if not Path(value).exists()]
-    packs = [load_pack(str(Path(value).resolve())) for value in paths]
-    if names or not paths:
-        discovered = discover_packs(settings.packs, base=settings.root)
-        for name in names:
-            if not any(fnmatchcase(pack.name, name) for pack in discovered):
-                known = ", ".join(pack.name for pack in discovered) or "none"
-                raise SelectionError(f"--pack {name!r} matches nothing", hint=f"known packs: {known}")
-        loaded = {pack.name for pack in packs}
-        packs += [
-            pack
-            for pack in discovered
-            if pack.name not in loaded and (not names or any(fnmatchcase(pack.name, n) for n in names))
-        ]
+    """The packs named by --pack (as `wt run` reads it; all candidates when none), then --profile."""
+    packs = selected_packs(args.pack, settings)
     for pack in skipped_by_profile(packs, args.profile):
         print(f"wt: skipped pack {pack.name}: it does not declare profile {args.profile}", file=sys.stderr)  # noqa: T201
     return profile_filter(packs, args.profile)

@@ -13,7 +13,7 @@ from windtunnel._config import Settings
 from windtunnel._packs.loader import discover_packs, installed_packs, load_pack, shadowed
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected, Selection, select
-from windtunnel.errors import PackError
+from windtunnel.errors import PackError, SelectionError
 
 
 def add_selection(parser: argparse.ArgumentParser) -> None:
@@ -60,6 +60,21 @@ def selected_scenarios(args: argparse.Namespace, settings: Settings) -> list[Sel
         scenarios=args.scenario, tags=args.tag, packs=names + selected_by_path, owners=args.owner
     )
     return select(packs, selection)
+
+
+def selected_packs(values: Sequence[str], settings: Settings) -> list[Pack]:
+    """The packs --pack VALUES name, by the rules of selected_scenarios(); every candidate with none.
+    A name or glob that matches no pack is a SelectionError listing the known ones."""
+    paths, names = _pack_values(values)
+    packs: list[Pack] = [load_pack(str(Path(value).resolve())) for value in paths]
+    if paths and not names:
+        return packs
+    candidates = _named_candidates(settings, names, loaded={pack.name for pack in packs})
+    for name in names:
+        if not any(fnmatchcase(pack.name, name) for pack in [*packs, *candidates]):
+            known = ", ".join(pack.name for pack in [*packs, *candidates]) or "none"
+            raise SelectionError(f"--pack {name!r} matches nothing", hint=f"known packs: {known}")
+    return packs + [pack for pack in candidates if not names or any(fnmatchcase(pack.name, n) for n in names)]
 
 
 def _pack_values(values: Sequence[str]) -> tuple[list[str], list[str]]:
