@@ -20,9 +20,9 @@ from windtunnel._bundle.models import CheckRecord, CheckStatus, Stage
 from windtunnel._config import load_settings
 from windtunnel._conformance import checks_config
 from windtunnel._drivers.cleanup import labelled
-from windtunnel._drivers.images import build_runtime_image
 from windtunnel._drivers.manifest import load_manifest
 from windtunnel._drivers.network import CALLER_LABEL, SESSION_LABEL
+from windtunnel._drivers.plugin import build_manifest_image
 from windtunnel._drivers.stack import GatewaySpec
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import StageContext
@@ -220,15 +220,7 @@ def test_a_container_left_behind_is_a_failed_check_also_with_a_session_label(
 def image_ref(docker_client: Any, base_image: str, run_label: str) -> Iterator[str]:
     """The reference runtime's image under a name of its own, as a prebuilt Contract C image would be."""
     manifest = load_manifest(REPO / "runtimes" / "reference")
-    assert manifest.build_dir is not None
-    built = build_runtime_image(
-        docker_client,
-        manifest.build_dir,
-        base_image=base_image,
-        dockerfile=manifest.dockerfile,
-        requirements=manifest.requirements,
-        name=manifest.name,
-    )
+    built = build_manifest_image(docker_client, manifest, base_image=base_image)
     ref = f"wt-test/reference-by-image:{run_label}"
     docker_client.images.get(built.tag).tag(ref)
     yield ref

@@ -20,11 +20,11 @@ from windtunnel._drivers.cleanup import sweep_leftovers
 from windtunnel._drivers.docker_env import docker_client
 from windtunnel._drivers.images import (
     BuiltImage,
-    build_runtime_image,
     build_windtunnel_image,
     windtunnel_source_root,
 )
 from windtunnel._drivers.manifest import MANIFEST, RuntimeManifest, check_buildable, load_manifest
+from windtunnel._drivers.plugin import build_manifest_image
 from windtunnel.errors import UsageError
 
 
@@ -120,18 +120,7 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
         if runtime.image_ref is not None:
             _say(f"prebuilt     {runtime.name}: [image] ref = {runtime.image_ref} (nothing to build)")
             continue
-        assert runtime.build_dir is not None  # check_buildable() saw to it
-        built.append(
-            build_runtime_image(
-                client,
-                runtime.build_dir,
-                base_image=base,
-                cache_dir=args.cache_dir,
-                dockerfile=runtime.dockerfile,
-                requirements=runtime.requirements,
-                name=runtime.name,
-            )
-        )
+        built.append(build_manifest_image(client, runtime, base_image=base, cache_dir=args.cache_dir))
     for image in built:
         _say(_line(image))
     return 0

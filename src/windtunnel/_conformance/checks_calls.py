@@ -7,7 +7,7 @@ from typing import Any
 
 from windtunnel._conformance.evidence import raise_for_run_error, tool_id_problems
 from windtunnel._conformance.model import CheckFailed
-from windtunnel._conformance.subject import Subject, call, say, tools
+from windtunnel._conformance.subject import Subject, call, say, tools, two_step_script
 from windtunnel._trace.shapes import call_argument_text, call_arguments, call_name, read_response
 
 SHAPES_PROBE = "The shape probe answered."
@@ -41,11 +41,7 @@ def intermediate_tool_calls(subject: Subject) -> dict[str, Any]:
     Names and order only: whether arguments reach the trace unmodified is raw_tool_call_shapes' concern.
     """
     scenario = subject.pack.scenario("two_step")
-    decisions = [
-        tools(call("lookup", key="alpha")),
-        tools(call("store", key="beta", value="first note")),
-        say("copied"),
-    ]
+    decisions = two_step_script()
     with subject.scripted(decisions) as session:
         result = session.run(scenario)
     trace = result.trace

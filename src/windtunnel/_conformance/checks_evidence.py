@@ -11,7 +11,7 @@ from typing import Any
 from windtunnel._conformance.containers import attachments, run_view, runtime_containers
 from windtunnel._conformance.evidence import raise_for_run_error
 from windtunnel._conformance.model import CheckFailed, NotMeasured
-from windtunnel._conformance.subject import Subject, call, say, tools
+from windtunnel._conformance.subject import Subject, two_step_script
 from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
 from windtunnel._trace.models import ModelCall, Trace
 from windtunnel.spi.agent_runtime import AgentConfig
@@ -23,11 +23,7 @@ def rendered_prompt_and_usage(subject: Subject) -> dict[str, Any]:
     """Each turn's rendered prompt is captured and hashed; usage is reported, normalised per model call, and
     equals what the gateway served: per call, or summed over the turn when the runtime reports one entry."""
     scenario = subject.pack.scenario("two_step")
-    decisions = [
-        tools(call("lookup", key="alpha")),
-        tools(call("store", key="beta", value="first note")),
-        say("copied"),
-    ]
+    decisions = two_step_script()
     with subject.scripted(decisions) as session:
         subject.needs_model_evidence(session)
         trace = session.run(scenario).trace

@@ -13,7 +13,7 @@ from windtunnel._conformance.checks_state import plain_answer
 from windtunnel._conformance.containers import run_view, runtime_containers
 from windtunnel._conformance.evidence import raise_for_run_error
 from windtunnel._conformance.model import CheckFailed, NotMeasured
-from windtunnel._conformance.subject import Subject, call, say, tools
+from windtunnel._conformance.subject import Subject, call, say, tools, two_step_script
 from windtunnel._runner.evidence import drain_model_requests
 from windtunnel.errors import RuntimeUnavailableError
 from windtunnel.spi.agent_runtime import AgentHandle
@@ -121,11 +121,7 @@ def _clean_run(subject: Subject) -> dict[str, Any]:
     here the run must only complete as scripted, with no runtime failure.
     """
     scenario = subject.pack.scenario("two_step")
-    decisions = [
-        tools(call("lookup", key="alpha")),
-        tools(call("store", key="beta", value="first note")),
-        say("copied"),
-    ]
+    decisions = two_step_script()
     with subject.scripted(decisions) as session:
         result = session.run(scenario)
     raise_for_run_error(result.trace)

@@ -45,6 +45,15 @@ def say(content: str) -> ReferenceDecision:
     return ReferenceDecision(content=content)
 
 
+def two_step_script() -> list[ReferenceDecision]:
+    """The kit pack's `two_step` scenario done right: look up alpha, store the note under beta, report."""
+    return [
+        tools(call("lookup", key="alpha")),
+        tools(call("store", key="beta", value="first note")),
+        say("copied"),
+    ]
+
+
 @dataclass(slots=True)
 class TurnRecord:
     read: ReadResponse

@@ -17,13 +17,16 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from windtunnel._drivers.manifest import MANIFEST, RuntimeManifest, check_buildable, load_manifest
 from windtunnel._drivers.network import CALLER_LABEL
 from windtunnel._drivers.stack import ContainerStack, GatewaySpec
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S
 from windtunnel.errors import ConfigFileError, PluginError, UnknownRuntimeError
+
+if TYPE_CHECKING:
+    from windtunnel._drivers.images import BuiltImage
 
 SEARCH_DEPTH = 4
 log = logging.getLogger(__name__)
@@ -109,7 +112,7 @@ class Images:
 def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSettings) -> Images:
     """Build (or reuse, by content hash) the windtunnel image and the runtime's image, offline."""
     from windtunnel._drivers.base_image import ensure_base_image
-    from windtunnel._drivers.images import build_runtime_image, build_windtunnel_image, windtunnel_source_root
+    from windtunnel._drivers.images import build_windtunnel_image, windtunnel_source_root
 
     check_buildable(manifest)
     base = ensure_base_image(client, settings.base_image)
@@ -120,21 +123,31 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
         runtime_ref = manifest.image_ref
         runtime_digest = client.images.get(runtime_ref).id
     else:
-        assert manifest.build_dir is not None
-        built = build_runtime_image(
-            client,
-            manifest.build_dir,
-            base_image=base,
-            cache_dir=settings.cache_dir,
-            dockerfile=manifest.dockerfile,
-            requirements=manifest.requirements,
-            name=manifest.name,
-        )
+        built = build_manifest_image(client, manifest, base_image=base, cache_dir=settings.cache_dir)
         runtime_ref, runtime_digest = built.tag, built.digest
     return Images(
         windtunnel=harness.tag,
         runtime=runtime_ref,
         digests={"windtunnel": harness.digest, f"runtime:{manifest.name}": runtime_digest},
+    )
+
+
+def build_manifest_image(
+    client: Any, manifest: RuntimeManifest, *, base_image: str, cache_dir: Path | None = None
+) -> BuiltImage:
+    """The image a runtime.toml describes: its build directory, Dockerfile, requirements and name."""
+    from windtunnel._drivers.images import build_runtime_image
+
+    if manifest.build_dir is None:
+        raise ValueError(f"{manifest.path} names no build directory")  # check_buildable() comes first
+    return build_runtime_image(
+        client,
+        manifest.build_dir,
+        base_image=base_image,
+        cache_dir=cache_dir,
+        dockerfile=manifest.dockerfile,
+        requirements=manifest.requirements,
+        name=manifest.name,
     )
 
 
