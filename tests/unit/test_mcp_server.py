@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
 from windtunnel._mcp.kit import MockHost, MockServer, Tool, ToolDenied, ToolError
 from windtunnel._mcp.server import mock_app
+from windtunnel._net.server_thread import ServerThread
 
 COUNTER_SCHEMA = {
     "type": "object",
@@ -171,3 +174,56 @@ def test_a_container_hostname_is_accepted(client: TestClient) -> None:
 def test_admin_routes_refuse_the_wrong_method(client: TestClient) -> None:
     assert client.get("/wt/reset").status_code == 405
     assert client.post("/wt/calls").status_code == 405
+
+
+def _waiting_server(release: threading.Event, started: threading.Event) -> MockServer:
+    def wait(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+        started.set()
+        return {"released": release.wait(timeout=30), "state_seen": dict(state)}
+
+    empty = {"type": "object", "properties": {}}
+    return MockServer(
+        "waits",
+        [
+            Tool(name="wait", description="Waits.", input_schema=empty, handler=wait, blocking=True),
+            Tool(name="add", description="Add to the counter.", input_schema=COUNTER_SCHEMA, handler=_add),
+        ],
+        {"count": 0},
+    )
+
+
+def test_a_blocking_tool_waits_in_a_thread_while_the_mock_answers_other_calls() -> None:
+    # Over real HTTP: while `wait` holds its call, `add` must be answered; only then is `wait` released.
+    # A mock that ran the waiting handler on its event loop (or under its state lock) would time out here.
+    release, started = threading.Event(), threading.Event()
+    host = MockHost(lambda: _waiting_server(release, started))
+    with ServerThread(mock_app(host), name="wt-test-mock") as server, httpx.Client(timeout=30) as http:
+
+        def post(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            body = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": name, "arguments": arguments},
+            }
+            reply: dict[str, Any] = http.post(f"{server.url}/mcp", json=body, headers=ACCEPT).json()["result"]
+            return reply
+
+        waiting: dict[str, Any] = {}
+        caller = threading.Thread(target=lambda: waiting.update(post("wait", {})))
+        caller.start()
+        assert started.wait(timeout=10)
+        with httpx.Client(timeout=5) as other:
+            body = {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "add", "arguments": {"by": 2}},
+            }
+            answered = other.post(f"{server.url}/mcp", json=body, headers=ACCEPT).json()["result"]
+        release.set()
+        caller.join(timeout=10)
+    assert answered["structuredContent"] == {"count": 2}
+    # The waiting handler saw no state (it may change none) and was released, not timed out.
+    assert waiting["structuredContent"] == {"released": True, "state_seen": {}}
+    assert [call["name"] for call in host.server.calls()] == ["add", "wait"]

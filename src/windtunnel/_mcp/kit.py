@@ -27,12 +27,18 @@ class ToolDenied(ToolError):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Tool:
-    """One mock tool: name, description shown to the agent, JSON schema of its arguments, handler."""
+    """One mock tool: name, description shown to the agent, JSON schema of its arguments, handler.
+
+    `blocking=True` is for a handler that waits (sleeps, polls) and reads no state and changes none: it
+    gets an empty state, runs without the state lock and, when served over HTTP, in a worker thread, so
+    the mock keeps answering every other call while it waits.
+    """
 
     name: str
     description: str
     input_schema: Mapping[str, Any]
     handler: Handler
+    blocking: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,21 +64,34 @@ class MockServer:
     def call(self, name: str, arguments: Any) -> CallOutcome:
         """Run one tool call against the state and record it with its raw arguments."""
         raw = copy.deepcopy(arguments)
+        if self.is_blocking(name):
+            outcome = self._dispatch(name, arguments, {})
+            with self._lock:
+                self._record(name, raw, outcome)
+            return outcome
         with self._lock:
-            outcome = self._dispatch(name, arguments)
-            self._calls.append(
-                {
-                    "server": self.name,
-                    "name": name,
-                    "arguments": raw,
-                    "result": copy.deepcopy(outcome.result),
-                    "is_error": outcome.is_error,
-                    "violation": outcome.violation,
-                    "error": outcome.error,
-                    "at": time.time(),
-                }
-            )
+            outcome = self._dispatch(name, arguments, self._state)
+            self._record(name, raw, outcome)
         return outcome
+
+    def is_blocking(self, name: str) -> bool:
+        """Whether `name` is a tool whose handler waits (see Tool.blocking)."""
+        tool = self.tools.get(name)
+        return tool is not None and tool.blocking
+
+    def _record(self, name: str, raw: Any, outcome: CallOutcome) -> None:
+        self._calls.append(
+            {
+                "server": self.name,
+                "name": name,
+                "arguments": raw,
+                "result": copy.deepcopy(outcome.result),
+                "is_error": outcome.is_error,
+                "violation": outcome.violation,
+                "error": outcome.error,
+                "at": time.time(),
+            }
+        )
 
     def calls(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -82,7 +101,7 @@ class MockServer:
         with self._lock:
             return copy.deepcopy(self._state)
 
-    def _dispatch(self, name: str, arguments: Any) -> CallOutcome:
+    def _dispatch(self, name: str, arguments: Any, state: dict[str, Any]) -> CallOutcome:
         tool = self.tools.get(name)
         if tool is None:
             known = ", ".join(sorted(self.tools)) or "none"
@@ -94,7 +113,7 @@ class MockServer:
         except jsonschema.ValidationError as exc:
             return _error(f"bad arguments for {name!r}: {exc.message}")
         try:
-            result = tool.handler(self._state, copy.deepcopy(arguments))
+            result = tool.handler(state, copy.deepcopy(arguments))
         except ToolDenied as exc:
             return CallOutcome(result=None, is_error=True, violation=True, error=f"denied: {exc}")
         except ToolError as exc:

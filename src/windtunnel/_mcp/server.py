@@ -22,6 +22,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import anyio.to_thread
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
@@ -63,7 +64,10 @@ def _mcp_server(host: MockHost, name: str) -> Server[Any]:
     async def call_tool(
         _ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return _run(host, params.name, params.arguments if params.arguments is not None else {})
+        arguments = params.arguments if params.arguments is not None else {}
+        if host.server.is_blocking(params.name):  # a waiting tool must not hold up the mock's event loop
+            return await anyio.to_thread.run_sync(_run, host, params.name, arguments)
+        return _run(host, params.name, arguments)
 
     server: Server[Any] = Server(
         f"windtunnel-mock-{name}",

@@ -28,7 +28,7 @@ PAUSE_CAP_S = 10.0
 
 
 def _pause(_state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    # Blocks this mock on purpose: the recovery check kills the runtime while it waits for the answer.
+    # Holds the call (not the mock: the tool is blocking=True) while the recovery check kills the runtime.
     seconds = min(float(arguments.get("seconds", 1.0)), PAUSE_CAP_S)
     time.sleep(max(seconds, 0.0))
     return {"paused": seconds}
@@ -66,6 +66,7 @@ def notes_server() -> MockServer:
                 description="Wait a few seconds, then answer.",
                 input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}},
                 handler=_pause,
+                blocking=True,
             ),
         ],
         {"notes": {"alpha": "first note"}, "echoes": 0},
