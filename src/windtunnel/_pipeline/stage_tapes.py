@@ -8,11 +8,16 @@ certified on tapes it does not have (and never silently passes either).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 from windtunnel._bundle.models import CheckRecord, CheckStatus
 from windtunnel._packs.pack import Pack
 from windtunnel._pipeline.context import StageContext, safe
 
 REPLAY = "replay"
+# Each tape replays on a stack of its own (network, mocks, gateway, runtime), so replays are independent;
+# most of a replay is waiting for containers to start, so a few at once fit even on 2 cores.
+REPLAYS_AT_ONCE = 3
 
 
 def replayable_packs(ctx: StageContext) -> tuple[list[Pack], list[Pack]]:
@@ -33,7 +38,9 @@ def tapes_stage(ctx: StageContext) -> list[CheckRecord]:
         return [*checks, ctx.check("committed", CheckStatus.NOT_MEASURED, detail, scored=False)]
     from windtunnel._tapes.stage import replay_tape_check
 
-    return checks + [replay_tape_check(ctx, pack, path) for pack, path in tapes]
+    with ThreadPoolExecutor(max_workers=REPLAYS_AT_ONCE, thread_name_prefix="wt-tape") as pool:
+        replayed_checks = list(pool.map(lambda tape: replay_tape_check(ctx, *tape), tapes))  # in tape order
+    return checks + replayed_checks
 
 
 def _undeclared(ctx: StageContext, pack: Pack) -> CheckRecord:
