@@ -31,7 +31,7 @@ from windtunnel._pipeline.context import CertifyOutcome
 from windtunnel._pipeline.report_html import render_report
 from windtunnel._runner.output import write_atomic
 
-SUITE_VERSION = "1"
+SUITE_VERSION = "2"  # the conformance kit and bundled packs; 2: tool_call_ids, config_reaches_model, stricter checks
 
 
 @dataclass(frozen=True, slots=True)
