@@ -31,7 +31,8 @@ from windtunnel._pipeline.context import CertifyOutcome
 from windtunnel._pipeline.report_html import render_report
 from windtunnel._runner.output import write_atomic
 
-SUITE_VERSION = "2"  # the conformance kit and bundled packs; 2: tool_call_ids, config_reaches_model, stricter checks
+# The conformance kit and bundled packs; 2 added tool_call_ids and config_reaches_model, stricter checks.
+SUITE_VERSION = "2"
 
 
 @dataclass(frozen=True, slots=True)
