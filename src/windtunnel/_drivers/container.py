@@ -173,6 +173,7 @@ class ContainerRuntime:
         return self.stack.gateway().next_index()
 
     def start_mcps(self, plans: Sequence[MockServerPlan]) -> list[MCPHandle]:
+        self.stack.start_early(plans)  # the gateway and every mock boot side by side, then each is awaited
         return [self.stack.mock(plan) for plan in plans]
 
     def stop_mcps(self, handles: Sequence[MCPHandle]) -> None:

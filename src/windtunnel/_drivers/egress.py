@@ -14,15 +14,16 @@ import uuid
 from docker.errors import DockerException
 
 from windtunnel._drivers.container import EgressReport
+from windtunnel._drivers.readiness import wait_listening
 from windtunnel._drivers.stack import GATEWAY_ALIAS, GATEWAY_PORT, MOCK_PORT, ContainerStack
-from windtunnel.errors import HarnessError
+from windtunnel.errors import HarnessError, RuntimeUnavailableError
 
 PROBE = r"""
 import json, socket, sys
 def reach(target):
     host, port = target.rsplit(":", 1)
     try:
-        with socket.create_connection((host, int(port)), timeout=2):
+        with socket.create_connection((host, int(port)), timeout=1):
             return True
     except OSError:
         return False
@@ -30,6 +31,22 @@ with open("/proc/net/route") as routes:
     default = any(line.split()[1] == "00000000" for line in routes.readlines()[1:] if line.split())
 print(json.dumps({"default_route": default, "reached": {t: reach(t) for t in sys.argv[1:]}}))
 """
+
+
+CANARY_TIMEOUT_S = 30.0
+
+
+def _wait_for_canary(ip: str) -> None:
+    """The host reaches the canary on its (project) network: it listens, so only the fence can stop the probe."""
+    try:
+        wait_listening(
+            f"http://{ip}:8000",
+            timeout=CANARY_TIMEOUT_S,
+            what="the egress canary",
+            hint="check the Docker engine; the canary is python3 -m http.server in the windtunnel image",
+        )
+    except RuntimeUnavailableError as exc:
+        raise HarnessError(f"the egress canary never listened: {exc}", hint=exc.hint) from exc
 
 
 def run_egress_probe(stack: ContainerStack) -> EgressReport:
@@ -52,6 +69,7 @@ def run_egress_probe(stack: ContainerStack) -> EgressReport:
         )
         canary.reload()
         outside_ip = canary.attrs["NetworkSettings"]["Networks"][outside_net.name]["IPAddress"]
+        _wait_for_canary(outside_ip)  # else "not reached" could mean "not listening yet" and prove nothing
         targets = [*inside, f"{outside_ip}:8000"]
         output = stack.client.containers.run(
             stack.windtunnel_image,

@@ -8,7 +8,7 @@ only the gateway and the mocks are on it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,6 +103,7 @@ class ContainerStack:
         self._gateway: RunningContainer | None = None
         self._gateway_client: GatewayClient | None = None
         self._mocks: dict[tuple[str, str, str], tuple[RunningContainer, HttpMCPHandle]] = {}
+        self._starting: dict[tuple[str, str, str], RunningContainer] = {}  # started, not yet waited for
         self._closed = False
 
     # -- network and gateway -------------------------------------------------------------------------
@@ -119,6 +120,22 @@ class ContainerStack:
     def gateway(self) -> GatewayClient:
         """The gateway's admin client, starting the gateway container on first use."""
         if self._gateway_client is None:
+            running = self._start_gateway()
+            client = GatewayClient(f"http://{running.ip}:{GATEWAY_PORT}")
+            self._wait(lambda: client.wait_until_healthy(timeout=30.0), running, "model gateway")
+            self._gateway_client = client
+        return self._gateway_client
+
+    def start_early(self, plans: Sequence[MockServerPlan]) -> None:
+        """Start the gateway's and the plans' mock containers without waiting for any: they boot side by
+        side, and gateway() and mock() then wait for each as before."""
+        self._start_gateway()
+        for plan in plans:
+            if plan.pack_root is not None:
+                self._start_mock(plan, plan.pack_root)
+
+    def _start_gateway(self) -> RunningContainer:
+        if self._gateway is None:
             spec = self.gateway_spec
             self._gateway = self.run(
                 self.windtunnel_image,
@@ -131,10 +148,7 @@ class ContainerStack:
             )
             if spec.needs_egress:
                 self._attach_egress(self._gateway.container)
-            client = GatewayClient(f"http://{self._gateway.ip}:{GATEWAY_PORT}")
-            self._wait(lambda: client.wait_until_healthy(timeout=30.0), self._gateway, "model gateway")
-            self._gateway_client = client
-        return self._gateway_client
+        return self._gateway
 
     @property
     def gateway_url_for_agents(self) -> str:
@@ -159,16 +173,10 @@ class ContainerStack:
                 f"pack {plan.pack!r} has no root directory, so its mocks cannot run in a container",
                 hint="load the pack from a directory (pack.py) so the mock container can mount it",
             )
-        key = (str(plan.pack_root), plan.pack, plan.server)
+        key = _mock_key(plan, plan.pack_root)
         if key not in self._mocks:
-            alias = mock_alias(plan.pack, plan.server)
-            running = self.run(
-                self.windtunnel_image,
-                command=mock_args(plan.pack, plan.server),
-                alias=alias,
-                mounts={str(plan.pack_root): pack_mount(plan.pack)},
-                role="mock",
-            )
+            running = self._start_mock(plan, plan.pack_root)
+            del self._starting[key]
             handle = HttpMCPHandle(
                 plan.server, mock_url(plan.pack, plan.server), f"http://{running.ip}:{MOCK_PORT}"
             )
@@ -177,6 +185,20 @@ class ContainerStack:
         handle = self._mocks[key][1]
         handle.reset()
         return handle
+
+    def _start_mock(self, plan: MockServerPlan, pack_root: Path) -> RunningContainer:
+        key = _mock_key(plan, pack_root)
+        if key in self._mocks:
+            return self._mocks[key][0]
+        if key not in self._starting:
+            self._starting[key] = self.run(
+                self.windtunnel_image,
+                command=mock_args(plan.pack, plan.server),
+                alias=mock_alias(plan.pack, plan.server),
+                mounts={str(pack_root): pack_mount(plan.pack)},
+                role="mock",
+            )
+        return self._starting[key]
 
     def mock_aliases(self) -> list[str]:
         return [running.alias for running, _ in self._mocks.values()]
@@ -273,6 +295,11 @@ class ContainerStack:
             return remove_run(self.client, self.run_id)
         except DockerException:
             return []
+
+
+def _mock_key(plan: MockServerPlan, pack_root: Path) -> tuple[str, str, str]:
+    """Mocks are pooled by (pack root, pack, server)."""
+    return (str(pack_root), plan.pack, plan.server)
 
 
 def logs_tail(container: Container, lines: int = 20) -> str:
