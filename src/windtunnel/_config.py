@@ -15,7 +15,7 @@ from typing import Any
 from windtunnel.errors import ConfigFileError
 
 # The requirement set a project gets when it names none (conformance/requirements/v<N>.toml).
-LATEST_REQUIREMENT_SET = "2"
+LATEST_REQUIREMENT_SET = "3"
 
 DEFAULT_PACKS: tuple[str, ...] = ()
 KNOWN_KEYS = ("runtimes", "packs", "requirement_set", "runs_dir")

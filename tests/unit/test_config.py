@@ -25,7 +25,7 @@ def test_no_config_anywhere_gives_defaults_rooted_at_the_cwd(tmp_path: Path) -> 
     assert (
         settings.runtimes == ()
         and settings.packs == ()
-        and settings.requirement_set == LATEST_REQUIREMENT_SET == "2"
+        and settings.requirement_set == LATEST_REQUIREMENT_SET == "3"
     )
     assert settings.runs_dir == tmp_path.resolve() / "runs"
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from windtunnel._config import LATEST_REQUIREMENT_SET
 from windtunnel._conformance.checks_config import kit_configs
 from windtunnel._conformance.kit import CHECK_IDS, check_by_id, run_check
 from windtunnel._conformance.model import CheckStatus
@@ -35,7 +36,7 @@ from windtunnel.spi.agent_runtime import AgentConfig
 
 REPO = Path(__file__).resolve().parents[2]
 RUNTIME_DIR = REPO / "runtimes" / "reference"
-SUITE = Suite.load(REPO / "conformance", "2")
+SUITE = Suite.load(REPO / "conformance", LATEST_REQUIREMENT_SET)
 
 
 def _fault(runtime: str) -> str | None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from windtunnel._config import LATEST_REQUIREMENT_SET
 from windtunnel._conformance.kit import CHECK_IDS, Check, run_check
 from windtunnel._conformance.model import CheckFailed, CheckStatus, NotMeasured
 from windtunnel._conformance.subject import Subject
@@ -16,7 +17,7 @@ from windtunnel._runtimes.in_memory import InMemoryRuntime
 from windtunnel.errors import ConfigFileError, HarnessError, RuntimeFault
 
 REPO = Path(__file__).resolve().parents[2]
-SUITE = Suite.load(REPO / "conformance", "2")
+SUITE = Suite.load(REPO / "conformance", LATEST_REQUIREMENT_SET)
 
 
 def test_repository_suite_scores_every_check_and_names_a_poison_per_fault() -> None:
@@ -51,8 +52,9 @@ def test_poison_must_fail_exactly_its_check() -> None:
 def _suite_dir(tmp_path: Path, expected: str) -> Path:
     (tmp_path / "poisons.toml").write_text('[catches]\n"poisoned" = "sampling"\n')
     (tmp_path / "requirements").mkdir(exist_ok=True)
-    (tmp_path / "requirements" / "v2.toml").write_text(
-        (REPO / "conformance" / "requirements" / "v2.toml").read_text()
+    latest = f"v{LATEST_REQUIREMENT_SET}.toml"
+    (tmp_path / "requirements" / latest).write_text(
+        (REPO / "conformance" / "requirements" / latest).read_text()
     )
     (tmp_path / "expected_failures.toml").write_text(expected)
     return tmp_path

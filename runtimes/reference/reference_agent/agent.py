@@ -109,6 +109,8 @@ class Agent:
         else:
             output = await self._tools.call(tool, arguments)
             turn.notes.append(Note(turn.session_id, "tool", output))
+            if self._settings.fault is Fault.SUMMARIZE_TOOL_RESULTS:
+                output = f"{name} succeeded"  # fault: the model never sees what the tool answered
         call_id = call.get("id") or f"call_{len(turn.steps)}_{index}"
         answer = {"role": "tool", "tool_call_id": call_id, "content": output}
         if self._settings.fault is Fault.DROP_TOOL_CALL_IDS:

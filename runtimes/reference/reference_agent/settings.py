@@ -34,6 +34,7 @@ class Fault(Enum):
     DROP_TOOL_CALL_IDS = "drop_tool_call_ids"
     HARDCODE_SAMPLING_DEFAULTS = "hardcode_sampling_defaults"
     REPORT_LAST_CALL_USAGE = "report_last_call_usage"
+    SUMMARIZE_TOOL_RESULTS = "summarize_tool_results"
 
 
 class SettingsError(ValueError):

@@ -18,6 +18,7 @@ from windtunnel._conformance import (
     checks_config,
     checks_evidence,
     checks_recovery,
+    checks_results,
     checks_state,
 )
 from windtunnel._conformance.model import CheckFailed, CheckResult, CheckStatus, NotMeasured
@@ -58,6 +59,13 @@ CHECKS: tuple[Check, ...] = (
         "seed 002 'Surface intermediate tool calls' (the loop's tool results, each answering the model's "
         "tool_call_id) and the OpenAI chat-completions wire shape the runtime speaks to the model",
         checks_calls.tool_call_ids,
+    ),
+    Check(
+        "tool_results_reach_model",
+        "tool results reach the model",
+        "seed 002 'Surface intermediate tool calls' (an agent loop's tool call, tool result, call again) and "
+        "seed 000 'The script replaces model inference only... MCP evidence... remain live'",
+        checks_results.tool_results_reach_model,
     ),
     Check(
         "session_affinity",

@@ -31,8 +31,9 @@ from windtunnel._pipeline.context import CertifyOutcome
 from windtunnel._pipeline.report_html import render_report
 from windtunnel._runner.output import write_atomic
 
-# The conformance kit and bundled packs; 2 added tool_call_ids and config_reaches_model, stricter checks.
-SUITE_VERSION = "2"
+# The conformance kit and bundled packs; 2 added tool_call_ids and config_reaches_model, stricter checks;
+# 3 added tool_results_reach_model.
+SUITE_VERSION = "3"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,128 @@
+"""Checks on tool results: what the MCP mocks answered is what the model is told, call by call."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from windtunnel._conformance.model import CheckFailed
+from windtunnel._conformance.subject import Subject, call, say, tools
+from windtunnel._scenario.model import ReferenceDecision
+from windtunnel._trace.shapes import call_name
+
+EXCERPT = 160
+
+
+@dataclass(frozen=True, slots=True)
+class ResultProbe:
+    """A script whose every tool result holds a token of its own, and which token each tool's result holds.
+
+    The lookup reads back what the store wrote, so its token reaches the model only when both calls really
+    ran on the mock and their results were passed on.
+    """
+
+    script: tuple[ReferenceDecision, ...]
+    tokens: Mapping[str, str]  # tool name -> a token only that tool's result holds
+
+
+def result_probe(nonce: str) -> ResultProbe:
+    key, value, echoed = f"wt-key-{nonce}", f"wt-value-{nonce}", f"wt-echo-{nonce}"
+    return ResultProbe(
+        script=(
+            tools(call("store", key=key, value=value)),
+            tools(call("lookup", key=key), call("echo", token=echoed)),
+            say("results read"),
+        ),
+        tokens={"store": key, "lookup": value, "echo": echoed},
+    )
+
+
+def tool_results_reach_model(subject: Subject) -> dict[str, Any]:
+    """Every tool result the model is sent carries what the mock answered for that call: a result dropped,
+    emptied, summarised, truncated or handed to the wrong call is caught."""
+    nonce = uuid.uuid4().hex[:12]
+    probe = result_probe(nonce)
+    with subject.scripted(probe.script) as session:
+        subject.needs_model_evidence(session)
+        record = session.turn("Store a note, read it back and echo a token.", f"wt-kit-results-{nonce}")
+    requests = record.requests or []
+    messages = (requests[-1].get("messages") or []) if requests else []
+    answered = answered_results(messages if isinstance(messages, list) else [])
+    problems = result_problems(answered, probe.tokens)
+    evidence = {
+        "results": [{"tool": name, "content": text[:EXCERPT]} for name, text in answered],
+        "expected_tokens": dict(probe.tokens),
+    }
+    if problems:
+        raise CheckFailed(
+            f"{problems[0]}: feed each tool's result to the model as the MCP server returned it", evidence
+        )
+    return evidence
+
+
+def answered_results(messages: Sequence[Any]) -> list[tuple[str, str]]:
+    """(tool name, result text) for each tool result of the turn after the last user message.
+
+    A result pairs with its call by tool_call_id; one without a matching id takes the next unanswered call
+    of the assistant message before it (ids are tool_call_ids' concern, contents are this check's).
+    """
+    pending: list[tuple[str, str]] = []  # (call id, tool name) not yet answered
+    found: list[tuple[str, str]] = []
+    for message in _this_turn(messages):
+        role = message.get("role")
+        if role == "assistant":
+            pending = [
+                (str(c.get("id") or ""), call_name(c) or "?")
+                for c in message.get("tool_calls") or []
+                if isinstance(c, Mapping)
+            ]
+        elif role == "tool":
+            position = _answered_position(pending, message.get("tool_call_id"))
+            name = pending.pop(position)[1] if position is not None else "?"
+            found.append((name, result_text(message.get("content"))))
+    return found
+
+
+def result_problems(answered: Sequence[tuple[str, str]], tokens: Mapping[str, str]) -> list[str]:
+    problems = [
+        f"the model got the {name} result as {text[:EXCERPT]!r}, without {tokens[name]!r}, which the mock "
+        "answered"
+        for name, text in answered
+        if name in tokens and tokens[name] not in text
+    ]
+    missing = sorted(set(tokens) - {name for name, _ in answered})
+    if missing:
+        problems.append(f"the model was never sent a result for {', '.join(missing)}")
+    return problems
+
+
+def result_text(content: Any) -> str:
+    """A tool message's content as text: a string, a list of content parts, or anything JSON."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            part["text"] if isinstance(part, Mapping) and isinstance(part.get("text"), str) else _json(part)
+            for part in content
+        )
+    return "" if content is None else _json(content)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _this_turn(messages: Sequence[Any]) -> list[Mapping[str, Any]]:
+    dicts = [m for m in messages if isinstance(m, Mapping)]
+    users = [i for i, m in enumerate(dicts) if m.get("role") == "user"]
+    return dicts[users[-1] + 1 :] if users else dicts
+
+
+def _answered_position(pending: list[tuple[str, str]], call_id: Any) -> int | None:
+    for position, (pending_id, _) in enumerate(pending):
+        if pending_id and pending_id == call_id:
+            return position
+    return 0 if pending else None
