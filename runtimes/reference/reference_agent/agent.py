@@ -66,8 +66,13 @@ class Agent:
             recalled = self.memory.index.search(text, session_id=session_id, generation=generation)
             if recalled:
                 turn.messages.append({"role": "system", "content": render_notes(recalled)})
-            turn.messages.append({"role": "user", "content": text})
+            user = {"role": "user", "content": text}
+            late = self._settings.fault is Fault.SEND_USER_TURN_LATE
+            if not late:
+                turn.messages.append(user)
             content = await self._loop(session_id, session.messages, turn)
+            if late:  # fault: the model answered without this turn's message; history gets it afterwards
+                turn.messages.insert(1 if recalled else 0, user)
             result = TurnResult(content, self._report(turn.steps), self._usage(turn.usages))
             entry = {
                 "session_id": session_id,

@@ -35,6 +35,7 @@ class Fault(Enum):
     HARDCODE_SAMPLING_DEFAULTS = "hardcode_sampling_defaults"
     REPORT_LAST_CALL_USAGE = "report_last_call_usage"
     SUMMARIZE_TOOL_RESULTS = "summarize_tool_results"
+    SEND_USER_TURN_LATE = "send_user_turn_late"
 
 
 class SettingsError(ValueError):

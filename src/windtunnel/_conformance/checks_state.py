@@ -7,6 +7,7 @@ import secrets
 from typing import Any
 
 from windtunnel._canary.canary import run_reset_canary
+from windtunnel._conformance.evidence import message_text
 from windtunnel._conformance.model import CheckFailed
 from windtunnel._conformance.subject import Subject, say
 from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
@@ -21,16 +22,36 @@ def _conversation(requests: list[dict[str, Any]] | None) -> str:
     return json.dumps(messages, ensure_ascii=False)
 
 
+def _calls_without_turn(requests: list[dict[str, Any]] | None, text: str) -> list[int]:
+    """The model calls of a turn whose newest user message does not hold the turn's own text (a turn sent
+    late, dropped, or answered from an older message). A turn with no model call at all is one of them."""
+    missing = []
+    for position, request in enumerate(requests or [{}]):
+        users = [m for m in request.get("messages") or [] if m.get("role") == "user"]
+        if not users or text not in message_text(users[-1]):
+            missing.append(position)
+    return missing
+
+
 def session_affinity(subject: Subject) -> dict[str, Any]:
-    """A multi-turn session remembers its earlier turn; a second session sees nothing of the first."""
+    """Each turn's message reaches the model in that turn; a multi-turn session remembers its earlier turn;
+    a second session sees nothing of the first."""
     word = f"ZEBRA{secrets.token_hex(4).upper()}"
     replies = [say("Noted."), say("You told me earlier."), say("Hello there.")]
+    texts = (f"Please memorise the password {word}.", "Repeat it back to me.", "Greetings from somebody new.")
     with subject.scripted(replies, with_tools=False) as session:
         subject.needs_model_evidence(session)
-        session.turn(f"Please memorise the password {word}.", "wt-kit-affinity-a")
-        again = session.turn("Repeat it back to me.", "wt-kit-affinity-a")
-        other = session.turn("Greetings from somebody new.", "wt-kit-affinity-b")
+        first = session.turn(texts[0], "wt-kit-affinity-a")
+        again = session.turn(texts[1], "wt-kit-affinity-a")
+        other = session.turn(texts[2], "wt-kit-affinity-b")
     evidence = {"same_session": _conversation(again.requests), "other_session": _conversation(other.requests)}
+    for number, (record, text) in enumerate(zip((first, again, other), texts, strict=True), start=1):
+        if unsent := _calls_without_turn(record.requests, text):
+            raise CheckFailed(
+                f"turn {number}'s own message {text!r} is not the newest user message of its model call(s) "
+                f"{unsent}: each turn's message must reach the model in that turn",
+                {**evidence, "turn": number, "sent": _conversation(record.requests)},
+            )
     if word not in evidence["same_session"]:
         raise CheckFailed(
             "the second turn of a session was sent to the model without the first: no session memory",
