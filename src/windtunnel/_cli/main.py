@@ -49,7 +49,15 @@ def _verbs() -> list[str]:
     return [v for v in VERB_ORDER if v in present] + sorted(present - set(VERB_ORDER))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def requested_verb(argv: Sequence[str], verbs: Sequence[str]) -> str | None:
+    """The verb `argv` names, when it names a known one (the top-level options take no values)."""
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    return first if first in verbs else None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The `wt` parser with every verb, or with `only` that verb: each verb module imports what it needs at
+    the top, and a container's `wt gateway serve` or `wt mcp serve` should not pay for the others."""
     parser = _Parser(
         prog="wt",
         description="Wind Tunnel certifies the plumbing of agent test harnesses.",
@@ -57,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"wt {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens underneath")
     commands = parser.add_subparsers(title="verbs", metavar="VERB", parser_class=_Parser)
-    for verb in _verbs():
+    for verb in _verbs() if only is None else [only]:
         importlib.import_module(f"windtunnel._cli.cmd_{verb}").register(commands)
     return parser
 
@@ -65,8 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = argparse.Namespace()
     try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
+        arguments = list(sys.argv[1:] if argv is None else argv)
+        parser = build_parser(requested_verb(arguments, _verbs()))
+        args = parser.parse_args(arguments)
         logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="wt: %(message)s")
         logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns what matters
         if not hasattr(args, "handler"):
