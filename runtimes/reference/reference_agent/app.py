@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
 
+import aiohttp
 import anyio
 import anyio.abc
-import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -43,7 +43,7 @@ def create_app(settings: Settings) -> Starlette:
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         async with (
-            httpx.AsyncClient(timeout=MODEL_HTTP_TIMEOUT_S) as http,
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=MODEL_HTTP_TIMEOUT_S)) as http,
             anyio.create_task_group() as group,
         ):
             spawner.group = group

@@ -1,4 +1,8 @@
-"""Calls the model through the OpenAI chat-completions wire format, as JSON or as an SSE stream."""
+"""Calls the model through the OpenAI chat-completions wire format, as JSON or as an SSE stream.
+
+aiohttp, not httpx: every turn makes several model calls, and aiohttp's client costs about a third of
+httpx.AsyncClient's per request (bench/bench_stack.py), overhead that would otherwise count as the stack's.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
+import aiohttp
 
 from reference_agent.settings import Fault, Settings
 
@@ -29,7 +33,7 @@ class ModelReply:
 class ModelClient:
     """One chat-completions endpoint; every call carries the configured model, sampling and session."""
 
-    def __init__(self, settings: Settings, http: httpx.AsyncClient) -> None:
+    def __init__(self, settings: Settings, http: aiohttp.ClientSession) -> None:
         self._settings = settings
         self._http = http
         self._url = f"{settings.model_base_url}/chat/completions"
@@ -56,25 +60,29 @@ class ModelClient:
         self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], session_id: str
     ) -> ModelReply:
         body = self.request_body(messages, tools)
-        headers = {SESSION_HEADER: session_id}
+        data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        headers = {SESSION_HEADER: session_id, "Content-Type": "application/json"}
         try:
-            if self._settings.stream:
-                return await self._complete_streamed(body, headers)
-            response = await self._http.post(self._url, json=body, headers=headers)
-        except httpx.HTTPError as exc:
+            async with self._http.post(self._url, data=data, headers=headers) as response:
+                if response.status != 200:
+                    raise ModelError(_refusal(self._url, response.status, await response.read()))
+                if self._settings.stream:
+                    return await _assemble(self._url, _lines(response.content))
+                return _parse_completion(self._url, await response.read())
+        except (aiohttp.ClientError, TimeoutError) as exc:
             raise ModelError(f"model call to {self._url} failed: {type(exc).__name__}: {exc}") from exc
-        if response.status_code != 200:
-            raise ModelError(_refusal(self._url, response.status_code, response.content))
-        return _parse_completion(self._url, response.content)
 
-    async def _complete_streamed(self, body: dict[str, Any], headers: dict[str, str]) -> ModelReply:
-        async with self._http.stream("POST", self._url, json=body, headers=headers) as response:
-            if response.status_code != 200:
-                raise ModelError(_refusal(self._url, response.status_code, await response.aread()))
-            assembler = StreamAssembler()
-            async for chunk in _sse_chunks(self._url, response.aiter_lines()):
-                assembler.add(chunk)
-            return assembler.reply()
+
+async def _lines(content: aiohttp.StreamReader) -> AsyncIterator[str]:
+    async for raw in content:
+        yield raw.decode("utf-8", "replace").rstrip("\r\n")
+
+
+async def _assemble(url: str, lines: AsyncIterator[str]) -> ModelReply:
+    assembler = StreamAssembler()
+    async for chunk in _sse_chunks(url, lines):
+        assembler.add(chunk)
+    return assembler.reply()
 
 
 def _refusal(url: str, status: int, content: bytes) -> str:
