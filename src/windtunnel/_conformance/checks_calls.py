@@ -174,10 +174,3 @@ def tool_call_ids(subject: Subject) -> dict[str, Any]:
             evidence,
         )
     return evidence
-
-
-def _turn_results(messages: list[Any]) -> list[Any]:
-    """The tool results after the last user message: this turn's own, whatever history came before."""
-    users = [i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"]
-    start = users[-1] + 1 if users else 0
-    return [m for m in messages[start:] if isinstance(m, dict) and m.get("role") == "tool"]

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from windtunnel._conformance.evidence import this_turn
 from windtunnel._conformance.model import CheckFailed
 from windtunnel._conformance.subject import Subject, call, say, tools
 from windtunnel._scenario.model import ReferenceDecision
@@ -71,7 +72,7 @@ def answered_results(messages: Sequence[Any]) -> list[tuple[str, str]]:
     """
     pending: list[tuple[str, str]] = []  # (call id, tool name) not yet answered
     found: list[tuple[str, str]] = []
-    for message in _this_turn(messages):
+    for message in this_turn(messages):
         role = message.get("role")
         if role == "assistant":
             pending = [
@@ -113,12 +114,6 @@ def result_text(content: Any) -> str:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _this_turn(messages: Sequence[Any]) -> list[Mapping[str, Any]]:
-    dicts = [m for m in messages if isinstance(m, Mapping)]
-    users = [i for i, m in enumerate(dicts) if m.get("role") == "user"]
-    return dicts[users[-1] + 1 :] if users else dicts
 
 
 def _answered_position(pending: list[tuple[str, str]], call_id: Any) -> int | None:

@@ -35,6 +35,13 @@ def raise_for_run_error(trace: Trace, evidence: Mapping[str, Any] | None = None)
     )
 
 
+def this_turn(messages: Sequence[Any]) -> list[Mapping[str, Any]]:
+    """The messages after the last user message: this turn's own, whatever history came before."""
+    dicts = [m for m in messages if isinstance(m, Mapping)]
+    users = [i for i, m in enumerate(dicts) if m.get("role") == "user"]
+    return dicts[users[-1] + 1 :] if users else dicts
+
+
 def message_text(message: Mapping[str, Any]) -> str:
     """A chat message's text: a string content, or the text parts of a list content."""
     content = message.get("content")
