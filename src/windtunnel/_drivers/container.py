@@ -7,8 +7,8 @@ provision_reference() for runtimes whose manifest says every model call goes thr
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +25,7 @@ from windtunnel._pipeline.container_plan import DEFAULT_MODEL, runtime_alias, ru
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._scenario.model import ReferenceCase
-from windtunnel.errors import ProbeError, RuntimeUnavailableError
+from windtunnel.errors import ProbeError, RuntimeFault, RuntimeTimeoutError, RuntimeUnavailableError
 from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response, StateProbe
 
 __all__ = [
@@ -38,7 +38,10 @@ __all__ = [
 ]
 
 START_TIMEOUT_S = 60.0
-WATCH_INTERVAL_S = 0.5
+# A runtime that dies mid-turn drops its connection at once (the kernel closes a killed process's
+# sockets); the engine may take a moment longer to report the container as exited.
+DEATH_CONFIRM_S = 2.0
+DEATH_POLL_S = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,29 +83,40 @@ class ContainerHandle:
         return self._running
 
     def send(self, messages: list[Message], session_id: str) -> Response:
-        """Contract C send, watching the container: one that dies mid-turn fails the turn at once."""
-        future = self._runtime.pool.submit(self._inject.send, messages, session_id)
+        """Contract C send on the caller's thread. A container that dies mid-turn drops the connection,
+        which fails the turn at once; the failure then names the death, its exit code and last log lines."""
+        try:
+            return self._inject.send(messages, session_id)
+        except RuntimeUnavailableError as exc:
+            self._raise_if_gone(exc, confirm_s=DEATH_CONFIRM_S)
+            raise
+        except RuntimeTimeoutError as exc:
+            self._raise_if_gone(exc, confirm_s=0.0)  # a turn that ran out of time because its container died
+            raise
+
+    def _raise_if_gone(self, cause: RuntimeFault, *, confirm_s: float) -> None:
+        """Raise a RuntimeUnavailableError naming the container's death if it died; the engine may report
+        the exit a moment after the connection dropped, so it is asked again for up to `confirm_s`.
+        Returns when the container is still running by then (the caller re-raises `cause`)."""
+        container = self._running.container
+        deadline = time.monotonic() + confirm_s
         while True:
             try:
-                return future.result(timeout=WATCH_INTERVAL_S)
-            except concurrent.futures.TimeoutError:
-                self._raise_if_gone()
-
-    def _raise_if_gone(self) -> None:
-        container = self._running.container
-        try:
-            container.reload()
-        except DockerException:
-            status, code = "removed", None
-        else:
-            status, code = container.status, container.attrs.get("State", {}).get("ExitCode")
-        if status in {"exited", "dead", "removed"}:
-            raise RuntimeUnavailableError(
-                f"runtime {self._runtime.manifest.name!r}: its container {status} mid-turn (exit code {code})\n"
-                f"  its last log lines:\n{logs_tail(container)}",
-                hint="the runtime crashed or was killed; see its log lines above",
-                runtime=self._runtime.manifest.name,
-            )
+                container.reload()
+            except DockerException:
+                status, code = "removed", None
+            else:
+                status, code = container.status, container.attrs.get("State", {}).get("ExitCode")
+            if status in {"exited", "dead", "removed"}:
+                raise RuntimeUnavailableError(
+                    f"runtime {self._runtime.manifest.name!r}: its container {status} mid-turn "
+                    f"(exit code {code}): {cause.message}\n  its last log lines:\n{logs_tail(container)}",
+                    hint="the runtime crashed or was killed; see its log lines above",
+                    runtime=self._runtime.manifest.name,
+                ) from cause
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(DEATH_POLL_S)
 
     def reset_state(self) -> None:
         self._inject.reset_state()
@@ -166,7 +180,6 @@ class ContainerRuntime:
         self.stack = stack
         self.runtime_image = runtime_image
         self.timeout_s = timeout_s
-        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="wt-send")
         self.latest: ContainerHandle | None = None
 
     def gateway_cursor(self) -> int:
@@ -211,7 +224,6 @@ class ContainerRuntime:
         return run_egress_probe(self.stack)
 
     def close(self) -> list[str]:
-        self.pool.shutdown(wait=False, cancel_futures=True)
         return self.stack.close()
 
 
