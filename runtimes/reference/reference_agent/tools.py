@@ -1,4 +1,5 @@
-"""The agent's tools: MCP servers reached with the official `mcp` client over streamable HTTP.
+"""The agent's tools: MCP servers reached with the official `mcp` client over streamable HTTP (its HTTP
+exchanges through aiohttp, see reference_agent.mcp_http).
 
 Each server gets one long-lived client, opened on first use by an owner task (anyio scopes must be entered
 and left in one task, while requests run in many) and reopened after its transport fails.
@@ -11,11 +12,14 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import aiohttp
 import anyio
 import mcp_types as types
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from reference_agent.mcp_http import mcp_http_client
 from reference_agent.settings import McpServerRef
 
 T = TypeVar("T")
@@ -80,7 +84,11 @@ class McpConnection:
     async def _own(self, link: _Link) -> None:
         try:
             # cache=None: every tools/list goes to the server, so a restarted mock is seen as it is now.
-            async with Client(self.ref.url, cache=None) as client:
+            async with (
+                aiohttp.ClientSession() as http,
+                mcp_http_client(http) as http_client,
+                Client(streamable_http_client(self.ref.url, http_client=http_client), cache=None) as client,
+            ):
                 link.client = client
                 link.ready.set()
                 await link.closing.wait()
