@@ -9,17 +9,21 @@ Every turn opens a session of its own, and the runtime is reset (untimed) every 
 between the cases of a certification run: a turn's overhead is measured at a bounded size, not growing
 with a search index that hundreds of turns would pile up. The first turn after a reset also lists the
 MCP servers' tools again (one more MCP round trip); it is reported on its own line, not in the median.
-The baseline is sampled before and after the turns (median of both blocks), so a machine that speeds up
-or slows down during the run moves both.
+The run is measured in rounds: a block of loopback round trips, a block of turns, another loopback
+block. Each round's ratio compares blocks measured seconds apart, so a machine that speeds up or slows
+down during the run moves both; the ratio reported is the median over the rounds, with their range.
 
-Run: `python bench/bench_stack.py [--turns N]` (needs a Docker engine; WT_BASE_IMAGE as for wt certify).
+Run: `python bench/bench_stack.py [--rounds R] [--turns N]` (needs a Docker engine; WT_BASE_IMAGE as for wt certify).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -42,68 +46,95 @@ async def _ok(request: Request) -> JSONResponse:
     return JSONResponse({"ok": True})
 
 
-def loopback_rtts(samples: int = 500) -> list[float]:
-    with ServerThread(Starlette(routes=[Route("/", _ok)])) as server, httpx.Client() as client:
-        for _ in range(50):
-            client.get(server.url)
-        times = []
-        for _ in range(samples):
-            started = time.perf_counter()
-            client.get(server.url)
-            times.append(time.perf_counter() - started)
+def _timed(call: Callable[[], object], samples: int) -> list[float]:
+    times = []
+    for _ in range(samples):
+        started = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - started)
     return times
 
 
-def turn_latencies(turns: int) -> tuple[list[float], list[float]]:
-    """(turns after the first of their case, first turns of a case), in seconds, warm-up turns left out."""
+@dataclass
+class Round:
+    baseline: list[float]  # loopback round trips just before and just after the turns
+    later: list[float]  # turns after the first of their case
+    first: list[float]  # first turns of a case (tools listed again)
+
+    @property
+    def ratio(self) -> float:
+        return statistics.median(self.later) / statistics.median(self.baseline)
+
+
+def run_rounds(rounds: int, turns: int, baseline_samples: int) -> list[Round]:
+    """`rounds` times: loopback block, `turns` turns through the stack, loopback block (one stack, warm)."""
     pack = load_pack(str(REPO / "scenarios" / "artifacts"))
     runtime = ContainerRuntimePlugin(REPO / "runtimes" / "reference").build("reference", "bench", None)
     try:
         mcps = runtime.start_mcps(pack.plans())
+        total = (rounds + 1) * turns  # one extra round's worth warms up, unmeasured
         decisions: list[ReferenceDecision] = []
-        for index in range(turns):
+        for index in range(total):
             decisions += [
                 ReferenceDecision(tool_calls=(ReferenceToolCall("list_artifacts", {}),)),
                 ReferenceDecision(content=f"done {index}"),
             ]
         case = ReferenceCase(name="bench", kind="golden", decisions=tuple(decisions))
         handle = runtime.provision_reference(AgentConfig(), case, mcps)
-        later: list[float] = []
-        first: list[float] = []
-        for index in range(turns):
+        counter = itertools.count()
+
+        def turn() -> tuple[bool, float]:
+            index = next(counter)
             if index % CASE_TURNS == 0:
-                handle.reset_state()
+                handle.reset_state()  # untimed, as between the cases of a run
             started = time.perf_counter()
             handle.send([{"role": "user", "content": "List the artifacts."}], f"bench-{index}")
-            elapsed = time.perf_counter() - started
-            if index >= turns // 5:  # the first fifth warms up
-                (first if index % CASE_TURNS == 0 else later).append(elapsed)
+            return index % CASE_TURNS == 0, time.perf_counter() - started
+
+        results: list[Round] = []
+        with ServerThread(Starlette(routes=[Route("/", _ok)])) as server, httpx.Client() as client:
+            _timed(lambda: client.get(server.url), 50)
+            for _ in range(turns):
+                turn()
+            for _ in range(rounds):
+                measured = Round(_timed(lambda: client.get(server.url), baseline_samples), [], [])
+                for _ in range(turns):
+                    opening, elapsed = turn()
+                    (measured.first if opening else measured.later).append(elapsed)
+                measured.baseline += _timed(lambda: client.get(server.url), baseline_samples)
+                results.append(measured)
         handle.teardown()
     finally:
         runtime.close()
-    return later, first
+    return results
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--turns", type=int, default=60, help="turns per round")
+    parser.add_argument("--baseline", type=int, default=200, help="loopback round trips per block")
     args = parser.parse_args()
-    before = loopback_rtts()
-    later, first = turn_latencies(args.turns)
-    rtt = statistics.median(before + loopback_rtts())
-    turn = statistics.median(later)
-    print(f"loopback HTTP round trip (median): {rtt * 1000:.3f} ms")
-    print(f"stack turn, one tool call (median of {len(later)}): {turn * 1000:.2f} ms")
-    print(f"ratio turn / loopback round trip: {turn / rtt:.1f}x (target <= 10x)")
-    if first:
-        opening = statistics.median(first)
+    rounds = run_rounds(args.rounds, args.turns, args.baseline)
+    for number, measured in enumerate(rounds, 1):
         print(
-            f"first turn after a reset (tools listed again; median of {len(first)}): {opening * 1000:.2f} ms, "
-            f"{opening / rtt:.1f}x"
+            f"round {number}: loopback {statistics.median(measured.baseline) * 1000:.3f} ms, "
+            f"turn {statistics.median(measured.later) * 1000:.2f} ms, ratio {measured.ratio:.1f}x"
         )
+    ratios = sorted(measured.ratio for measured in rounds)
+    rtt = statistics.median([sample for measured in rounds for sample in measured.baseline])
+    turn = statistics.median([sample for measured in rounds for sample in measured.later])
+    first = statistics.median([sample for measured in rounds for sample in measured.first])
+    print(f"loopback HTTP round trip (median): {rtt * 1000:.3f} ms")
+    print(f"stack turn, one tool call (median): {turn * 1000:.2f} ms")
+    print(
+        f"ratio turn / loopback round trip: {statistics.median(ratios):.1f}x, median of {len(ratios)} rounds "
+        f"(range {ratios[0]:.1f}x-{ratios[-1]:.1f}x; target <= 10x)"
+    )
+    print(f"first turn of a case (tools listed again): {first * 1000:.2f} ms, {first / rtt:.1f}x")
     print(
         "a turn holds 4 HTTP round trips (inject, model, MCP tools/call, model); "
-        f"per hop: {turn / rtt / 4:.1f}x"
+        f"per hop: {statistics.median(ratios) / 4:.1f}x"
     )
 
 
