@@ -33,6 +33,7 @@ from windtunnel._runtimes.registry import LoadedPlugin
 from windtunnel._selftest.engine import SelftestOptions, run_selftest
 from windtunnel._selftest.verdicts import Verdict
 from windtunnel.api import ReferenceCase, ReferenceDecision, Scenario, run_reference_case
+from windtunnel.errors import RuntimeUnavailableError
 from windtunnel.spi import AgentConfig
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -82,6 +83,17 @@ def test_the_two_route_runtime_really_has_no_health_route(two_routes: Any) -> No
         assert httpx.get(f"http://{handle.container.ip}:8647/wt/health", timeout=5).status_code == 501
     finally:
         handle.teardown()
+
+
+def test_a_send_after_teardown_says_the_handle_was_torn_down(two_routes: Any) -> None:
+    handle = two_routes.provision(AgentConfig(), [])
+    handle.teardown()
+    started = time.monotonic()
+    with pytest.raises(RuntimeUnavailableError) as raised:
+        handle.send([{"role": "user", "content": "Still there?"}], "s")
+    assert "the handle was torn down" in raised.value.message
+    assert "mid-turn" not in raised.value.message  # its removal was the teardown, not a death
+    assert time.monotonic() - started < 1.0  # no waiting on the engine for a death that did not happen
 
 
 def test_a_runtime_that_crashes_at_start_is_error_setup_with_its_trace(

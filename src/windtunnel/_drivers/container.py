@@ -88,7 +88,8 @@ class ContainerHandle:
         try:
             return self._inject.send(messages, session_id)
         except RuntimeUnavailableError as exc:
-            self._raise_if_gone(exc, confirm_s=DEATH_CONFIRM_S)
+            if not self._torn_down:  # a torn-down handle's container is gone by design, not mid-turn
+                self._raise_if_gone(exc, confirm_s=DEATH_CONFIRM_S)
             raise
         except RuntimeTimeoutError as exc:
             self._raise_if_gone(exc, confirm_s=0.0)  # a turn that ran out of time because its container died
