@@ -84,12 +84,14 @@ def run_rounds(rounds: int, turns: int, baseline_samples: int) -> list[Round]:
         counter = itertools.count()
 
         def turn() -> tuple[bool, float]:
+            """One timed turn; True when it opened a case (the runtime was reset before it)."""
             index = next(counter)
-            if index % CASE_TURNS == 0:
+            opening = index % CASE_TURNS == 0
+            if opening:
                 handle.reset_state()  # untimed, as between the cases of a run
             started = time.perf_counter()
             handle.send([{"role": "user", "content": "List the artifacts."}], f"bench-{index}")
-            return index % CASE_TURNS == 0, time.perf_counter() - started
+            return opening, time.perf_counter() - started
 
         results: list[Round] = []
         with ServerThread(Starlette(routes=[Route("/", _ok)])) as server, httpx.Client() as client:
