@@ -24,9 +24,9 @@ pytestmark = [
 
 @pytest.fixture(autouse=True)
 def _reclaim_abandoned_sockets() -> Iterator[None]:
-    """Collect each test's garbage before it ends, while the filter above still applies: a socket a kill
-    abandoned inside a reference cycle (an exception kept as evidence, its traceback's frames) would
-    otherwise be reclaimed only at session end, where pytest reports it as an error of the whole run."""
+    """Collect each test's garbage before it ends, while the filter above still applies. An abandoned
+    socket left uncollected until session end is reported there as an error of the whole run (seen once
+    in CI: a harness socket to a runtime's Contract C port; which object held it is not pinned down)."""
     yield
     gc.collect()
 
