@@ -1,0 +1,139 @@
+"""A small keep-alive HTTP/1.1 client for the harness's hottest hop: one Contract C request per agent turn.
+
+Built on the standard library's http.client: on a turn it costs about a third of an httpx client's CPU
+(~0.15 ms against ~0.55 ms per request on the machine the stack is benchmarked on, bench/bench_stack.py),
+and every turn of every case pays it. It does what that hop needs and no more: one connection, reused
+while the server keeps it open; http and https; one timeout that applies to connecting and to each
+read and write, as httpx's does. No proxies: a Contract C endpoint is a local process or a container on
+the run's own network, never something to reach through HTTP_PROXY.
+
+A connection the server has closed while idle (uvicorn's keep-alive ends after 5 s) is noticed before it is
+reused: an idle keep-alive socket that turns readable has seen its end. The request then goes out on a new
+connection instead of failing. A request is never sent twice: one that fails once sent is reported.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import select
+import ssl
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+
+class Http1Error(Exception):
+    """The exchange failed at the transport level (connect, send, receive, malformed HTTP)."""
+
+
+class Http1Timeout(Http1Error):
+    """No answer (or no connection) within the client's timeout."""
+
+
+@dataclass(frozen=True, slots=True)
+class Http1Response:
+    status_code: int
+    content: bytes
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        """The body decoded as JSON; ValueError when it is not."""
+        return json.loads(self.content)
+
+
+class Http1Client:
+    """Keep-alive JSON POSTs to one origin: `Http1Client("http://host:port", timeout=...)`."""
+
+    def __init__(self, base_url: str, *, timeout: float, ssl_context: ssl.SSLContext | None = None) -> None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in {"http", "https"} or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {base_url!r}")
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname
+        self._port = parts.port or (443 if self._https else 80)
+        self._prefix = parts.path.rstrip("/")
+        self._timeout = timeout
+        self._ssl_context = ssl_context
+        self._connection: http.client.HTTPConnection | None = None
+
+    @property
+    def timeout(self) -> float:
+        return self._timeout
+
+    @timeout.setter
+    def timeout(self, seconds: float) -> None:
+        """A new timeout applies from the next connection on, so the current one is closed."""
+        self._timeout = seconds
+        self.close()
+
+    def post_json(self, path: str, body: Mapping[str, Any]) -> Http1Response:
+        """POST `body` as JSON to `path` under the base URL; the whole response is read."""
+        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        connection = self._open()
+        try:
+            connection.request(
+                "POST",
+                self._prefix + path,
+                body=payload,
+                headers={"Content-Type": "application/json", "Accept": "application/json"},
+            )
+            response = connection.getresponse()
+            content = response.read()
+        except TimeoutError as exc:
+            self.close()
+            raise Http1Timeout(f"timed out after {self._timeout}s") from exc
+        except (OSError, http.client.HTTPException) as exc:
+            self.close()
+            raise Http1Error(f"{type(exc).__name__}: {exc}") from exc
+        if response.will_close:
+            self.close()
+        return Http1Response(response.status, content)
+
+    def close(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+
+    def __enter__(self) -> Http1Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _open(self) -> http.client.HTTPConnection:
+        connection = self._connection
+        if connection is not None and _ended(connection):
+            self.close()
+            connection = None
+        if connection is None:
+            connection = self._new_connection()
+            self._connection = connection
+        return connection
+
+    def _new_connection(self) -> http.client.HTTPConnection:
+        if self._https:
+            return http.client.HTTPSConnection(
+                self._host, self._port, timeout=self._timeout, context=self._ssl_context
+            )
+        return http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+
+
+def _ended(connection: http.client.HTTPConnection) -> bool:
+    """Whether an idle kept-alive connection was closed (or broken) by the server since its last answer."""
+    sock = connection.sock
+    if sock is None:
+        return False  # not connected yet: http.client connects on the next request
+    try:
+        if hasattr(select, "poll"):  # no limit on the descriptor's number, unlike select()
+            poller = select.poll()
+            poller.register(sock, select.POLLIN)
+            return bool(poller.poll(0))
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
