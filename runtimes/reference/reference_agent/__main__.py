@@ -19,7 +19,12 @@ def main() -> int:
         print(f"reference runtime: refusing to start: {exc}", file=sys.stderr)  # noqa: T201
         return 2
     uvicorn.run(
-        create_app(settings), host=settings.host, port=settings.port, lifespan="on", log_level="warning"
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        lifespan="on",
+        log_level="warning",
+        access_log=False,  # every turn is a request: no access-log record is built for each
     )
     return 0
 
