@@ -22,6 +22,7 @@ from windtunnel._runtimes.http_inject import (
 )
 from windtunnel.api import Scenario, run_scenario
 from windtunnel.errors import (
+    ConfigFileError,
     EnvelopeError,
     ResetFailedError,
     RuntimeFault,
@@ -175,6 +176,17 @@ def test_env_is_read_at_build_not_import() -> None:
         "h", "x", None
     )
     assert (custom.url, custom.timeout_s) == ("http://127.0.0.1:1", 7.0)
+
+
+@pytest.mark.parametrize(
+    "url", ["localhost:8647", "127.0.0.1:8647", "ftp://127.0.0.1", "http://", "http://h:port"]
+)
+def test_a_url_that_is_not_http_is_refused_naming_the_variable(url: str) -> None:
+    with pytest.raises(ConfigFileError, match=r"WT_INJECT_URL is .* not an http") as caught:
+        HttpInjectPlugin(env={"WT_INJECT_URL": url}).build("http_inject", "x", None)
+    assert caught.value.context["field"] == "WT_INJECT_URL"
+    with pytest.raises(RuntimeUnavailableError, match="not an http"):
+        HttpInjectRuntime(url).provision(AgentConfig())
 
 
 def test_runs_through_the_ordinary_runner(endpoint: tuple[Endpoint, str]) -> None:

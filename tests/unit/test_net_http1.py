@@ -132,6 +132,33 @@ def test_a_connection_the_server_closed_while_idle_is_replaced_not_failed(
     assert server.connections == 5
 
 
+def test_posts_from_several_threads_take_turns_on_the_one_connection(
+    serve: Callable[[RawServer], str],
+) -> None:
+    server = RawServer(json_answer)
+    failures: list[BaseException] = []
+    with Http1Client(serve(server), timeout=5) as client:
+
+        def post(worker: int) -> None:
+            try:
+                for index in range(20):
+                    assert client.post_json("/x", {"w": worker, "n": index}).json()["got"] == {
+                        "w": worker,
+                        "n": index,
+                    }
+            except BaseException as exc:
+                failures.append(exc)
+
+        workers = [threading.Thread(target=post, args=(worker,)) for worker in range(4)]
+        for thread in workers:
+            thread.start()
+        for thread in workers:
+            thread.join()
+    assert failures == []
+    assert len(server.requests) == 80
+    assert server.connections == 1
+
+
 def test_connection_close_and_chunked_answers(serve: Callable[[RawServer], str]) -> None:
     def chunked(request: Request) -> bytes:
         return (

@@ -18,6 +18,7 @@ import http.client
 import json
 import select
 import ssl
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,20 +47,34 @@ class Http1Response:
         return json.loads(self.content)
 
 
+def is_http_url(url: str) -> bool:
+    """Whether `url` names an http or https origin (scheme and host), as Http1Client needs."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        return False
+    return parts.scheme in {"http", "https"} and bool(parts.hostname)
+
+
 class Http1Client:
-    """Keep-alive JSON POSTs to one origin: `Http1Client("http://host:port", timeout=...)`."""
+    """Keep-alive JSON POSTs to one origin: `Http1Client("http://host:port", timeout=...)`.
+
+    One connection: posts from several threads take turns on it (a lock), they never share it mid-exchange.
+    """
 
     def __init__(self, base_url: str, *, timeout: float, ssl_context: ssl.SSLContext | None = None) -> None:
-        parts = urlsplit(base_url)
-        if parts.scheme not in {"http", "https"} or not parts.hostname:
+        if not is_http_url(base_url):
             raise ValueError(f"not an http(s) URL: {base_url!r}")
+        parts = urlsplit(base_url)
         self._https = parts.scheme == "https"
-        self._host = parts.hostname
+        self._host = parts.hostname or ""
         self._port = parts.port or (443 if self._https else 80)
         self._prefix = parts.path.rstrip("/")
         self._timeout = timeout
         self._ssl_context = ssl_context
         self._connection: http.client.HTTPConnection | None = None
+        self._lock = threading.Lock()
 
     @property
     def timeout(self) -> float:
@@ -74,6 +89,10 @@ class Http1Client:
     def post_json(self, path: str, body: Mapping[str, Any]) -> Http1Response:
         """POST `body` as JSON to `path` under the base URL; the whole response is read."""
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        with self._lock:
+            return self._exchange(path, payload)
+
+    def _exchange(self, path: str, payload: bytes) -> Http1Response:
         connection = self._open()
         try:
             connection.request(

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from windtunnel._net.http1 import Http1Client, Http1Error, Http1Response, Http1Timeout
+from windtunnel._net.http1 import Http1Client, Http1Error, Http1Response, Http1Timeout, is_http_url
 from windtunnel._net.tls import shared_tls_context
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel.errors import (
@@ -138,6 +138,12 @@ class HttpInjectHandle:
         self.runtime = runtime
         # Not httpx: this request is made once per agent turn, and the stdlib client costs a third of the
         # CPU (windtunnel._net.http1); TLS is set up only for an https endpoint.
+        if not is_http_url(self.base_url):
+            raise RuntimeUnavailableError(
+                f"{runtime}: {base_url!r} is not an http(s) URL",
+                runtime=runtime,
+                hint=f"give the endpoint's base URL, e.g. {DEFAULT_URL}",
+            )
         tls = shared_tls_context() if self.base_url.startswith("https:") else None
         self._client: Http1Client | None = Http1Client(
             self.base_url, timeout=timeout_s + TRANSPORT_GRACE_S, ssl_context=tls
@@ -259,7 +265,16 @@ class HttpInjectPlugin:
                 field="WT_INJECT_TIMEOUT_S",
                 hint="set it to seconds, e.g. 120",
             ) from None
-        return env.get("WT_INJECT_URL", DEFAULT_URL), timeout
+        url = env.get("WT_INJECT_URL", DEFAULT_URL)
+        if not is_http_url(url):
+            from windtunnel.errors import ConfigFileError
+
+            raise ConfigFileError(
+                f"WT_INJECT_URL is {url!r}, not an http(s) URL",
+                field="WT_INJECT_URL",
+                hint=f"set it to the endpoint's base URL, e.g. {DEFAULT_URL}",
+            )
+        return url, timeout
 
     def build(self, runtime_name: str, label: str, soul_path: Path | None) -> HttpInjectRuntime:
         url, timeout = self._settings()
