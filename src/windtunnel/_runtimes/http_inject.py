@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from windtunnel._net.http1 import Http1Client, Http1Error, Http1Response, Http1Timeout, is_http_url
 from windtunnel._net.tls import shared_tls_context
@@ -138,16 +139,17 @@ class HttpInjectHandle:
         self.runtime = runtime
         # Not httpx: this request is made once per agent turn, and the stdlib client costs a third of the
         # CPU (windtunnel._net.http1); TLS is set up only for an https endpoint.
-        if not is_http_url(self.base_url):
+        tls = shared_tls_context() if urlsplit(self.base_url).scheme == "https" else None
+        try:
+            self._client: Http1Client | None = Http1Client(
+                self.base_url, timeout=timeout_s + TRANSPORT_GRACE_S, ssl_context=tls
+            )
+        except ValueError:  # the client accepts only an http(s) URL with a host (is_http_url)
             raise RuntimeUnavailableError(
                 f"{runtime}: {base_url!r} is not an http(s) URL",
                 runtime=runtime,
                 hint=f"give the endpoint's base URL, e.g. {DEFAULT_URL}",
-            )
-        tls = shared_tls_context() if self.base_url.startswith("https:") else None
-        self._client: Http1Client | None = Http1Client(
-            self.base_url, timeout=timeout_s + TRANSPORT_GRACE_S, ssl_context=tls
-        )
+            ) from None
 
     def _http(self) -> Http1Client:
         if self._client is None:
