@@ -1,11 +1,11 @@
 """A small keep-alive HTTP/1.1 client for the harness's hottest hop: one Contract C request per agent turn.
 
 Built on the standard library's http.client: it costs about a third of an httpx client's CPU (measured
-against a local server on a 2-core machine: ~0.15 ms against ~0.55 ms per request), and every turn of every
-case pays it; bench/bench_stack.py shows the effect on a whole turn. It does what that hop needs and no more: one connection, reused
-while the server keeps it open; http and https; one timeout that applies to connecting and to each
-read and write, as httpx's does. No proxies: a Contract C endpoint is a local process or a container on
-the run's own network, never something to reach through HTTP_PROXY.
+against a local server on a 2-core machine: ~0.15 ms against ~0.55 ms per request), and every turn of
+every case pays it; bench/bench_stack.py shows the effect on a whole turn. It does what that hop needs and
+no more: one connection, reused while the server keeps it open; http and https; one timeout that applies
+to connecting and to each read and write, as httpx's does. No proxies: a Contract C endpoint is a local
+process or a container on the run's own network, never something to reach through HTTP_PROXY.
 
 A connection the server has closed while idle (uvicorn's keep-alive ends after 5 s) is noticed before it is
 reused: an idle keep-alive socket that turns readable has seen its end. The request then goes out on a new
