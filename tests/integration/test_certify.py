@@ -20,7 +20,6 @@ from windtunnel._bundle.models import CheckRecord, CheckStatus, Stage
 from windtunnel._config import load_settings
 from windtunnel._conformance import checks_config
 from windtunnel._drivers.cleanup import labelled
-from windtunnel._drivers.manifest import load_manifest
 from windtunnel._drivers.network import CALLER_LABEL, SESSION_LABEL
 from windtunnel._drivers.plugin import build_manifest_image
 from windtunnel._drivers.stack import GatewaySpec
@@ -29,6 +28,7 @@ from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.plan import PLAN, Step, execute
 from windtunnel._pipeline.publish import publish
+from windtunnel._runtimes.manifest import load_manifest
 from windtunnel._tapes.containers import RuntimeImages
 from windtunnel.errors import ConfigFileError
 

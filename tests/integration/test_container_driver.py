@@ -24,11 +24,11 @@ from docker.errors import NotFound
 
 from windtunnel._drivers.cleanup import labelled, remove_run
 from windtunnel._drivers.images import runtime_image_tag
-from windtunnel._drivers.manifest import load_manifest
 from windtunnel._drivers.network import RUN_LABEL, create_run_network, run_labels
 from windtunnel._drivers.plugin import ContainerRuntimePlugin, DriverSettings, prepare_images
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.selection import Selection, select
+from windtunnel._runtimes.manifest import load_manifest
 from windtunnel._runtimes.registry import LoadedPlugin
 from windtunnel._selftest.engine import SelftestOptions, run_selftest
 from windtunnel._selftest.verdicts import Verdict

@@ -16,7 +16,6 @@ from windtunnel._conformance.kit import check_by_id, run_check
 from windtunnel._conformance.model import CheckStatus
 from windtunnel._conformance.subject import Subject, kit_pack
 from windtunnel._drivers.bound import BoundMock, BoundReferenceRuntime, BoundStack, load_bound_stacks
-from windtunnel._drivers.manifest import load_manifest
 from windtunnel._gateway.app import create_app
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._gateway.script import ScriptMode
@@ -30,6 +29,7 @@ from windtunnel._pipeline.container_plan import (
     profile_key,
     runtime_env,
 )
+from windtunnel._runtimes.manifest import load_manifest
 from windtunnel.api import ReferenceCase, ReferenceDecision
 from windtunnel.errors import ConfigFileError, HarnessError
 from windtunnel.spi.agent_runtime import AgentConfig

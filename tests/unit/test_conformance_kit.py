@@ -20,7 +20,6 @@ from windtunnel._conformance.model import CheckStatus
 from windtunnel._conformance.subject import Subject, kit_pack
 from windtunnel._conformance.suite import Suite
 from windtunnel._drivers.bound import BoundMock, BoundReferenceRuntime, BoundStack
-from windtunnel._drivers.manifest import load_manifest
 from windtunnel._gateway.app import create_app
 from windtunnel._gateway.script import ScriptMode
 from windtunnel._mcp.loopback import start_loopback, stop_loopback
@@ -32,6 +31,7 @@ from windtunnel._pipeline.container_plan import (
     profile_key,
     runtime_env,
 )
+from windtunnel._runtimes.manifest import load_manifest
 from windtunnel.spi.agent_runtime import AgentConfig
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,7 +12,6 @@ from windtunnel._config import load_settings
 from windtunnel._conformance.checks_config import kit_configs
 from windtunnel._conformance.subject import kit_pack
 from windtunnel._drivers.bound import load_bound_stacks
-from windtunnel._drivers.manifest import RuntimeManifest, load_manifest
 from windtunnel._drivers.wheelhouse import project_dependencies, read_requirements
 from windtunnel._packs.loader import discover_packs
 from windtunnel._packs.selection import Selection, select
@@ -32,6 +31,7 @@ from windtunnel._pipeline.container_plan import (
     runtime_env,
 )
 from windtunnel._pipeline.plan import PLAN
+from windtunnel._runtimes.manifest import RuntimeManifest, load_manifest
 from windtunnel.errors import ConfigFileError
 from windtunnel.spi.agent_runtime import AgentConfig, MockServerPlan, ModelSpec, SamplingConfig
 

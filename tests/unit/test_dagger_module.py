@@ -31,7 +31,6 @@ from dagger.mod import default_module  # noqa: E402
 
 from windtunnel._config import load_settings  # noqa: E402
 from windtunnel._drivers.bound import load_bound_stacks  # noqa: E402
-from windtunnel._drivers.manifest import load_manifest  # noqa: E402
 from windtunnel._drivers.plugin import find_runtime_dir  # noqa: E402
 from windtunnel._drivers.wheelhouse import project_dependencies  # noqa: E402
 from windtunnel._packs.loader import discover_packs  # noqa: E402
@@ -52,6 +51,7 @@ from windtunnel._pipeline.container_plan import (  # noqa: E402
     runtime_env,
 )
 from windtunnel._pipeline.plan import PLAN  # noqa: E402
+from windtunnel._runtimes.manifest import load_manifest  # noqa: E402
 
 POISON = "reference-poison-reset_noop"
 BASE = "python:3.12-slim"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from windtunnel._drivers.images import requirements_file, runtime_image_tag
-from windtunnel._drivers.manifest import check_buildable, load_manifest
 from windtunnel._pipeline.container_plan import runtime_image_plan
+from windtunnel._runtimes.manifest import check_buildable, load_manifest
 from windtunnel.errors import ConfigFileError
 
 COMPONENT = re.compile(r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$")

@@ -14,13 +14,13 @@ import pytest
 
 from windtunnel._bundle.models import CheckStatus, Stage
 from windtunnel._conformance.suite import Suite
-from windtunnel._drivers.manifest import load_manifest
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import RuntimeRun, StageContext
 from windtunnel._pipeline.stage_tapes import tapes_stage
+from windtunnel._runtimes.manifest import load_manifest
 from windtunnel._score.models import Score, ScoreStatus
 from windtunnel._tapes.builder import TapeBuilder
 from windtunnel._tapes.containers import RuntimeImages, tape_name

@@ -23,8 +23,8 @@ from windtunnel._drivers.images import (
     build_windtunnel_image,
     windtunnel_source_root,
 )
-from windtunnel._drivers.manifest import MANIFEST, RuntimeManifest, check_buildable, load_manifest
 from windtunnel._drivers.plugin import build_manifest_image
+from windtunnel._runtimes.manifest import MANIFEST, RuntimeManifest, check_buildable, load_manifest
 from windtunnel.errors import UsageError
 
 

@@ -11,8 +11,8 @@ from typing import Any
 from windtunnel._conformance.evidence import message_text, offered_tool_names
 from windtunnel._conformance.model import CheckFailed, NotMeasured
 from windtunnel._conformance.subject import Subject, TurnRecord, call, say, tools
-from windtunnel._drivers.manifest import CONFIG_FIELDS
 from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
+from windtunnel._runtimes.manifest import CONFIG_FIELDS
 from windtunnel.errors import UnsupportedConfigError
 from windtunnel.spi.agent_runtime import AgentConfig, ModelSpec, SamplingConfig
 

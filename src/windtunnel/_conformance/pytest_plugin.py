@@ -69,8 +69,8 @@ class _Subjects:
         if name != self._name:
             self.close()
             from windtunnel._conformance.subject import Subject
-            from windtunnel._drivers.manifest import load_manifest
             from windtunnel._drivers.plugin import find_runtime_dir
+            from windtunnel._runtimes.manifest import load_manifest
             from windtunnel._runtimes.registry import build_runtime, load_runtime_plugin
 
             runtime = build_runtime(load_runtime_plugin(name))

@@ -32,7 +32,6 @@ from typing import Any
 
 import httpx
 
-from windtunnel._drivers.manifest import RuntimeManifest, load_manifest
 from windtunnel._drivers.readiness import wait_listening
 from windtunnel._drivers.state_probe import LatestStateProbe
 from windtunnel._gateway.client import GatewayClient
@@ -40,6 +39,7 @@ from windtunnel._mcp.http_handle import HttpMCPHandle
 from windtunnel._pipeline.container_plan import GATEWAY_URL_FOR_AGENTS, profile_key, runtime_env
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
+from windtunnel._runtimes.manifest import RuntimeManifest, load_manifest
 from windtunnel._runtimes.registry import LoadedPlugin
 from windtunnel._scenario.model import ReferenceCase
 from windtunnel.errors import (

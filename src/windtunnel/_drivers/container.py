@@ -16,7 +16,6 @@ from typing import Any
 
 from docker.errors import DockerException
 
-from windtunnel._drivers.manifest import RuntimeManifest
 from windtunnel._drivers.stack import ContainerStack, RunningContainer, logs_tail
 from windtunnel._drivers.state_probe import LatestStateProbe
 
@@ -24,6 +23,7 @@ from windtunnel._drivers.state_probe import LatestStateProbe
 from windtunnel._pipeline.container_plan import DEFAULT_MODEL, runtime_alias, runtime_env
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
+from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel._scenario.model import ReferenceCase
 from windtunnel.errors import ProbeError, RuntimeFault, RuntimeTimeoutError, RuntimeUnavailableError
 from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response, StateProbe

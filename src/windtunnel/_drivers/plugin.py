@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from windtunnel._drivers.manifest import MANIFEST, RuntimeManifest, check_buildable, load_manifest
 from windtunnel._drivers.network import CALLER_LABEL
 from windtunnel._drivers.stack import ContainerStack, GatewaySpec
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S
+from windtunnel._runtimes.manifest import MANIFEST, RuntimeManifest, check_buildable, load_manifest
 from windtunnel.errors import ConfigFileError, PluginError, UnknownRuntimeError
 
 if TYPE_CHECKING:

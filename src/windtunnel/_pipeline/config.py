@@ -13,7 +13,7 @@ from windtunnel.errors import ConfigFileError, UsageError
 
 if TYPE_CHECKING:
     from windtunnel._drivers.bound import BoundStack
-    from windtunnel._drivers.manifest import RuntimeManifest
+    from windtunnel._runtimes.manifest import RuntimeManifest
     from windtunnel._runtimes.registry import LoadedPlugin
 
 REFERENCE = "reference"
@@ -79,8 +79,8 @@ class CertifyConfig:
         """The runtime's manifest: its config entry's, else its runtimes/**/runtime.toml; None for others."""
         if name in self.configured:
             return self.configured[name]
-        from windtunnel._drivers.manifest import load_manifest
         from windtunnel._drivers.plugin import find_runtime_dir
+        from windtunnel._runtimes.manifest import load_manifest
 
         directory = find_runtime_dir(name)
         return load_manifest(directory) if directory is not None else None

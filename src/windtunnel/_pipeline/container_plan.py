@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from windtunnel._drivers.manifest import RuntimeManifest
 from windtunnel._pipeline.container_plan_model import (
     ContainerPlan,
     ImagePlan,
@@ -31,6 +30,7 @@ from windtunnel._pipeline.container_plan_model import (
     StackPlan,
     WheelhousePlan,
 )
+from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle
 
 if TYPE_CHECKING:

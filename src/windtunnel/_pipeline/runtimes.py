@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from windtunnel._config import RuntimeEntry, Settings
-from windtunnel._drivers.manifest import RuntimeManifest, load_manifest
 from windtunnel._drivers.plugin import ContainerRuntimePlugin, python_plugin
 from windtunnel._pipeline.config import REFERENCE, CertifyConfig
+from windtunnel._runtimes.manifest import RuntimeManifest, load_manifest
 from windtunnel._runtimes.registry import LoadedPlugin
 from windtunnel.errors import ConfigFileError, HarnessError, WindTunnelError
 

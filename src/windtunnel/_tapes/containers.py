@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from windtunnel._drivers.container import DEFAULT_MODEL, ContainerRuntime
-from windtunnel._drivers.manifest import RuntimeManifest
 from windtunnel._drivers.network import CALLER_LABEL
 from windtunnel._drivers.stack import ANY_ADDRESS, ContainerStack, GatewaySpec, host_path
 from windtunnel._gateway.client import GatewayClient
@@ -25,6 +24,7 @@ from windtunnel._packs.pack import Pack
 from windtunnel._runner.batch import effective_config, make_probe, started_mcps
 from windtunnel._runner.execute import RunResult
 from windtunnel._runner.library import run_scenario
+from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel._scenario.model import ReferenceCase, Scenario
 from windtunnel._tapes.model import Tape
 from windtunnel._tapes.policy import SCRIPTED_UPSTREAM_ALIAS, SCRIPTED_UPSTREAM_PORT, is_scripted

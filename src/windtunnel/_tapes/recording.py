@@ -16,10 +16,10 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from windtunnel._drivers.container import ContainerRuntime
-from windtunnel._drivers.manifest import load_manifest
 from windtunnel._drivers.plugin import DriverSettings, find_runtime_dir, prepare_images
 from windtunnel._packs.pack import Pack
 from windtunnel._runner.execute import RunResult
+from windtunnel._runtimes.manifest import load_manifest
 from windtunnel._scenario.model import Scenario
 from windtunnel._tapes.containers import (
     RuntimeImages,
