@@ -16,12 +16,12 @@ import pytest
 from docker.errors import NotFound
 from docker.models.networks import Network
 
+from windtunnel._config import WINDTUNNEL_DOCKERFILE
 from windtunnel._drivers.base_image import ORIGIN_LABEL, bootstrap_tag, ensure_base_image, probe_python
 from windtunnel._drivers.cleanup import labelled, remove_run, sweep_leftovers
 from windtunnel._drivers.images import (
     CONTENT_HASH_LABEL,
     IMAGE_KIND_LABEL,
-    WINDTUNNEL_DOCKERFILE,
     WINDTUNNEL_SOURCES,
     BuiltImage,
     ImageBuildError,

@@ -31,6 +31,7 @@ from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.plan import PLAN, execute
 from windtunnel._pipeline.publish import tape_index
+from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel._tapes.containers import RuntimeImages
 from windtunnel._tapes.lifecycle import find_tapes
 from windtunnel._tapes.model import Tape
@@ -64,7 +65,7 @@ def images_of(env: dict[str, str]) -> Callable[[str], RuntimeImages]:
 
     def of(runtime: str) -> RuntimeImages:
         if runtime not in built:
-            built[runtime] = runtime_images(runtime, env)
+            built[runtime] = runtime_images(resolve_runtime(runtime, load_settings(REPO)), env)
         return built[runtime]
 
     return of

@@ -31,7 +31,6 @@ from dagger.mod import default_module  # noqa: E402
 
 from windtunnel._config import load_settings  # noqa: E402
 from windtunnel._drivers.bound import load_bound_stacks  # noqa: E402
-from windtunnel._drivers.plugin import find_runtime_dir  # noqa: E402
 from windtunnel._drivers.wheelhouse import project_dependencies  # noqa: E402
 from windtunnel._packs.loader import discover_packs  # noqa: E402
 from windtunnel._packs.selection import Selection, select  # noqa: E402
@@ -52,6 +51,7 @@ from windtunnel._pipeline.container_plan import (  # noqa: E402
 )
 from windtunnel._pipeline.plan import PLAN  # noqa: E402
 from windtunnel._runtimes.manifest import load_manifest  # noqa: E402
+from windtunnel._runtimes.resolve import find_runtime_dir  # noqa: E402
 
 POISON = "reference-poison-reset_noop"
 BASE = "python:3.12-slim"
@@ -254,7 +254,7 @@ def test_runtimes_run_with_the_env_the_docker_driver_gives_each_provision(
     source, built = dagger.dag.directory(), _images(plan)
     selected = select(discover_packs(_config().pack_refs, base=REPO), Selection())
     for stack in plan["stacks"]:
-        directory = find_runtime_dir(stack["runtime"])
+        directory = find_runtime_dir(stack["runtime"], [REPO])
         assert directory is not None
         manifest = load_manifest(directory)
         expected = {}

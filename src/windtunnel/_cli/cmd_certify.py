@@ -33,7 +33,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "the bundled reference runtime.",
     )
     parser.add_argument(
-        "--runtime", action="append", default=[], metavar="NAME", help="runtime to certify (repeatable)"
+        "--runtime",
+        action="append",
+        default=[],
+        metavar="NAME|DIR",
+        help="runtime to certify (repeatable): a name (registered, a runtimes/**/runtime.toml, or a "
+        "[tool.windtunnel] runtimes entry), a runtime directory, module:attr, or an image reference",
     )
     parser.add_argument(
         "--out", type=Path, default=Path("out"), metavar="DIR", help="bundle directory (default out/)"
@@ -76,7 +81,7 @@ def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     signer = load_signer(key_path=config.key_path, key_pem=config.key_pem)  # a bad key stops it here
     _progress(
-        f"runtimes {', '.join(config.all_runtimes)}; bundle in {config.out_dir}; signing with a {signer.origin.value}"
+        f"runtimes {', '.join(d.name for d in config.descriptions())}; bundle in {config.out_dir}; signing with a {signer.origin.value}"
     )
     executor: Executor = BoundExecutor() if config.stack == "bound" else DockerExecutor()
     outcome = execute(PLAN, config, executor, progress=_progress)

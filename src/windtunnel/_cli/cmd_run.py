@@ -12,7 +12,7 @@ from windtunnel._report.junit import CaseRecord, to_junit
 from windtunnel._runner.execute import RunResult
 from windtunnel._runner.output import append_ledger
 from windtunnel._runner.sweep import SweepOptions, SweepResult, run_sweep
-from windtunnel._runtimes.registry import load_runtime_plugin
+from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel._score.models import ScoreStatus
 from windtunnel.errors import UsageError
 from windtunnel.spi.agent_runtime import AgentConfig
@@ -28,7 +28,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "2 on bad input.",
     )
     parser.add_argument(
-        "--runtime", required=True, metavar="NAME", help="registered runtime name or module:attr"
+        "--runtime",
+        required=True,
+        metavar="NAME|DIR",
+        help="the runtime: a name (registered, a runtimes/**/runtime.toml, or a [tool.windtunnel] runtimes "
+        "entry), a runtime directory, module:attr, or an image reference with its tag",
     )
     add_selection(parser)
     parser.add_argument("--runs", type=int, default=1, metavar="N", help="runs per scenario (default 1)")
@@ -50,7 +54,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def execute(args: argparse.Namespace, settings: Settings) -> int:
     if args.runs < 1:
         raise UsageError(f"--runs is {args.runs}", hint="pass --runs 1 or more", field="--runs")
-    loaded = load_runtime_plugin(args.runtime)
+    description = resolve_runtime(args.runtime, settings)
     selected = selected_scenarios(args, settings)
     runs_dir = args.runs_dir or settings.runs_dir
     options = SweepOptions(
@@ -61,7 +65,7 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
         scheduler=args.scheduler,
         max_concurrency=args.max_concurrency,
     )
-    sweep = run_sweep(loaded, selected, options)
+    sweep = run_sweep(description, selected, options)
     _ledger(runs_dir, sweep, args)
     emit(_render(sweep, args.format, runs_dir), args.out)
     return 0 if sweep.passed else 1

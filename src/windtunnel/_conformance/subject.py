@@ -12,9 +12,9 @@ from typing import Any
 from windtunnel._conformance.model import NotMeasured
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack
-from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
 from windtunnel._runner.evidence import drain_model_requests
 from windtunnel._runner.execute import RunContext, RunResult, run_once
+from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
 from windtunnel._scenario.model import ReferenceCase, ReferenceDecision, ReferenceToolCall, Scenario
 from windtunnel._trace.shapes import ReadResponse, read_response
 from windtunnel.spi.agent_runtime import (
@@ -124,12 +124,9 @@ class Subject:
         case = ReferenceCase(name=name, kind="golden", decisions=tuple(decisions))
         with started_mcps(runtime, self.pack.plans() if with_tools else []) as mcps:
             full = with_mcp_specs(config or AgentConfig(), mcps)
-            handle = runtime.provision_reference(full, case, list(mcps))
-            try:
+            with provisioned(runtime, full, mcps, runtime_name=self.name, case=case) as handle:
                 handle.reset_state()
                 yield Session(handle, list(mcps), full, self.name)
-            finally:
-                safe_teardown(handle, self.name)
 
     def needs_model_evidence(self, session: Session) -> None:
         if not session.model_evidence():

@@ -25,6 +25,7 @@ from docker.errors import DockerException, ImageNotFound
 from docker.models.images import Image
 
 from windtunnel import __version__
+from windtunnel._config import WINDTUNNEL_DOCKERFILE, bundled_root
 from windtunnel._drivers.base_image import probe_python
 from windtunnel._drivers.wheelhouse import (
     REQUIREMENTS_FILE,
@@ -47,9 +48,6 @@ WHEELHOUSE_LABEL = "windtunnel.wheelhouse"
 PRUNE_AFTER = "1h"
 BUILD_STAGE_LABEL = "windtunnel.build-stage"
 """Set by a Dockerfile on its intermediate stages, so their untagged images can be told apart."""
-WINDTUNNEL_DOCKERFILE = Path("containers") / "windtunnel.Dockerfile"
-"""Not docker/: a top-level docker/ directory shadows the docker package for mypy (noxfile.py puts the
-repo root on its search path)."""
 WINDTUNNEL_TAG = f"windtunnel/windtunnel:{__version__}"
 WINDTUNNEL_SOURCES: tuple[str, ...] = ("pyproject.toml", "README.md", "LICENSE", "src")
 """The files of the repo that go into the windtunnel wheel, and so into its image's hash."""
@@ -286,12 +284,13 @@ def _build_error(tag: str, reason: str, log_lines: list[str]) -> ImageBuildError
 
 def windtunnel_source_root() -> Path:
     """The source checkout this windtunnel runs from: the image is built from source, not from PyPI."""
-    import windtunnel
+    root = bundled_root()
+    if root is None:
+        import windtunnel
 
-    root = Path(windtunnel.__file__).resolve().parents[2]
-    if not (root / "pyproject.toml").is_file() or not (root / WINDTUNNEL_DOCKERFILE).is_file():
         raise ImageBuildError(
-            f"windtunnel runs from {root.parent}, not from a source checkout with {WINDTUNNEL_DOCKERFILE}",
+            f"windtunnel runs from {Path(windtunnel.__file__).resolve().parent}, not from a source checkout "
+            f"with {WINDTUNNEL_DOCKERFILE}",
             hint="install windtunnel from a clone (`pip install -e .`) to build its image",
         )
     return root

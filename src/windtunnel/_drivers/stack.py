@@ -20,7 +20,7 @@ from docker.models.containers import Container
 from docker.models.networks import Network
 
 from windtunnel._drivers.cleanup import remove_run
-from windtunnel._drivers.network import create_run_network, run_labels
+from windtunnel._drivers.network import ROLE_LABEL, RUN_LABEL, create_run_network, run_labels
 from windtunnel._drivers.readiness import wait_listening
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._mcp.http_handle import HttpMCPHandle
@@ -157,7 +157,7 @@ class ContainerStack:
     def _attach_egress(self, container: Container) -> None:
         """Live and record modes reach an upstream model: only the gateway joins a second, open network."""
         name = f"{self.network.name}-egress"
-        labels = {**self.labels, "windtunnel.role": "egress"}
+        labels = {**self.labels, ROLE_LABEL: "egress"}
         network = self.client.networks.create(name, driver="bridge", internal=False, labels=labels)
         network.connect(container)
 
@@ -229,7 +229,7 @@ class ContainerStack:
                 name=name,
                 environment=dict(env or {}),
                 volumes=volumes,
-                labels={**self.labels, "windtunnel.role": role},
+                labels={**self.labels, ROLE_LABEL: role},
                 network=self.network.name,
                 detach=True,
                 networking_config={
@@ -281,6 +281,24 @@ class ContainerStack:
             return
         except DockerException:
             return
+
+    def runtime_containers(self) -> dict[str, dict[str, bool]]:
+        """The run's runtime containers (running or not), by name, each with every network it is attached
+        to and whether that network is internal (no way out). HarnessError when the engine cannot say."""
+        selectors = [f"{RUN_LABEL}={self.run_id}", f"{ROLE_LABEL}=runtime"]
+        try:
+            found = self.client.containers.list(all=True, filters={"label": selectors})
+            return {str(container.name): self._attachments(container) for container in found}
+        except DockerException as exc:
+            raise HarnessError(
+                f"could not list or inspect the containers of run {self.run_id}: {exc}",
+                hint="check the Docker engine",
+            ) from exc
+
+    def _attachments(self, container: Container) -> dict[str, bool]:
+        container.reload()
+        names = sorted((container.attrs.get("NetworkSettings") or {}).get("Networks") or {})
+        return {name: bool(self.client.networks.get(name).attrs.get("Internal")) for name in names}
 
     def close(self) -> list[str]:
         """Remove every container and network of this run; idempotent, never raises."""

@@ -76,6 +76,12 @@ class HttpMCPHandle:
                 server=self._name,
             )
 
+    def tools(self) -> list[dict[str, Any]]:
+        """Every tool the mock serves, as MCP tool objects, listed over MCP at this process's address of it."""
+        from windtunnel._mcp.client import list_tools
+
+        return list_tools(f"{self._admin}{MCP_PATH}")
+
     def health(self) -> dict[str, Any]:
         """The mock's health answer: status, server name, tool names."""
         return self._request("GET", "health")

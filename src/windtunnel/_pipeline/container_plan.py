@@ -164,7 +164,8 @@ def stage_order() -> tuple[str, ...]:
 
 def windtunnel_image_plan(root: Path, base_image: str) -> ImagePlan:
     """The gateway/mocks image as build_windtunnel_image() builds it: deps wheelhouse + the app wheel."""
-    from windtunnel._drivers.images import WINDTUNNEL_DOCKERFILE, WINDTUNNEL_SOURCES, WINDTUNNEL_TAG
+    from windtunnel._config import WINDTUNNEL_DOCKERFILE
+    from windtunnel._drivers.images import WINDTUNNEL_SOURCES, WINDTUNNEL_TAG
     from windtunnel._drivers.wheelhouse import project_dependencies
 
     return ImagePlan(
@@ -332,9 +333,9 @@ def container_plan(
     selected = select(discover_packs(config.pack_refs, base=config.root), Selection())
     images = {WINDTUNNEL_IMAGE: windtunnel_image_plan(config.root, base_image)}
     stacks = []
-    for name in config.all_runtimes:
-        manifest = config.manifest_of(name)  # a configured build=/image= entry, or runtimes/**/runtime.toml
-        if manifest is None or manifest.plugin is not None:
+    for description in config.descriptions():  # resolved as every verb resolves a runtime
+        manifest = description.manifest
+        if manifest is None or description.driver != "container":
             continue
         image = runtime_image_plan(manifest, config.root, base_image)
         images[image.name] = image

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable
@@ -15,7 +16,8 @@ from windtunnel._conformance.suite import Suite
 from windtunnel._packs.selection import Selected
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._runner.output import write_atomic
-from windtunnel._runtimes.registry import LoadedPlugin
+from windtunnel._runtimes.resolve import RuntimeDescription
+from windtunnel.errors import RuntimeFault, WindTunnelError
 
 
 def print_nothing(line: str) -> None:
@@ -31,15 +33,37 @@ def safe(part: str) -> str:
 
 @dataclass(slots=True)
 class RuntimeRun:
-    """One runtime's state across the stages: the plugin, then the built runtime, then its checks."""
+    """One runtime's state across the stages: its description, then the built runtime, then its checks.
+
+    `lifecycle` holds the runtime's one lifecycle (lock, post_run, close) from the build stage until
+    after its last stage; `runtime` is None when nothing usable was built (or pre_run failed), so the
+    later stages have nothing to run against."""
 
     name: str
-    loaded: LoadedPlugin | None = None
+    description: RuntimeDescription | None = None
     runtime: Any = None
     subject: Subject | None = None
     images: dict[str, str] = field(default_factory=dict)
     source: str | None = None
     checks: list[CheckRecord] = field(default_factory=list)
+    lifecycle: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    def record_problem(self, exc: WindTunnelError) -> None:
+        """A post_run() or close() that failed after the stages. The plugin's post_run() is the runtime's
+        own code (a failed check of it); a runtime that cannot be closed is a harness error."""
+        own = isinstance(exc, RuntimeFault)
+        self.checks.append(
+            CheckRecord(
+                id=f"{safe(self.name)}/publish/post-run"
+                if own
+                else f"harness/publish/closed/{safe(self.name)}",
+                runtime=self.name,
+                stage=Stage.PUBLISH,
+                scope=CheckScope.RUNTIME if own else CheckScope.HARNESS,
+                status=CheckStatus.FAILED if own else CheckStatus.ERROR,
+                detail=str(exc),
+            )
+        )
 
     @property
     def failed(self) -> bool:

@@ -21,9 +21,10 @@ from windtunnel._drivers.network import CALLER_LABEL
 from windtunnel._drivers.stack import ANY_ADDRESS, ContainerStack, GatewaySpec, host_path
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._packs.pack import Pack
-from windtunnel._runner.batch import effective_config, make_probe, started_mcps
+from windtunnel._runner.batch import effective_config, make_probe
 from windtunnel._runner.execute import RunResult
 from windtunnel._runner.library import run_scenario
+from windtunnel._runner.lifecycle import started_mcps
 from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel._scenario.model import ReferenceCase, Scenario
 from windtunnel._tapes.model import Tape

@@ -49,8 +49,5 @@ class Plugin:
     def build(self, runtime_name: str, label: str, soul_path: Path | None) -> Runtime:
         return Runtime(self._base.build(runtime_name, label, soul_path))
 
-    def post_run(self, runtime: Any, scenarios: Any, runtime_name: str) -> None:
-        runtime.close()
-
 
 plugin = Plugin()
