@@ -132,6 +132,6 @@ def test_configured_entries_cannot_be_bound(tmp_path: Path) -> None:
     import dataclasses
 
     config = config_in(tmp_path, 'runtimes = [{name = "theirs", image = "x:1"}]\n')
-    bound = dataclasses.replace(config, stack="bound", bound={"theirs": object()}, described=())  # type: ignore[dict-item]
+    bound = dataclasses.replace(config, stack="bound", bound={"theirs": object()})  # type: ignore[dict-item]
     with pytest.raises(UsageError, match="--stack bound cannot bind"):
         bound.descriptions()

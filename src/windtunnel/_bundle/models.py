@@ -146,7 +146,11 @@ class RuntimeInfo(_Model):
     """A runtime under certification; its image digest is `RunInfo.images[name]` once it was built."""
 
     name: str
-    source: str | None = Field(default=None, description="image reference or build directory")
+    source: str | None = Field(
+        default=None,
+        description="where the runtime came from: an image reference, its name, or its directory relative to "
+        "the project root (never an absolute path)",
+    )
 
 
 class RunInfo(_Model):

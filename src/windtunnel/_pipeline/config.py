@@ -31,7 +31,8 @@ class CertifyConfig:
     """`runtimes` are the runtimes to certify, as the user named them (names, directories, images...); the
     reference runtime always runs too, as the harness's known-good control. `project` is the config they
     resolve against (its `[tool.windtunnel] runtimes` entries; default: `root` with no config), and
-    `described` holds them resolved (from_settings() resolves them once, up front). `suite_dir` holds
+    `described` holds them resolved (from_settings() resolves them once, up front; the binding to `bound`
+    stacks is applied on top). `suite_dir` holds
     requirement sets, poisons and expected failures. `bound` holds the stacks another executor started
     (`stack="bound"`), by runtime name."""
 
@@ -61,10 +62,8 @@ class CertifyConfig:
         """Every runtime of the run resolved by the one resolver (the reference control first), each once;
         bound to the running services of another executor under --stack bound. Two different runtimes
         with one name are a usage error naming both."""
-        if self.described:
-            return self.described
         project = self.project or Settings(root=self.root, source=None)
-        found = resolve_runtimes(self.all_runtimes, project)
+        found = self.described or resolve_runtimes(self.all_runtimes, project)
         return tuple(_bind(d, self.bound[d.name]) if d.name in self.bound else d for d in found)
 
     def description_of(self, name: str) -> RuntimeDescription:
@@ -103,7 +102,9 @@ class CertifyConfig:
             lock_dir=settings.lock_dir,
             project=project,
         )
-        return dataclasses.replace(config, described=config.descriptions())
+        resolved = dataclasses.replace(config, described=resolve_runtimes(config.all_runtimes, project))
+        resolved.descriptions()  # under --stack bound, what cannot be bound is refused now too
+        return resolved
 
 
 def _bind(description: RuntimeDescription, stack: BoundStack) -> RuntimeDescription:

@@ -36,9 +36,8 @@ def build_stage(ctx: StageContext) -> list[CheckRecord]:
     started = time.perf_counter()
     run = ctx.run
     try:
-        if (
-            run.description is None
-        ):  # execute() resolves every runtime up front; a step run alone does it here
+        # execute() resolves every runtime up front; a step run alone does it here.
+        if run.description is None:
             run.description = ctx.config.description_of(run.name)
         opened = run.lifecycle.enter_context(
             open_runtime(
