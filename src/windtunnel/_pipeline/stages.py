@@ -166,7 +166,9 @@ def selftest_stage(ctx: StageContext) -> list[CheckRecord]:
                 status = CheckStatus.ERROR if verdict.harness_fault else CheckStatus.FAILED
             paths = [ctx.relative(Path(verdict.trace))] if verdict.trace else []
             evidence = ctx.write_evidence(
-                f"{item.pack.name}.{item.scenario.name}.{case.name}", verdict.model_dump(mode="json")
+                f"{item.pack.name}.{item.scenario.name}.{case.name}",
+                # the trace as the bundle holds it: a path relative to the bundle, never this machine's
+                verdict.model_copy(update={"trace": paths[0] if paths else None}).model_dump(mode="json"),
             )
             records.append(
                 ctx.check(
