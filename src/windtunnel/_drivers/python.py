@@ -6,11 +6,11 @@ The module is imported from the runtime's own directory, so a custom driver (for
 
 from __future__ import annotations
 
-import importlib
 import sys
 from typing import Any
 
 from windtunnel._runtimes.manifest import RuntimeManifest
+from windtunnel._runtimes.registry import load_attr
 from windtunnel.errors import PluginError
 
 
@@ -24,19 +24,16 @@ def python_plugin(manifest: RuntimeManifest) -> Any:
             entry_point="windtunnel.drivers:python",
             missing="driver.plugin",
         )
-    module_name, _, attr = manifest.plugin.partition(":")
     directory = str(manifest.directory)
     if directory not in sys.path:
         sys.path.insert(0, directory)
     try:
-        value: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            value = getattr(value, part)
-    except (ImportError, AttributeError) as exc:
+        return load_attr(manifest.plugin)
+    except PluginError as exc:
+        cause = exc.__cause__ or exc  # the import's own error, without load_attr's wording
         raise PluginError(
-            f"{manifest.path}: [driver] plugin {manifest.plugin!r} cannot be loaded: {exc}",
+            f"{manifest.path}: [driver] plugin {manifest.plugin!r} cannot be loaded: {cause}",
             hint="name a module in the runtime directory and its plugin attribute, like 'driver:plugin'",
             plugin=manifest.name,
             entry_point=manifest.plugin,
         ) from exc
-    return value
