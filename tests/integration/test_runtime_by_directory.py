@@ -3,7 +3,7 @@ runtime is found and run"). One `wt certify`, real containers: an out-of-tree co
 runtime, named `reference-copy` (two runtimes of one run cannot share a name) and given by its directory,
 is certified next to the reference control, given by name. Both get the same checks with the same outcomes
 and the same verdict (its manifest's declared config is kept: unsupported_config passes), the bundle names
-both without an absolute path, and it verifies."""
+both without an absolute path (not the copy's, not $HOME, not the checkout's), and it verifies."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def test_a_copy_by_directory_gets_the_checks_and_verdict_of_the_runtime_by_name(
         COPY: COPY,
     }
 
-    absolute = [str(tmp_path).encode(), str(Path.home()).encode()]
+    absolute = [str(tmp_path).encode(), str(Path.home()).encode(), str(REPO).encode()]  # no host path at all
     found = [
         str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and _holds(p.read_bytes(), absolute)
     ]

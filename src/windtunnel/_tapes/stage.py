@@ -89,10 +89,10 @@ class TapeReplay:
         )
 
     def evidence(self, pack: Pack) -> dict[str, Any]:
-        tape = self.tape
+        tape, entry = self.tape, self._entry(pack)
         return {
-            "tape": self._entry(pack),
-            "file": str(self.path),
+            "tape": entry,
+            "file": f"{pack.name}/{entry['path']}",  # the pack's tape, never this machine's path to it
             "runtime": self.runtime,
             "pack": pack.name,
             "scenario": self.scenario.name if self.scenario else None,
