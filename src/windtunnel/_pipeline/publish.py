@@ -28,7 +28,7 @@ from windtunnel._bundle import (
 )
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import CertifyOutcome
-from windtunnel._pipeline.report_html import render_report
+from windtunnel._report.page import render_bundle_report
 from windtunnel._runner.output import write_atomic
 
 # The conformance kit and bundled packs; 2 added tool_call_ids and config_reaches_model, stricter checks;
@@ -118,7 +118,8 @@ def publish(config: CertifyConfig, outcome: CertifyOutcome, *, signer: Signer | 
     write_atomic(out / "junit.xml", junit_for(checks))
     write_atomic(out / "verdict.json", verdict.model_dump_json(indent=2))
     write_atomic(out / "tapes" / "index.json", tape_index(config).model_dump_json(indent=2))
-    write_atomic(out / "report.html", render_report(info, checks, verdict, out))
+    # From the files just written, as `wt report` renders it: the same bundle gives the same page.
+    write_atomic(out / "report.html", render_bundle_report(out))
     if verdict.result is CertificationResult.HARNESS_INVALID:
         return Published(verdict=verdict, seal=None)
     return Published(verdict=verdict, seal=seal_bundle(out, signer=signer))
