@@ -190,7 +190,8 @@ def test_images_build_the_plans_dockerfiles_with_its_build_args_and_wheelhouses(
     source = dagger.dag.directory()
     for spec in plan["images"]:
         chain = calls(builders.image(source, spec, BASE))
-        assert chain[-1] == ("dockerBuild", {"buildArgs": [{"name": "BASE_IMAGE", "value": BASE}]})
+        expected = sorted({**spec["build_args"], "BASE_IMAGE": BASE}.items())
+        assert chain[-1] == ("dockerBuild", {"buildArgs": [{"name": k, "value": v} for k, v in expected]})
         (dockerfile,) = args_of(chain, "withFile")
         assert dockerfile["path"] == "Dockerfile"
         assert dockerfile["source"] == [("directory", {}), ("file", {"path": spec["dockerfile"]})]

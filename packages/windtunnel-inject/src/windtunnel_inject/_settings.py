@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 DEFAULT_PORT = 8647
 DEFAULT_MODEL = "wt-default"
@@ -54,8 +54,13 @@ class Settings:
     env: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> Settings:
-        """Settings from `env` (os.environ in a server); raises SettingsError naming the variable."""
+    def from_env(cls, env: Mapping[str, str]) -> Self:
+        """Settings from `env` (os.environ in a server); raises SettingsError naming the variable.
+
+        A runtime with variables of its own may subclass Settings (frozen, kw_only fields with defaults) and
+        override this to add them: `replace(super(MySettings, cls).from_env(env), mine=...)` (see
+        runtimes/reference; the explicit super() because a slots dataclass is a new class).
+        """
         base_url = env.get("WT_MODEL_BASE_URL", "").strip()
         if not base_url:
             raise SettingsError(
