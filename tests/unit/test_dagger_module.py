@@ -212,6 +212,18 @@ def test_images_build_the_plans_dockerfiles_with_its_build_args_and_wheelhouses(
             assert len(wheels) == len(house["projects"]) + (1 if house["requirements"] else 0)
 
 
+def test_the_check_containers_install_the_contract_c_library_as_nox_does(builders: Any) -> None:
+    # The unit tests import windtunnel_inject: without it the unit-tests check could not even collect.
+    assert (REPO / builders.INJECT_LIBRARY / "pyproject.toml").is_file()
+    assert f'INJECT_LIBRARY = "{builders.INJECT_LIBRARY}"' in (REPO / "noxfile.py").read_text()
+    for container in (
+        builders.unit_tests(dagger.dag.directory()),
+        builders.typecheck(dagger.dag.directory()),
+    ):
+        (install, *_) = [a["args"] for a in args_of(calls(container), "withExec") if "install" in a["args"]]
+        assert install[-2:] == ["-e", builders.INJECT_LIBRARY]
+
+
 # -- services -------------------------------------------------------------------------------------------
 def _images(plan: dict[str, Any]) -> dict[str, Any]:
     """Stand-ins for the built images (lazy `from` chains), so a service's chain is its own calls only."""
