@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, cast
 
@@ -20,6 +20,7 @@ from windtunnel_inject._transcript import TurnFailed, describe
 
 INJECT_FIELDS = frozenset({"session_id", "message", "timeout_s"})
 REQUIRED = ("turn", "reset")
+Endpoint = Callable[[Request], Awaitable[JSONResponse]]
 
 
 class BadRequest(Exception):
@@ -74,7 +75,7 @@ def _check_loop(loop: object) -> None:
         )
 
 
-def _health(loop: AgentLoop) -> Any:
+def _health(loop: AgentLoop) -> Endpoint:
     async def health(request: Request) -> JSONResponse:
         if request.query_params.get("tools") not in ("1", "true"):
             return JSONResponse({"status": "ok"})
@@ -97,7 +98,7 @@ def _health(loop: AgentLoop) -> Any:
     return health
 
 
-def _state(loop: SnapshotsState) -> Any:
+def _state(loop: SnapshotsState) -> Endpoint:
     async def state(_request: Request) -> JSONResponse:
         return JSONResponse(await loop.snapshot())
 

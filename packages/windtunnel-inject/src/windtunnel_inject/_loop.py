@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from windtunnel_inject._settings import Settings
@@ -65,8 +64,3 @@ LoopFactory = Callable[[Settings], AgentLoop]
 """Builds a loop from the validated settings, before the server starts: read your own variables from
 `settings.env` here and raise SettingsError for a bad one, so the runtime refuses to start naming it. A class
 whose constructor takes Settings is one."""
-
-
-def is_async_context_manager(loop: AgentLoop) -> bool:
-    """True when the server must enter and leave `loop` around serving (see AgentLoop)."""
-    return isinstance(loop, AbstractAsyncContextManager)
