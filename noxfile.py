@@ -11,10 +11,12 @@ nox.options.sessions = ["lint", "typecheck", "tests", "runtimes", "conformance",
 PYTHON = "3.11"
 THIRDPARTY_RUNTIMES = ["openai-agents", "pydantic-ai"]
 THIRDPARTY_TESTS = "tests/integration/test_thirdparty_runtimes.py"
+INJECT_LIBRARY = "packages/windtunnel-inject"
+"""The Contract C server library the runtimes are built on: its own distribution, tested and typed here."""
 
 
 def _install(session: nox.Session) -> None:
-    session.install("-e", ".[test,dev]")
+    session.install("-e", ".[test,dev]", "-e", INJECT_LIBRARY)
 
 
 @nox.session(python=PYTHON)
@@ -29,7 +31,7 @@ def tests(session: nox.Session) -> None:
 @nox.parametrize("runtime", THIRDPARTY_RUNTIMES)
 def runtimes(session: nox.Session, runtime: str) -> None:
     """A third-party runtime's own agent loop in-process, with its SDK, against the real gateway and mocks."""
-    session.install("-e", ".[test]", "-r", f"runtimes/{runtime}/requirements.txt")
+    session.install("-e", ".[test]", "-e", INJECT_LIBRARY, "-r", f"runtimes/{runtime}/requirements.txt")
     session.run("pytest", THIRDPARTY_TESTS, *session.posargs, env={"WT_THIRDPARTY_RUNTIME": runtime})
 
 

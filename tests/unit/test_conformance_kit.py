@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from windtunnel_inject import create_app as inject_app
 
 from windtunnel._config import LATEST_REQUIREMENT_SET
 from windtunnel._conformance.checks_config import kit_configs
@@ -77,7 +78,9 @@ class _Stack:
                 env = runtime_env(manifest, config, mcps, GATEWAY_URL_FOR_AGENTS)
                 local = {**env, "WT_MODEL_BASE_URL": f"{self.gateway.url}/v1", "WT_FAULT": fault or ""}
                 settings = _reference_agent("settings").Settings.from_env(local)
-                server = ServerThread(_reference_agent("app").create_app(settings)).start()
+                server = ServerThread(
+                    inject_app(_reference_agent("loop").ReferenceLoop(settings), name="reference")
+                ).start()
                 self.servers.append(server)
                 runtimes[profile_key(env)] = server.url
         stack = BoundStack(

@@ -110,14 +110,21 @@ def test_images_name_the_repo_dockerfiles_build_args_and_wheelhouses(plan_json: 
     assert app["directory"] == "app-wheels" and app["projects"] == [
         {"path": ".", "include": ["pyproject.toml", "README.md", "LICENSE", "src"]}
     ]
+    library = REPO / "packages" / "windtunnel-inject"
     for name in ("runtime:reference", f"runtime:{POISON}"):  # the poison builds the reference image
         image = images[name]
-        assert image["dockerfile"] == "runtimes/reference/Dockerfile"
+        assert image["dockerfile"] == "containers/python-runtime.Dockerfile"
         assert image["context"] == "runtimes/reference"
-        assert image["build_args"] == {"BASE_IMAGE": "wt/base:test"}
-        assert image["wheelhouses"][0]["requirements"] == list(
-            read_requirements(REPO / "runtimes/reference/requirements.txt")
-        )
+        assert image["build_args"] == {"RUNTIME_PACKAGE": "reference_agent", "BASE_IMAGE": "wt/base:test"}
+        wheels, packages = image["wheelhouses"]
+        # The runtime's requirements and the library's dependencies; the library itself as a local project.
+        own = read_requirements(REPO / "runtimes/reference/requirements.txt")
+        assert set(wheels["requirements"]) == {*own, *project_dependencies(library)}
+        assert packages == {
+            "directory": "package-wheels",
+            "requirements": [],
+            "projects": [{"path": "packages/windtunnel-inject", "include": []}],
+        }
 
 
 def test_stacks_have_the_docker_aliases_and_commands_and_unique_runner_names(

@@ -135,7 +135,8 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
 def build_manifest_image(
     client: Any, manifest: RuntimeManifest, *, base_image: str, cache_dir: Path | None = None
 ) -> BuiltImage:
-    """The image a runtime.toml describes: its build directory, Dockerfile, requirements and name."""
+    """The image a runtime.toml describes: its build directory, Dockerfile, requirements, local packages,
+    build arguments and name."""
     from windtunnel._drivers.images import build_runtime_image
 
     if manifest.build_dir is None:
@@ -147,6 +148,8 @@ def build_manifest_image(
         cache_dir=cache_dir,
         dockerfile=manifest.dockerfile,
         requirements=manifest.requirements,
+        packages=manifest.packages,
+        build_args=manifest.build_args,
         name=manifest.name,
     )
 

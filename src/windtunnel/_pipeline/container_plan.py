@@ -182,10 +182,9 @@ def windtunnel_image_plan(root: Path, base_image: str) -> ImagePlan:
 
 
 def runtime_image_plan(manifest: RuntimeManifest, root: Path, base_image: str) -> ImagePlan:
-    """A runtime's image as build_runtime_image() builds it: its directory, the manifest's Dockerfile and
-    requirements, the tag from its name."""
-    from windtunnel._drivers.images import requirements_file, runtime_image_tag
-    from windtunnel._drivers.wheelhouse import read_requirements
+    """A runtime's image as build_runtime_image() builds it: its directory, the manifest's Dockerfile,
+    requirements, local packages and build arguments, the tag from its name."""
+    from windtunnel._drivers.images import PACKAGE_WHEELS, runtime_image_tag, runtime_requirements
 
     name = f"runtime:{manifest.name}"
     if manifest.image_ref is not None:
@@ -193,19 +192,18 @@ def runtime_image_plan(manifest: RuntimeManifest, root: Path, base_image: str) -
     if manifest.build_dir is None:
         raise _outside(manifest.name, "has no [image] build directory", manifest.path)
     directory = manifest.build_dir
-    source = requirements_file(directory, manifest.requirements)
+    requirements = runtime_requirements(directory, manifest.requirements, manifest.packages)
+    wheelhouses = [WheelhousePlan(directory="wheels", requirements=requirements)]
+    if manifest.packages:
+        projects = tuple(ProjectPlan(path=_relative(p, root, manifest.name)) for p in manifest.packages)
+        wheelhouses.append(WheelhousePlan(directory=PACKAGE_WHEELS, projects=projects))
     return ImagePlan(
         name=name,
         tag=runtime_image_tag(manifest.name),
         dockerfile=_relative(directory / manifest.dockerfile, root, manifest.name),
         context=_relative(directory, root, manifest.name),
-        build_args={"BASE_IMAGE": base_image},
-        wheelhouses=(
-            WheelhousePlan(
-                directory="wheels",
-                requirements=read_requirements(source) if source is not None else (),
-            ),
-        ),
+        build_args={**manifest.build_args, "BASE_IMAGE": base_image},
+        wheelhouses=tuple(wheelhouses),
     )
 
 
