@@ -25,6 +25,7 @@ from windtunnel._bundle.sigstore import sigstore_bundle
 from windtunnel._bundle.statement import MAX_SUBJECTS, Statement
 from windtunnel._bundle.verify import verify_bundle
 from windtunnel._bundle.verify_md import verify_md
+from windtunnel._files import write_atomic
 from windtunnel.errors import VerificationError
 
 _REWRITTEN = (layout.MANIFEST, layout.PUBLIC_KEY, layout.VERIFY_MD, *sorted(layout.ATTESTATIONS))
@@ -171,6 +172,4 @@ def _self_check(root: Path, archive: Path, signer: Signer, now: datetime | None)
 
 
 def _write(root: Path, name: str, text: str) -> None:
-    path = root / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    write_atomic(root / name, text)  # a crash never leaves half a file
