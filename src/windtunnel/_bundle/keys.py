@@ -1,12 +1,16 @@
 """Signing keys: ECDSA P-256 from PKCS#8 PEM (a file or the WT_SIGNING_KEY text) or an ephemeral dev key.
 
 keyid = hex SHA-256 of the DER SubjectPublicKeyInfo (RFC 6962 section 3.2 style, the form the Sigstore
-bundle spec recommends for a public key hint). Signatures are DER ECDSA over SHA-256 of the signed bytes.
+bundle spec recommends for a public key hint); its fingerprint, what a verifier pins, is the same digest
+written `SHA256:<64 hex>` (`SHA256:<base64>` of the digest, with or without padding, is accepted too).
+Signatures are DER ECDSA over SHA-256 of the signed bytes.
 Nothing here reads the environment: callers pass the path or the PEM text they were given.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -106,6 +110,36 @@ def load_signer(*, key_path: Path | None = None, key_pem: str | None = None) -> 
 def keyid_of(public_key: ec.EllipticCurvePublicKey) -> str:
     der = public_key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
     return sha256_hex(der)
+
+
+FINGERPRINT_PREFIX = "SHA256:"
+
+
+def fingerprint_of(keyid: str) -> str:
+    """The fingerprint certify prints and a verifier pins: `SHA256:` + the hex keyid."""
+    return f"{FINGERPRINT_PREFIX}{keyid}"
+
+
+def parse_fingerprint(text: str) -> str:
+    """The keyid (64 lowercase hex) a `SHA256:<hex>` or `SHA256:<base64>` fingerprint pins."""
+    prefix, _, value = text.strip().partition(":")
+    digest: bytes | None = None
+    if prefix.upper() == FINGERPRINT_PREFIX[:-1] and value:
+        if len(value) == 64 and all(c in "0123456789abcdefABCDEF" for c in value):
+            digest = bytes.fromhex(value)
+        else:
+            try:
+                digest = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+            except binascii.Error:
+                digest = None
+    if digest is None or len(digest) != 32:
+        raise SigningKeyError(
+            f"--key-fingerprint {text!r} is not a SHA-256 key fingerprint",
+            hint="pass SHA256:<64 hex digits> as `wt certify` prints it (the SHA-256 of the key's DER "
+            "SubjectPublicKeyInfo: `openssl pkey -pubin -in signer.pub.pem -outform DER | sha256sum`)",
+            field="--key-fingerprint",
+        )
+    return digest.hex()
 
 
 def load_public_key(pem: bytes, *, source: str = "the public key") -> ec.EllipticCurvePublicKey:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from windtunnel._bundle import CertificationResult, load_signer
+from windtunnel._bundle.keys import fingerprint_of
 from windtunnel._config import Settings
 from windtunnel._pipeline.bound_executor import BoundExecutor
 from windtunnel._pipeline.config import STACKS, CertifyConfig
@@ -95,10 +96,14 @@ def _certify(config: CertifyConfig) -> int:
     if published.seal is None:
         sys.stdout.write("HARNESS_INVALID: nothing was signed\n")
     else:
-        dev = " (unverified dev key)" if published.seal.dev_key else ""
+        seal = published.seal
+        dev = " (unverified dev key: it proves integrity, not who signed)" if seal.dev_key else ""
+        fingerprint = fingerprint_of(seal.keyid)
+        # The pinned form: the fingerprint comes from this run, not from the bundle a verifier is handed.
         sys.stdout.write(
-            f"signed{dev}: {published.seal.archive}\n"
-            f"verify: wt verify {config.out_dir} --key {config.out_dir / 'keys' / 'signer.pub.pem'}\n"
+            f"signed{dev}: {seal.archive}\n"
+            f"signer: {fingerprint}\n"
+            f"verify: wt verify {config.out_dir} --key-fingerprint {fingerprint}\n"
         )
     return EXIT[published.verdict.result]
 
