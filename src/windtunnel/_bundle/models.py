@@ -193,6 +193,10 @@ class TapeEntry(_Model):
     sha256: str | None = None
     interactions: int = 0
     recorded_at: AwareDatetime = Field(description="when the oldest interaction of the tape was recorded")
+    scripted: bool = Field(
+        default=False,
+        description="recorded from the scripted upstream, checked against its scenario: exempt from the age limit",
+    )
 
 
 class TapeIndex(_Model):
