@@ -54,7 +54,9 @@ class Signer:
         try:
             key = serialization.load_pem_private_key(data, password=None)
         except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
-            raise SigningKeyError(f"{source} could not be loaded: {exc}", hint=_CONVERT_HINT) from exc
+            raise SigningKeyError(
+                f"{source} could not be loaded: {_first_sentence(exc)}", hint=_CONVERT_HINT
+            ) from exc
         if not isinstance(key, ec.EllipticCurvePrivateKey) or not isinstance(key.curve, ec.SECP256R1):
             found = key.curve.name if isinstance(key, ec.EllipticCurvePrivateKey) else type(key).__name__
             raise SigningKeyError(
@@ -148,15 +150,27 @@ def load_public_key(pem: bytes, *, source: str = "the public key") -> ec.Ellipti
         key = serialization.load_pem_public_key(pem)
     except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
         raise SigningKeyError(
-            f"{source} is not a PEM public key ({exc})",
-            hint="pass the keys/signer.pub.pem of the bundle, or the public key published by the signer",
+            f"{source} is not a PEM public key ({_first_sentence(exc)})",
+            hint=_PUBLIC_HINT,
         ) from exc
     if not isinstance(key, ec.EllipticCurvePublicKey) or not isinstance(key.curve, ec.SECP256R1):
+        found = f"{key.curve.name} EC" if isinstance(key, ec.EllipticCurvePublicKey) else type(key).__name__
         raise SigningKeyError(
-            f"{source} is a {type(key).__name__} key, expected an ECDSA P-256 public key",
-            hint="Wind Tunnel bundles are signed with ECDSA P-256",
+            f"{source} is a {found.removesuffix('PublicKey')} key, expected an ECDSA P-256 public key",
+            hint=f"Wind Tunnel bundles are signed with ECDSA P-256; {_PUBLIC_HINT}",
         )
     return key
+
+
+_PUBLIC_HINT = (
+    "pass the signer's public key (PEM SubjectPublicKeyInfo, `openssl pkey -in signing.pem -pubout`) from "
+    "your own store, or pin it with --key-fingerprint SHA256:..."
+)
+
+
+def _first_sentence(exc: Exception) -> str:
+    """cryptography's message up to its first full stop: the rest is a link to its FAQ."""
+    return str(exc).split(". ")[0].rstrip(".")
 
 
 def signature_valid(public_key: ec.EllipticCurvePublicKey, signature: bytes, data: bytes) -> bool:

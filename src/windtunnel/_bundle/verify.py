@@ -137,16 +137,18 @@ def verify_bundle(
     fingerprint: str | None = None,
     now: datetime | None = None,
     host: HostFacts | None = None,
+    key_source: str = "the public key",
 ) -> VerifyReport:
     """Check the bundle at `path` (a directory or its .tar.gz) with the given PEM public key, or with the
     key of `fingerprint` (`SHA256:<hex>`, see keys.parse_fingerprint); with both, the key must have it.
-    `host` is what no file may name (default: this machine's home, user and host name)."""
+    `host` is what no file may name (default: this machine's home, user and host name); `key_source`
+    names the key in errors (e.g. its path)."""
     if now is not None and now.tzinfo is None:
         raise ValueError("verify_bundle(now=...) needs a timezone-aware datetime")
     if public_key_pem is None and fingerprint is None:
         raise ValueError("verify_bundle needs a public key or a key fingerprint to trust")
     trust = _Trust(
-        load_public_key(public_key_pem) if public_key_pem is not None else None,
+        load_public_key(public_key_pem, source=key_source) if public_key_pem is not None else None,
         parse_fingerprint(fingerprint) if fingerprint is not None else None,
     )
     if trust.key is not None and trust.pinned is not None and keyid_of(trust.key) != trust.pinned:

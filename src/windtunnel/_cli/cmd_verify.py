@@ -73,7 +73,7 @@ def execute(args: argparse.Namespace, _settings: Settings) -> int:
         report = verify_bundle(bundle, fingerprint=args.key_fingerprint)
         warnings = []
     else:
-        report = verify_bundle(bundle, _read_key(args.key))
+        report = verify_bundle(bundle, _read_key(args.key), key_source=f"--key {args.key}")
         own = report.valid and _inside_bundle(args.key, bundle)
         warnings = [OWN_KEY_WARNING.format(key=args.key, fingerprint=report.fingerprint)] if own else []
     print(_render(report, args.format, warnings))  # noqa: T201
