@@ -53,6 +53,17 @@ class Outcome:
         message = self.message()
         assert expect in message, f"{expect!r} not in the message {message!r}\n{text}"
 
+    def failed_tape(self, expect: str) -> None:
+        """`wt tapes verify`'s refusal: exit 1, no traceback, a FAILED line, then the tape's first problem as
+        one line holding `expect` (a mismatch's diff lines come after it, by design)."""
+        text = self.stdout + self.stderr
+        assert self.code == 1, f"exit {self.code}, expected 1:\n{text}"
+        assert "Traceback" not in text and 'File "' not in text, text
+        lines = self.stdout.splitlines()
+        assert lines and lines[0].startswith("FAILED "), text
+        assert len(lines) >= 3 and lines[1].startswith("        "), text
+        assert expect in lines[1], f"{expect!r} not in the problem {lines[1]!r}\n{text}"
+
     def message(self) -> str:
         """The error's one line; asserts the lines around it are only the allowed ones."""
         lines = self.stderr.splitlines()

@@ -143,6 +143,17 @@ CASES = [
         "WT_MAX_BODY_BYTES='1.5MB' is not a size in bytes",
         env={"WT_MAX_BODY_BYTES": "1.5MB"},
     ),
+    # the runner's environment
+    *[
+        Case(
+            f"inject timeout {value!r}",
+            ["run", "--runtime", "reference", "--pack", PACK],
+            2,
+            f"WT_INJECT_TIMEOUT_S={value!r} is not a number of seconds",
+            env={"WT_INJECT_TIMEOUT_S": value, "DOCKER_HOST": "unix:///nonexistent/docker.sock"},
+        )
+        for value in ("abc", "nan", "inf", "-1", "0", "1e999", "7s")
+    ],
     # wt verify
     Case(
         "verify no trust", ["verify", "{tmp}"], 2, "one of the arguments --key --key-fingerprint is required"

@@ -195,6 +195,12 @@ class HttpInjectHandle:
             )
         try:
             data = response.json()
+        except RecursionError as exc:  # the decoder recursed per level: only a hostile body nests so deep
+            raise EnvelopeError(
+                f"{self.runtime}: /wt/inject answered JSON nested too deeply to read",
+                field="<body>",
+                hint='answer {"content": "...", "tool_calls": [...]}',
+            ) from exc
         except ValueError as exc:
             raise EnvelopeError(
                 f"{self.runtime}: /wt/inject answered non-JSON: {response.text[:200]!r}",
@@ -251,13 +257,15 @@ class HttpInjectHandle:
 
 
 def _cause(response: Http1Response) -> str:
+    """What an error answer says, on one line and at most 300 characters."""
     try:
         data = response.json()
-    except ValueError:
-        return response.text[:300] or "<empty body>"
+    except (ValueError, RecursionError):
+        return " ".join(response.text[:300].split()) or "<empty body>"
     if isinstance(data, dict) and "error" in data:
         error = data["error"]
-        return str(error.get("message", error)) if isinstance(error, dict) else str(error)
+        text = str(error.get("message", error)) if isinstance(error, dict) else str(error)
+        return " ".join(text.split())[:300]
     return json.dumps(data)[:300]
 
 
