@@ -25,6 +25,7 @@ from windtunnel._bundle import (
     load_signer,
     seal_bundle,
 )
+from windtunnel._bundle.privacy_scan import HostFacts
 from windtunnel._files import write_atomic
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import CertifyOutcome
@@ -134,4 +135,5 @@ def publish(config: CertifyConfig, outcome: CertifyOutcome, *, signer: Signer | 
     write_atomic(out / "report.html", render_report(info, checks, verdict, out))
     if verdict.result is CertificationResult.HARNESS_INVALID:
         return Published(verdict=verdict, seal=None)
-    return Published(verdict=verdict, seal=seal_bundle(out, signer=signer))
+    host = HostFacts.here(config.root)  # the project's absolute path counts as a host fact too
+    return Published(verdict=verdict, seal=seal_bundle(out, signer=signer, host=host))
