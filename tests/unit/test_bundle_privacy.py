@@ -108,3 +108,51 @@ def test_portable_paths_are_bundle_or_project_relative_and_home_is_tilde() -> No
     assert paths.text("/srv/work/project/x and /app/x") == "/srv/work/project/x and /app/x"
     value = {"file": "/srv/work/proj/scenarios/s/tapes/t.jsonl", "n": 3, "list": ["/home/alice"]}
     assert paths.json(value) == {"file": "scenarios/s/tapes/t.jsonl", "n": 3, "list": ["~"]}
+
+
+def test_other_home_directories_become_tilde_names() -> None:
+    paths = Portable(root=Path("/srv/p"), bundle=Path("/srv/p/out"), home="/home/runner")
+    assert paths.text("/home/runner/work/x") == "~/work/x"
+    assert (
+        paths.text("File /home/app/.local/lib/x.py, and /Users/bob/src")
+        == "File ~app/.local/lib/x.py, and ~bob/src"
+    )
+    assert paths.text("/root/.cache/pip") == "~root/.cache/pip"
+    assert paths.text("/opt/venv/bin/python /app/agent.py") == "/opt/venv/bin/python /app/agent.py"
+
+
+def test_publish_makes_every_stage_file_portable_before_it_seals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stage's evidence and a trace that quote host paths (this project's, a home directory's, as a
+    runtime's log lines would): the published bundle names none of them, and it seals and verifies."""
+    from tests.unit.pipeline_steps import Executor, build, config
+    from windtunnel._bundle.models import CheckRecord, CheckStatus, Stage
+    from windtunnel._pipeline.context import StageContext
+    from windtunnel._pipeline.plan import Step, execute
+    from windtunnel._pipeline.publish import publish
+
+    monkeypatch.setenv("HOME", "/home/tester")  # this machine's home, whatever it really is
+    quoted = f"{tmp_path}/runtimes/x failed; see /home/app/.cache/log and /root/.config/y"
+
+    def leaky(ctx: StageContext) -> list[CheckRecord]:
+        trace = ctx.traces_dir() / "run.trace.json"
+        trace.parent.mkdir(parents=True)
+        trace.write_text(json.dumps({"error": quoted}))
+        evidence = ctx.write_evidence("leak", {"detail": quoted})
+        return [ctx.check("leak", CheckStatus.PASSED, quoted, evidence=[evidence, ctx.relative(trace)])]
+
+    configured = config(tmp_path)
+    published = publish(
+        configured, execute((build(), Step(Stage.CONFORMANCE, leaky)), configured, Executor())
+    )
+    assert published.seal is not None
+    out = configured.out_dir
+    texts = "".join(
+        p.read_text() for p in out.rglob("*") if p.is_file() and p.suffix in {".json", ".xml", ".html"}
+    )
+    assert str(tmp_path) not in texts and "/home/app/" not in texts and "/root/" not in texts
+    assert "runtimes/x failed; see ~app/.cache/log and ~root/.config/y" in texts
+    assert (
+        verify_bundle(out, published.seal.statement and Signer.ephemeral().public_pem).valid is False
+    )  # another key

@@ -66,7 +66,8 @@ def seal_bundle(
     Subjects and the predicate come from the files themselves: every file, `image:<name>` for each
     digest in run.json's `images`, and verdict.json as the predicate. Raises BundleSealError when a
     required file is missing or malformed, the files disagree, a credential or a fact of `host` (default:
-    this machine) is found, or the verdict is HARNESS_INVALID (never signed). Re-sealing replaces the previous key, manifest and attestations.
+    this machine) is found, or the verdict is HARNESS_INVALID (never signed). Re-sealing replaces the
+    previous key, manifest and attestations.
     """
     if now is not None and now.tzinfo is None:
         raise ValueError("seal_bundle(now=...) needs a timezone-aware datetime")

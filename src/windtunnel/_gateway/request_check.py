@@ -161,4 +161,4 @@ def _kind(value: Any) -> str:
         return f"the string {value[:40]!r}"
     if isinstance(value, int | float):
         return f"the number {value}"
-    return f"a JSON {'array' if isinstance(value, list) else 'object' if isinstance(value, dict) else type(value).__name__}"
+    return "a JSON array" if isinstance(value, list) else "a JSON object"

@@ -14,7 +14,6 @@ from windtunnel._conformance.subject import Subject
 from windtunnel._conformance.suite import Suite
 from windtunnel._packs.selection import Selected
 from windtunnel._pipeline.config import CertifyConfig
-from windtunnel._pipeline.portable import Portable
 from windtunnel._runner.output import write_atomic
 from windtunnel._runtimes.registry import LoadedPlugin
 
@@ -88,12 +87,10 @@ class StageContext:
         return self.bundle / "traces" / safe(self.run.name) / self.stage.value
 
     def write_evidence(self, name: str, data: Any) -> str:
-        """Write JSON evidence now (before the next stage starts); returns its bundle-relative path. Host
-        paths in it are written relative to the bundle or the project root (Portable)."""
+        """Write JSON evidence now (before the next stage starts); returns its bundle-relative path.
+        (Host paths in it are made portable when the bundle is published: windtunnel._pipeline.portable.)"""
         path = self.evidence_dir() / f"{safe(name)}.json"
-        plain = json.loads(json.dumps(data, default=str))
-        portable = Portable(root=self.config.root, bundle=self.bundle)
-        write_atomic(path, json.dumps(portable.json(plain), indent=2, ensure_ascii=False) + "\n")
+        write_atomic(path, json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
         return path.relative_to(self.bundle).as_posix()
 
     def relative(self, path: Path) -> str:

@@ -1,9 +1,11 @@
 """Host paths made portable before they enter a bundle: bundle- or project-relative, never a home path.
 
-A bundle is shared, so it must not say where it was made (docs/bundle.md, "The privacy scan"). Every
-string the pipeline writes into the bundle's JSON goes through `portable()`: the bundle directory's
-absolute path becomes nothing (its files are named bundle-relative), the project root's becomes `.`
-(and the paths under it relative), and the home directory becomes `~`.
+A bundle is shared, so it must not say where it was made (docs/bundle.md, "The privacy scan"). Publish
+passes every file of the bundle through `Portable` before it seals (whoever wrote it: stages, traces, a
+runtime's log lines quoted in evidence), and the result files it writes too: the bundle directory's
+absolute path becomes nothing (its files are named bundle-relative), the project root's becomes `.` (the
+paths under it relative), this machine's home directory becomes `~`, and any other home directory
+(`/home/<x>/`, `/Users/<x>/`, `/root/`, a container's too) becomes `~<x>/`.
 """
 
 from __future__ import annotations
@@ -14,8 +16,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from windtunnel._files import write_atomic
+
 _START = r"(?<![\w./~-])"
 _END = r"(?=[\s\"',;:)\]}]|$)"
+_OTHER_HOMES = re.compile(_START + r"(?:/home/|/Users/)([^/\s\"'\\]+)/")
+_ROOT_HOME = re.compile(_START + r"/root/")
 
 
 class Portable:
@@ -35,7 +41,23 @@ class Portable:
     def text(self, value: str) -> str:
         for pattern, under, alone in self._rules:
             value = pattern.sub(_replacement(under, alone), value)
-        return value
+        return _ROOT_HOME.sub("~root/", _OTHER_HOMES.sub(r"~\1/", value))
+
+    def rewrite_file(self, path: Path) -> bool:
+        """Rewrite a text file of the bundle in place (atomically) when it names a host path; binary files
+        (NUL bytes, not UTF-8) are left alone. True when it changed."""
+        data = path.read_bytes()
+        if b"\x00" in data:
+            return False
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        portable = self.text(text)
+        if portable == text:
+            return False
+        write_atomic(path, portable)
+        return True
 
     def json(self, value: Any) -> Any:
         """`value` with every string rewritten (dict keys too); other values as they are."""

@@ -121,6 +121,9 @@ def publish(config: CertifyConfig, outcome: CertifyOutcome, *, signer: Signer | 
     out = config.out_dir
     signer = signer or load_signer(key_path=config.key_path, key_pem=config.key_pem)
     paths = portable(config)
+    for path in sorted(out.rglob("*")):  # every stage's files: evidence, traces, proofs
+        if path.is_file() and not path.is_symlink():
+            paths.rewrite_file(path)
     checks = ChecksFile(
         requirement_set=config.requirement_set,
         checks=[check.model_copy(update={"detail": paths.text(check.detail)}) for check in outcome.checks],
