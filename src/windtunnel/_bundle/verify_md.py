@@ -31,7 +31,7 @@ be read. It checks, in order: that the key has the pinned fingerprint (`--key-fi
 signature by the key over an in-toto Statement v1, every subject digest against the files (no file added,
 none missing), `{manifest}`, agreement between `{checks}`, `{junit}` and `{verdict}`, tape ages at run
 time (30 days at most; tapes recorded from the scripted upstream are exempt), that no credential is in
-any file, and that no file names this machine's home directory, user or host name.
+any file, and that no file holds a home-directory path or the verifying machine's user or host name.
 
 ## With cosign (offline, no transparency log)
 
