@@ -166,21 +166,6 @@ def test_a_poison_tape_fails_with_the_mismatch_diff_and_the_rerecord_command(
     assert result.gateway is not None and result.gateway["consumed"] == 0
 
 
-def test_an_exhausted_tape_fails_with_recorded_and_requested_counts(
-    images: RuntimeImages, pack: Pack, committed: Path, tmp_path: Path
-) -> None:
-    lines = committed.read_text(encoding="utf-8").splitlines(keepends=True)
-    short = tmp_path / "short.jsonl"
-    short.write_text("".join(lines[:-1]), encoding="utf-8")
-    result = replay(images, pack, short, tmp_path)
-    assert not result.ok
-    text = result.detail()
-    assert "TapeExhausted: tape" in text
-    assert "all 2 recorded interaction(s) were served" in text and "recorded 2, requested 3" in text
-    assert RERECORD in text
-    assert result.gateway is not None and result.gateway["consumed"] == 2
-
-
 def unscripted(path: Path, into: Path) -> Path:
     """A copy of a committed tape without the scripted mark: the age limit applies to it, as to a live one."""
     header, *rest = path.read_text().splitlines(keepends=True)
@@ -190,6 +175,26 @@ def unscripted(path: Path, into: Path) -> Path:
     copy.parent.mkdir()
     copy.write_text(json.dumps(data, separators=(",", ":")) + "\n" + "".join(rest))
     return copy
+
+
+def test_an_exhausted_tape_fails_with_recorded_and_requested_counts(
+    images: RuntimeImages, pack: Pack, committed: Path, tmp_path: Path
+) -> None:
+    # Unscripted first: a scripted tape one answer short fails its claim before any replay (below).
+    lines = unscripted(committed, tmp_path).read_text(encoding="utf-8").splitlines(keepends=True)
+    short = tmp_path / "short.jsonl"
+    short.write_text("".join(lines[:-1]), encoding="utf-8")
+    result = replay(images, pack, short, tmp_path)
+    assert not result.ok
+    text = result.detail()
+    assert "TapeExhausted: tape" in text
+    assert "all 2 recorded interaction(s) were served" in text and "recorded 2, requested 3" in text
+    assert RERECORD in text
+    assert result.gateway is not None and result.gateway["consumed"] == 2
+    scripted_short = tmp_path / "scripted-short.jsonl"
+    scripted_short.write_text("".join(committed.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]))
+    claimed = replay(images, pack, scripted_short, tmp_path)
+    assert claimed.result is None and "is marked scripted" in claimed.problems[0]
 
 
 def test_a_stale_tape_fails_certification_and_only_warns_in_development(
