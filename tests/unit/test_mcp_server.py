@@ -227,3 +227,30 @@ def test_a_blocking_tool_waits_in_a_thread_while_the_mock_answers_other_calls() 
     # The waiting handler saw no state (it may change none) and was released, not timed out.
     assert waiting["structuredContent"] == {"released": True, "state_seen": {}}
     assert [call["name"] for call in host.server.calls()] == ["add", "wait"]
+
+
+def test_a_request_body_over_the_limit_is_refused_with_413_and_the_mock_serves_on() -> None:
+    """Real HTTP: a tools/call whose declared or streamed body passes WT_MAX_BODY_BYTES never reaches the
+    mock (nothing is recorded); a call under it does."""
+    app = mock_app(MockHost(counter_server), max_body_bytes=4096)
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"by": 1}},
+    }
+    big = {**call, "params": {"name": "add", "arguments": {"by": 1, "pad": "x" * 8192}}}
+    headers = {**ACCEPT, "content-type": "application/json"}
+    with ServerThread(app) as server, httpx.Client(base_url=server.url, timeout=30) as http:
+        declared = http.post("/mcp", content=json.dumps(big), headers=headers)
+        assert declared.status_code == 413 and declared.json()["error"]["code"] == "body_too_large"
+
+        def streamed() -> Iterator[bytes]:
+            text = json.dumps(big).encode()
+            for start in range(0, len(text), 1000):
+                yield text[start : start + 1000]
+
+        assert http.post("/mcp", content=streamed(), headers=headers).status_code == 413
+        assert http.get("/wt/calls").json()["calls"] == []
+        assert http.post("/mcp", json=call, headers=ACCEPT).status_code == 200
+        assert [c["name"] for c in http.get("/wt/calls").json()["calls"]] == ["add"]

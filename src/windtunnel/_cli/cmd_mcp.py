@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from windtunnel._cli.values import port
 from windtunnel._config import Settings
 from windtunnel._mcp.kit import MockHost, MockServer, Tool
 from windtunnel._mcp.server import ADMIN_PREFIX, MCP_PATH, mock_app
@@ -41,7 +42,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     serve.add_argument("--server", required=True, metavar="NAME", help="which of the pack's MCP servers")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="port to listen on; 0 picks a free one")
+    serve.add_argument("--port", type=port, default=8000, help="port to listen on; 0 picks a free one")
     serve.set_defaults(handler=execute_serve)
     listing = verbs.add_parser("list", help="list the pack's MCP servers and their tools")
     listing.add_argument(
@@ -54,10 +55,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def execute_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
+    from windtunnel._limits import max_body_bytes
+
+    limit = max_body_bytes(settings.env)  # a bad WT_MAX_BODY_BYTES stops it before it listens
     pack = _load(args.pack, settings)
     factory = server_factory(pack, args.server)
     host = _built(pack, args.server, lambda: MockHost(factory))
-    app = mock_app(host, name=args.server)
+    app = mock_app(host, name=args.server, max_body_bytes=limit)
     sock = _bind(args.host, args.port)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host

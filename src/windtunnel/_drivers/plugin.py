@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from windtunnel._drivers.manifest import MANIFEST, RuntimeManifest, check_buildable, load_manifest
 from windtunnel._drivers.network import CALLER_LABEL
 from windtunnel._drivers.stack import ContainerStack, GatewaySpec
+from windtunnel._env_values import env_seconds
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S
 from windtunnel.errors import ConfigFileError, PluginError, UnknownRuntimeError
 
@@ -96,7 +97,7 @@ class DriverSettings:
             gateway=GatewaySpec(
                 mode=mode, extra_args=args, env=gateway_env, needs_egress=mode in {"live", "record"}
             ),
-            timeout_s=float(env.get("WT_INJECT_TIMEOUT_S", DEFAULT_TIMEOUT_S)),
+            timeout_s=env_seconds(env, "WT_INJECT_TIMEOUT_S", DEFAULT_TIMEOUT_S),
             cache_dir=Path(env["WT_CACHE_DIR"]) if env.get("WT_CACHE_DIR") else None,
             session=env.get("WT_SESSION_LABEL") or None,
         )
@@ -124,9 +125,11 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
         runtime_digest = client.images.get(runtime_ref).id
     else:
         built = build_manifest_image(client, manifest, base_image=base, cache_dir=settings.cache_dir)
-        runtime_ref, runtime_digest = built.tag, built.digest
+        runtime_ref, runtime_digest = built.id, built.digest
+    # By id, not tag: the engine may be shared, and a tag can be moved by another build meanwhile, so the
+    # containers would not run the images the bundle records.
     return Images(
-        windtunnel=harness.tag,
+        windtunnel=harness.id,
         runtime=runtime_ref,
         digests={"windtunnel": harness.digest, f"runtime:{manifest.name}": runtime_digest},
     )

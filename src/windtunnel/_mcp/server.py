@@ -32,17 +32,22 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from windtunnel._limits import DEFAULT_MAX_BODY_BYTES
 from windtunnel._mcp.kit import CallOutcome, MockHost
+from windtunnel._net.body_limit import BodyLimit
 
 MCP_PATH = "/mcp"
 ADMIN_PREFIX = "/wt"
 
 
-def mock_app(host: MockHost, *, name: str | None = None) -> Starlette:
-    """The ASGI app serving `host` as `name` (default: the MockServer's own name). Run it with lifespan on."""
+def mock_app(
+    host: MockHost, *, name: str | None = None, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+) -> Starlette:
+    """The ASGI app serving `host` as `name` (default: the MockServer's own name). Run it with lifespan on.
+    A request body over `max_body_bytes` is refused with 413 before it is read (windtunnel._limits)."""
     name = name or host.name
     server = _mcp_server(host, name)
-    return server.streamable_http_app(
+    app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         # Stateless: every request stands alone, so a client survives a mock restart or reset and no
         # session can hold state across cases. JSON responses keep each round trip to one body.
@@ -53,6 +58,8 @@ def mock_app(host: MockHost, *, name: str | None = None) -> Starlette:
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         custom_starlette_routes=_admin_routes(host, name),
     )
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    return app
 
 
 def _mcp_server(host: MockHost, name: str) -> Server[Any]:
