@@ -280,3 +280,13 @@ def test_a_blocking_tool_waits_in_a_thread_while_the_mock_answers_other_calls() 
     # The waiting handler saw no state (it may change none) and was released, not timed out.
     assert waiting["structuredContent"] == {"released": True, "state_seen": {}}
     assert [call["name"] for call in host.server.calls()] == ["add", "wait"]
+
+
+def test_a_json_rpc_batch_is_refused(client: TestClient) -> None:
+    # Protocol versions since 2025-06-18 have no batches; the SDK refuses one as a whole, nothing is run.
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "arguments": {"by": 1}}}
+    ]
+    response = client.post("/mcp", json=batch, headers=ACCEPT)
+    assert response.status_code == 400
+    assert recorded(client) == []
