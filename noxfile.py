@@ -6,7 +6,7 @@ import nox
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["lint", "typecheck", "tests", "runtimes", "conformance", "certify"]
+nox.options.sessions = ["lint", "typecheck", "mcp_conformance", "tests", "runtimes", "conformance", "certify"]
 
 PYTHON = "3.11"
 THIRDPARTY_RUNTIMES = ["openai-agents", "pydantic-ai"]
@@ -33,6 +33,14 @@ def runtimes(session: nox.Session, runtime: str) -> None:
     """A third-party runtime's own agent loop in-process, with its SDK, against the real gateway and mocks."""
     session.install("-e", ".[test]", "-e", INJECT_LIBRARY, "-r", f"runtimes/{runtime}/requirements.txt")
     session.run("pytest", THIRDPARTY_TESTS, *session.posargs, env={"WT_THIRDPARTY_RUNTIME": runtime})
+
+
+@nox.session(python=PYTHON)
+def mcp_conformance(session: nox.Session) -> None:
+    """The official MCP conformance suite's server scenarios against a mock; Node 22 from npm, in this venv."""
+    session.install("-e", ".")
+    node_dir = f"{session.virtualenv.location}/node"
+    session.run("python", "-m", "tests.mcp_conformance.session", "--node-dir", node_dir, *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -251,7 +251,10 @@ def test_gateway_and_mocks_run_what_the_docker_executor_runs(builders: Any, plan
             mock = calls(builders.service(spec, built, source))
             assert spec["alias"] == mock_alias(spec["pack"], spec["server"])
             assert args_of(mock, "asService") == [
-                {"args": mock_args(spec["pack"], spec["server"]), "useEntrypoint": True}
+                {
+                    "args": mock_args(spec["pack"], spec["server"], [spec["runner_alias"]]),
+                    "useEntrypoint": True,
+                }
             ]
             (mount,) = args_of(mock, "withMountedDirectory")
             assert mount["path"] == pack_mount(spec["pack"])

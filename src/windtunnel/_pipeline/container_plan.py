@@ -83,8 +83,13 @@ def pack_mount(pack: str) -> str:
     return f"{PACKS_DIR}/{alias_for(pack)}"
 
 
-def mock_args(pack: str, server: str) -> list[str]:
-    """`wt` arguments of one MCP mock container, serving `server` of the pack mounted at pack_mount()."""
+def mock_args(pack: str, server: str, also_reached_as: Sequence[str] = ()) -> list[str]:
+    """`wt` arguments of one MCP mock container, serving `server` of the pack mounted at pack_mount().
+
+    The mock accepts its alias (how runtimes reach it) and `also_reached_as` (the runner's names for it)
+    as Host; the runner's other way in, the container's IP address, needs no name (windtunnel._mcp.hosts).
+    """
+    names = [mock_alias(pack, server), *also_reached_as]
     return [
         "mcp",
         "serve",
@@ -96,6 +101,7 @@ def mock_args(pack: str, server: str) -> list[str]:
         ANY_ADDRESS,
         "--port",
         str(MOCK_PORT),
+        *(arg for name in dict.fromkeys(names) for arg in ("--allow-host", name)),
     ]
 
 
@@ -264,13 +270,14 @@ def mock_service(stack: str, plan: MockServerPlan, root: Path) -> ServicePlan:
     if plan.pack_root is None:
         raise _outside(plan.pack, "has no root directory, so its mocks cannot run in a container", None)
     alias = mock_alias(plan.pack, plan.server)
+    reached_as = runner_alias(stack, alias)
     return ServicePlan(
         role="mock",
         image=WINDTUNNEL_IMAGE,
         alias=alias,
-        runner_alias=runner_alias(stack, alias),
+        runner_alias=reached_as,
         port=MOCK_PORT,
-        args=tuple(mock_args(plan.pack, plan.server)),
+        args=tuple(mock_args(plan.pack, plan.server, [reached_as])),
         mounts=(_pack_mount(plan.pack, plan.pack_root, root),),
         labels=_labels("mock", stack),
         pack=plan.pack,
