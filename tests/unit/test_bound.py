@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from windtunnel_inject import create_app as inject_app
 
 from windtunnel._conformance.kit import check_by_id, run_check
 from windtunnel._conformance.model import CheckStatus
@@ -62,7 +63,9 @@ def bound() -> Iterator[tuple[BoundReferenceRuntime, GatewayClient]]:
         settings = _reference_agent("settings").Settings.from_env(
             {**env, "WT_MODEL_BASE_URL": f"{gateway.url}/v1"}
         )
-        server = ServerThread(_reference_agent("app").create_app(settings)).start()
+        server = ServerThread(
+            inject_app(_reference_agent("loop").ReferenceLoop(settings), name="reference")
+        ).start()
         servers.append(server)
         runtimes[profile_key(env)] = server.url
     stack = BoundStack(

@@ -89,7 +89,7 @@ def test_display_path() -> None:
 
 def test_a_python_driver_directory_is_its_plugin() -> None:
     described = resolve_runtime(str(REPO / "runtimes" / "reference" / "poison" / "teardown_raises"), SETTINGS)
-    assert described.driver == "python" and type(described.plugin).__name__ == "Plugin"
+    assert described.driver == "python" and type(described.plugin).__name__ == "WrappingPlugin"
     assert described.manifest is not None and described.manifest.plugin == "driver:plugin"
 
 

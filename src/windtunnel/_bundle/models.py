@@ -136,9 +136,11 @@ def _runtime_verdict(name: str, scored: list[CheckRecord]) -> RuntimeVerdict:
 
 
 class HostInfo(_Model):
-    platform: str
+    """Host facts limited to OS, architecture and engine: a bundle does not say which machine made it."""
+
+    platform: str = Field(description="OS and architecture, e.g. Linux-x86_64")
     python: str
-    hostname: str | None = None
+    hostname: str | None = Field(default=None, description="no longer written; older bundles may carry it")
     engine: str | None = Field(default=None, description="container engine and version, e.g. docker 20.10")
 
 
@@ -195,6 +197,10 @@ class TapeEntry(_Model):
     sha256: str | None = None
     interactions: int = 0
     recorded_at: AwareDatetime = Field(description="when the oldest interaction of the tape was recorded")
+    scripted: bool = Field(
+        default=False,
+        description="recorded from the scripted upstream, checked against its scenario: exempt from the age limit",
+    )
 
 
 class TapeIndex(_Model):

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from windtunnel._cli.values import http_url
 from windtunnel._config import Settings
 from windtunnel._gateway.upstream_key import (
     KEY_ENV,
@@ -51,7 +52,7 @@ def add_record(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--scenario", action="append", default=[], metavar="NAME", help="scenario name or glob (repeatable)"
     )
     source = record.add_mutually_exclusive_group(required=True)
-    source.add_argument("--upstream", metavar="URL", help="OpenAI-compatible base URL (…/v1)")
+    source.add_argument("--upstream", type=http_url, metavar="URL", help="OpenAI-compatible base URL (…/v1)")
     source.add_argument(
         "--scripted-upstream",
         action="store_true",

@@ -26,7 +26,13 @@ from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel._scenario.model import ReferenceCase
-from windtunnel.errors import ProbeError, RuntimeFault, RuntimeTimeoutError, RuntimeUnavailableError
+from windtunnel.errors import (
+    HarnessError,
+    ProbeError,
+    RuntimeFault,
+    RuntimeTimeoutError,
+    RuntimeUnavailableError,
+)
 from windtunnel.spi.abilities import EgressReport
 from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response, StateProbe
 
@@ -69,12 +75,18 @@ class ContainerHandle:
         which fails the turn at once; the failure then names the death, its exit code and last log lines."""
         try:
             return self._inject.send(messages, session_id)
-        except RuntimeUnavailableError as exc:
-            if not self._torn_down:  # a torn-down handle's container is gone by design, not mid-turn
-                self._raise_if_gone(exc, confirm_s=DEATH_CONFIRM_S)
-            raise
-        except RuntimeTimeoutError as exc:
-            self._raise_if_gone(exc, confirm_s=0.0)  # a turn that ran out of time because its container died
+        except RuntimeFault as exc:
+            if isinstance(exc, RuntimeUnavailableError) and not self._torn_down:
+                self._raise_if_gone(exc, confirm_s=DEATH_CONFIRM_S)  # torn down: gone by design, not mid-turn
+            elif isinstance(exc, RuntimeTimeoutError):
+                self._raise_if_gone(
+                    exc, confirm_s=0.0
+                )  # a turn that ran out of time because its container died
+            if (gone := self._runtime.stack.gateway_gone()) is not None:  # the runtime's model calls failed
+                raise HarnessError(
+                    f"{gone}\n  so the turn failed: {exc.message}",
+                    hint="Wind Tunnel's model gateway died (killed, out of memory, crashed), not the runtime",
+                ) from exc
             raise
 
     def _raise_if_gone(self, cause: RuntimeFault, *, confirm_s: float) -> None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from windtunnel._drivers.network import CALLER_LABEL
 from windtunnel._drivers.stack import ContainerStack, GatewaySpec
+from windtunnel._env_values import env_seconds
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S
 from windtunnel._runtimes.manifest import RuntimeManifest, check_buildable
 from windtunnel.errors import ConfigFileError, HarnessError
@@ -59,7 +60,7 @@ class DriverSettings:
             gateway=GatewaySpec(
                 mode=mode, extra_args=args, env=gateway_env, needs_egress=mode in {"live", "record"}
             ),
-            timeout_s=float(env.get("WT_INJECT_TIMEOUT_S", DEFAULT_TIMEOUT_S)),
+            timeout_s=env_seconds(env, "WT_INJECT_TIMEOUT_S", DEFAULT_TIMEOUT_S),
             cache_dir=Path(env["WT_CACHE_DIR"]) if env.get("WT_CACHE_DIR") else None,
             session=env.get("WT_SESSION_LABEL") or None,
         )
@@ -88,9 +89,11 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
         runtime_digest = client.images.get(runtime_ref).id
     else:
         built = build_manifest_image(client, manifest, base_image=base, cache_dir=settings.cache_dir)
-        runtime_ref, runtime_digest = built.tag, built.digest
+        runtime_ref, runtime_digest = built.id, built.digest
+    # By id, not tag: the engine may be shared, and a tag can be moved by another build meanwhile, so the
+    # containers would not run the images the bundle records.
     return Images(
-        windtunnel=harness.tag,
+        windtunnel=harness.id,
         runtime=runtime_ref,
         digests={"windtunnel": harness.digest, f"runtime:{manifest.name}": runtime_digest},
     )
@@ -99,7 +102,8 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
 def build_manifest_image(
     client: Any, manifest: RuntimeManifest, *, base_image: str, cache_dir: Path | None = None
 ) -> BuiltImage:
-    """The image a runtime.toml describes: its build directory, Dockerfile, requirements and name."""
+    """The image a runtime.toml describes: its build directory, Dockerfile, requirements, local packages,
+    build arguments and name."""
     from windtunnel._drivers.images import build_runtime_image
 
     if manifest.build_dir is None:
@@ -111,6 +115,8 @@ def build_manifest_image(
         cache_dir=cache_dir,
         dockerfile=manifest.dockerfile,
         requirements=manifest.requirements,
+        packages=manifest.packages,
+        build_args=manifest.build_args,
         name=manifest.name,
     )
 

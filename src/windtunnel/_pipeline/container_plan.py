@@ -83,8 +83,13 @@ def pack_mount(pack: str) -> str:
     return f"{PACKS_DIR}/{alias_for(pack)}"
 
 
-def mock_args(pack: str, server: str) -> list[str]:
-    """`wt` arguments of one MCP mock container, serving `server` of the pack mounted at pack_mount()."""
+def mock_args(pack: str, server: str, also_reached_as: Sequence[str] = ()) -> list[str]:
+    """`wt` arguments of one MCP mock container, serving `server` of the pack mounted at pack_mount().
+
+    The mock accepts its alias (how runtimes reach it) and `also_reached_as` (the runner's names for it)
+    as Host; the runner's other way in, the container's IP address, needs no name (windtunnel._mcp.hosts).
+    """
+    names = [mock_alias(pack, server), *also_reached_as]
     return [
         "mcp",
         "serve",
@@ -96,6 +101,7 @@ def mock_args(pack: str, server: str) -> list[str]:
         ANY_ADDRESS,
         "--port",
         str(MOCK_PORT),
+        *(arg for name in dict.fromkeys(names) for arg in ("--allow-host", name)),
     ]
 
 
@@ -183,10 +189,9 @@ def windtunnel_image_plan(root: Path, base_image: str) -> ImagePlan:
 
 
 def runtime_image_plan(manifest: RuntimeManifest, root: Path, base_image: str) -> ImagePlan:
-    """A runtime's image as build_runtime_image() builds it: its directory, the manifest's Dockerfile and
-    requirements, the tag from its name."""
-    from windtunnel._drivers.images import requirements_file, runtime_image_tag
-    from windtunnel._drivers.wheelhouse import read_requirements
+    """A runtime's image as build_runtime_image() builds it: its directory, the manifest's Dockerfile,
+    requirements, local packages and build arguments, the tag from its name."""
+    from windtunnel._drivers.images import PACKAGE_WHEELS, runtime_image_tag, runtime_requirements
 
     name = f"runtime:{manifest.name}"
     if manifest.image_ref is not None:
@@ -194,19 +199,18 @@ def runtime_image_plan(manifest: RuntimeManifest, root: Path, base_image: str) -
     if manifest.build_dir is None:
         raise _outside(manifest.name, "has no [image] build directory", manifest.path)
     directory = manifest.build_dir
-    source = requirements_file(directory, manifest.requirements)
+    requirements = runtime_requirements(directory, manifest.requirements, manifest.packages)
+    wheelhouses = [WheelhousePlan(directory="wheels", requirements=requirements)]
+    if manifest.packages:
+        projects = tuple(ProjectPlan(path=_relative(p, root, manifest.name)) for p in manifest.packages)
+        wheelhouses.append(WheelhousePlan(directory=PACKAGE_WHEELS, projects=projects))
     return ImagePlan(
         name=name,
         tag=runtime_image_tag(manifest.name),
         dockerfile=_relative(directory / manifest.dockerfile, root, manifest.name),
         context=_relative(directory, root, manifest.name),
-        build_args={"BASE_IMAGE": base_image},
-        wheelhouses=(
-            WheelhousePlan(
-                directory="wheels",
-                requirements=read_requirements(source) if source is not None else (),
-            ),
-        ),
+        build_args={**manifest.build_args, "BASE_IMAGE": base_image},
+        wheelhouses=tuple(wheelhouses),
     )
 
 
@@ -267,13 +271,14 @@ def mock_service(stack: str, plan: MockServerPlan, root: Path) -> ServicePlan:
     if plan.pack_root is None:
         raise _outside(plan.pack, "has no root directory, so its mocks cannot run in a container", None)
     alias = mock_alias(plan.pack, plan.server)
+    reached_as = runner_alias(stack, alias)
     return ServicePlan(
         role="mock",
         image=WINDTUNNEL_IMAGE,
         alias=alias,
-        runner_alias=runner_alias(stack, alias),
+        runner_alias=reached_as,
         port=MOCK_PORT,
-        args=tuple(mock_args(plan.pack, plan.server)),
+        args=tuple(mock_args(plan.pack, plan.server, [reached_as])),
         mounts=(_pack_mount(plan.pack, plan.pack_root, root),),
         labels=_labels("mock", stack),
         pack=plan.pack,

@@ -111,7 +111,8 @@ class StageContext:
         return self.bundle / "traces" / safe(self.run.name) / self.stage.value
 
     def write_evidence(self, name: str, data: Any) -> str:
-        """Write JSON evidence now (before the next stage starts); returns its bundle-relative path."""
+        """Write JSON evidence now (before the next stage starts); returns its bundle-relative path.
+        (Host paths in it are made portable when the bundle is published: windtunnel._pipeline.portable.)"""
         path = self.evidence_dir() / f"{safe(name)}.json"
         write_atomic(path, json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
         return path.relative_to(self.bundle).as_posix()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import platform
-import socket
 import subprocess
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,10 +25,12 @@ from windtunnel._bundle import (
     load_signer,
     seal_bundle,
 )
+from windtunnel._bundle.privacy_scan import HostFacts
+from windtunnel._files import write_atomic
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import CertifyOutcome
-from windtunnel._pipeline.report_html import render_report
-from windtunnel._runner.output import write_atomic
+from windtunnel._pipeline.portable import Portable
+from windtunnel._report.page import render_bundle_report
 
 # The conformance kit and bundled packs; 2 added tool_call_ids and config_reaches_model, stricter checks;
 # 3 added tool_results_reach_model.
@@ -61,8 +62,15 @@ def _engine() -> str | None:
         return None
 
 
+def portable(config: CertifyConfig) -> Portable:
+    """How this run's bundle names host paths: relative to the bundle or the project root, never absolute."""
+    return Portable(root=config.root, bundle=config.out_dir)
+
+
 def run_info(config: CertifyConfig, outcome: CertifyOutcome, *, engine: bool = True) -> RunInfo:
-    """run.json's content; `engine=False` leaves out asking the engine its version (the early write)."""
+    """run.json's content; `engine=False` leaves out asking the engine its version (the early write).
+    Host facts are the OS, the architecture and the engine: no host name, user or absolute path."""
+    paths = portable(config)
     images: dict[str, str] = {}
     for run in outcome.runs:
         images.update(run.images)  # "windtunnel" (gateway and mocks) and "runtime:<name>"
@@ -73,14 +81,16 @@ def run_info(config: CertifyConfig, outcome: CertifyOutcome, *, engine: bool = T
         requirement_set=config.requirement_set,
         git_commit=_git_commit(config.root),
         host=HostInfo(
-            platform=platform.platform(),
+            platform=f"{platform.system()}-{platform.machine()}",
             python=platform.python_version(),
-            hostname=socket.gethostname(),
             engine=_engine() if engine else None,
         ),
         started_at=datetime.fromtimestamp(outcome.started_at, UTC),
         ended_at=config.clock(),
-        runtimes=[RuntimeInfo(name=run.name, source=run.source) for run in outcome.runs],
+        runtimes=[
+            RuntimeInfo(name=run.name, source=paths.text(run.source) if run.source else None)
+            for run in outcome.runs
+        ],
         images=images,
         swept=outcome.swept,
     )
@@ -101,7 +111,7 @@ def tape_index(config: CertifyConfig) -> TapeIndex:
         data = json.loads(path.read_text(encoding="utf-8"))
         tape = data.get("tape") if isinstance(data, dict) else None
         if isinstance(tape, dict) and "recorded_at" in tape:
-            entries[tape["name"]] = TapeEntry.model_validate(tape)
+            entries[tape["name"]] = TapeEntry.model_validate(portable(config).json(tape))
     return TapeIndex(tapes=list(entries.values()))
 
 
@@ -110,7 +120,14 @@ def publish(config: CertifyConfig, outcome: CertifyOutcome, *, signer: Signer | 
     before the run (`wt certify` loads it first, so a bad key stops it before any stage)."""
     out = config.out_dir
     signer = signer or load_signer(key_path=config.key_path, key_pem=config.key_pem)
-    checks = ChecksFile(requirement_set=config.requirement_set, checks=outcome.checks)
+    paths = portable(config)
+    for path in sorted(out.rglob("*")):  # every stage's files: evidence, traces, proofs
+        if path.is_file() and not path.is_symlink():
+            paths.rewrite_file(path)
+    checks = ChecksFile(
+        requirement_set=config.requirement_set,
+        checks=[check.model_copy(update={"detail": paths.text(check.detail)}) for check in outcome.checks],
+    )
     verdict = Verdict.from_checks(checks, signing_key=signer.origin)
     info = run_info(config, outcome)
     write_atomic(out / "run.json", info.model_dump_json(indent=2))
@@ -118,7 +135,9 @@ def publish(config: CertifyConfig, outcome: CertifyOutcome, *, signer: Signer | 
     write_atomic(out / "junit.xml", junit_for(checks))
     write_atomic(out / "verdict.json", verdict.model_dump_json(indent=2))
     write_atomic(out / "tapes" / "index.json", tape_index(config).model_dump_json(indent=2))
-    write_atomic(out / "report.html", render_report(info, checks, verdict, out))
+    # From the files just written, as `wt report` renders it: the same bundle gives the same page.
+    write_atomic(out / "report.html", render_bundle_report(out))
     if verdict.result is CertificationResult.HARNESS_INVALID:
         return Published(verdict=verdict, seal=None)
-    return Published(verdict=verdict, seal=seal_bundle(out, signer=signer))
+    host = HostFacts.here(config.root)  # the project's absolute path counts as a host fact too
+    return Published(verdict=verdict, seal=seal_bundle(out, signer=signer, host=host))

@@ -6,6 +6,9 @@ extends = "../../reference"        # optional: start from another manifest (pois
 build = "."                        # the build context, relative to this file ...
 dockerfile = "Dockerfile"          # relative to `build` (default Dockerfile)
 requirements = "requirements.txt"  # relative to this file; wheels for these go into the context's wheels/
+packages = ["../../packages/windtunnel-inject"]  # local projects, relative to this file: their wheels go
+                                   # into package-wheels/, their dependencies into wheels/
+args = { RUNTIME_PACKAGE = "my_runtime" }        # build arguments (BASE_IMAGE is always set)
 # ref = "ghcr.io/acme/agent@sha256:..."   ... or a prebuilt image reference
 [env]
 rename = { WT_MODEL_BASE_URL = "OPENAI_BASE_URL" }   # map our variables onto the runtime's own
@@ -55,6 +58,8 @@ class RuntimeManifest:
     build_dir: Path | None = None
     dockerfile: str = "Dockerfile"
     requirements: Path | None = None
+    packages: tuple[Path, ...] = ()
+    build_args: Mapping[str, str] = field(default_factory=dict)
     image_ref: str | None = None
     env_rename: Mapping[str, str] = field(default_factory=dict)
     env_set: Mapping[str, str] = field(default_factory=dict)
@@ -88,6 +93,30 @@ def _str_map(table: Mapping[str, Any], key: str, path: Path, where: str) -> dict
             path, f"{where}.{key}", "must map names to strings", f'write {key} = {{ NAME = "value" }}'
         )
     return dict(value)
+
+
+def _build_args(image: Mapping[str, Any], path: Path) -> dict[str, str]:
+    args = _str_map(image, "args", path, "image")
+    if "BASE_IMAGE" in args:
+        raise _error(
+            path,
+            "image.args.BASE_IMAGE",
+            "is set by Wind Tunnel (the base image it bootstraps or WT_BASE_IMAGE)",
+            "drop it from [image] args; set WT_BASE_IMAGE to build on another base image",
+        )
+    return args
+
+
+def _packages(image: Mapping[str, Any], path: Path) -> tuple[Path, ...]:
+    packages = image["packages"]
+    if not isinstance(packages, list) or not all(isinstance(entry, str) for entry in packages):
+        raise _error(
+            path,
+            "image.packages",
+            "must be a list of directories",
+            'write packages = ["../../packages/windtunnel-inject"], relative to runtime.toml',
+        )
+    return tuple((path.parent / entry).resolve() for entry in packages)
 
 
 def load_manifest(path: Path) -> RuntimeManifest:
@@ -138,6 +167,8 @@ def _merge(parent: RuntimeManifest | None, data: Mapping[str, Any], path: Path) 
         requirements=(path.parent / requirements).resolve()
         if isinstance(requirements, str)
         else base.requirements,
+        packages=_packages(image, path) if "packages" in image else base.packages,
+        build_args={**base.build_args, **_build_args(image, path)},
         image_ref=image.get("ref", base.image_ref),
         env_rename={**base.env_rename, **_str_map(env, "rename", path, "env")},
         env_set={**base.env_set, **_str_map(env, "set", path, "env")},
@@ -152,7 +183,7 @@ def _merge(parent: RuntimeManifest | None, data: Mapping[str, Any], path: Path) 
 
 def check_buildable(manifest: RuntimeManifest) -> None:
     """A container runtime needs either a build directory with its Dockerfile or an image reference; a
-    requirements file it names must exist."""
+    requirements file and local packages it names must exist."""
     if manifest.plugin or manifest.image_ref:
         return
     if manifest.build_dir is None or not manifest.build_dir.is_dir():
@@ -176,3 +207,12 @@ def check_buildable(manifest: RuntimeManifest) -> None:
             f"names {manifest.requirements}, which does not exist",
             "name a requirements file relative to runtime.toml, or drop the key",
         )
+    for package in manifest.packages:
+        if not (package / "pyproject.toml").is_file():
+            raise _error(
+                manifest.path,
+                "image.packages",
+                f"names {package}, which is not a Python project (no pyproject.toml there)",
+                "name each local package's directory relative to runtime.toml; a copy of the runtime "
+                "directory needs those packages beside it at the same relative place",
+            )

@@ -24,7 +24,6 @@ from windtunnel._scenario.model import Scenario
 from windtunnel._tapes.containers import (
     RuntimeImages,
     agent_config,
-    golden_case,
     key_file_for,
     record_spec,
     run_through,
@@ -34,6 +33,7 @@ from windtunnel._tapes.containers import (
 from windtunnel._tapes.lifecycle import TAPES_DIR
 from windtunnel._tapes.policy import SCRIPTED_UPSTREAM, Clock, utcnow
 from windtunnel._tapes.promotion import promote
+from windtunnel._tapes.scripted import golden_case
 from windtunnel.errors import SelectionError, UsageError, WindTunnelError
 
 
