@@ -4,8 +4,8 @@
 #
 #   [image]
 #   build = "."
-#   dockerfile = "../../containers/python-runtime.Dockerfile"
-#   packages = ["../../packages/windtunnel-inject"]
+#   dockerfile = "windtunnel:python-runtime"
+#   packages = ["windtunnel:windtunnel-inject"]
 #   args = { RUNTIME_PACKAGE = "my_runtime" }
 #
 # Builds with no network, from what Wind Tunnel stages on the host for the base image's Python: wheels/

@@ -4,6 +4,7 @@ arguments, the tag from its name."""
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from windtunnel._drivers.images import (
 from windtunnel._pipeline.container_plan import runtime_image_plan
 from windtunnel._runtimes.manifest import check_buildable, load_manifest
 from windtunnel.errors import ConfigFileError
+
+REPO = Path(__file__).resolve().parents[2]
 
 COMPONENT = re.compile(r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$")
 """A path component of a Docker image reference (distribution/reference's grammar)."""
@@ -189,3 +192,30 @@ def test_a_bad_package_or_build_argument_names_its_key(
         check_buildable(load_manifest(_with_library(tmp_path, toml)))
     assert raised.value.field == field  # type: ignore[attr-defined]
     assert problem in str(raised.value)
+
+
+def test_windtunnel_assets_resolve_wherever_the_runtime_directory_lives(tmp_path: Path) -> None:
+    """A copy of runtimes/reference outside the repository names the same Dockerfile and library."""
+    original = load_manifest(REPO / "runtimes" / "reference")
+    copy = tmp_path / "elsewhere" / "reference"
+    shutil.copytree(REPO / "runtimes" / "reference", copy, ignore=shutil.ignore_patterns("poison"))
+    moved = load_manifest(copy)
+    assert moved.dockerfile == original.dockerfile == str(REPO / "containers" / "python-runtime.Dockerfile")
+    assert moved.packages == original.packages == (REPO / "packages" / "windtunnel-inject",)
+    check_buildable(moved)
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('dockerfile = "windtunnel:no-such-thing"', "image.dockerfile"),
+        ('packages = ["windtunnel:no-such-thing"]', "image.packages"),
+    ],
+)
+def test_an_unknown_windtunnel_asset_is_named(tmp_path: Path, line: str, field: str) -> None:
+    (tmp_path / "runtime.toml").write_text(f'name = "x"\n[image]\nbuild = "."\n{line}\n', encoding="utf-8")
+    with pytest.raises(ConfigFileError) as raised:
+        load_manifest(tmp_path)
+    assert raised.value.context["field"] == field
+    assert "does not ship" in str(raised.value)
+    assert "windtunnel:python-runtime, windtunnel:windtunnel-inject" in (raised.value.hint or "")

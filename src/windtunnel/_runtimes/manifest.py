@@ -4,10 +4,10 @@ name = "reference"
 extends = "../../reference"        # optional: start from another manifest (poison variants)
 [image]
 build = "."                        # the build context, relative to this file ...
-dockerfile = "Dockerfile"          # relative to `build` (default Dockerfile)
+dockerfile = "Dockerfile"          # relative to `build` (default Dockerfile), or windtunnel:python-runtime
 requirements = "requirements.txt"  # relative to this file; wheels for these go into the context's wheels/
-packages = ["../../packages/windtunnel-inject"]  # local projects, relative to this file: their wheels go
-                                   # into package-wheels/, their dependencies into wheels/
+packages = ["windtunnel:windtunnel-inject"]      # local projects, relative to this file or windtunnel:NAME:
+                                   # their wheels go into package-wheels/, their dependencies into wheels/
 args = { RUNTIME_PACKAGE = "my_runtime" }        # build arguments (BASE_IMAGE is always set)
 # ref = "ghcr.io/acme/agent@sha256:..."   ... or a prebuilt image reference
 [env]
@@ -21,6 +21,11 @@ state_route = "/wt/state"          # optional: a JSON dump of its internal state
 port = 8647
 [driver]
 plugin = "driver:plugin"           # optional: a Python plugin in this directory instead of a container
+
+`windtunnel:NAME` names a build input that ships with Wind Tunnel itself, wherever the runtime directory
+lives (WINDTUNNEL_ASSETS): `windtunnel:python-runtime`, the Dockerfile Python runtimes share, and
+`windtunnel:windtunnel-inject`, the Contract C server library. A runtime directory copied anywhere builds
+the same image.
 """
 
 from __future__ import annotations
@@ -34,6 +39,12 @@ from typing import Any
 from windtunnel.errors import ConfigFileError
 
 MANIFEST = "runtime.toml"
+ASSET_PREFIX = "windtunnel:"
+WINDTUNNEL_ASSETS: Mapping[str, str] = {
+    "python-runtime": "containers/python-runtime.Dockerfile",
+    "windtunnel-inject": "packages/windtunnel-inject",
+}
+"""Build inputs of Wind Tunnel's own, by the name a runtime.toml gives them, relative to its checkout."""
 DEFAULT_PORT = 8647
 CONFIG_FIELDS = frozenset(
     {
@@ -114,9 +125,43 @@ def _packages(image: Mapping[str, Any], path: Path) -> tuple[Path, ...]:
             path,
             "image.packages",
             "must be a list of directories",
-            'write packages = ["../../packages/windtunnel-inject"], relative to runtime.toml',
+            'write packages = ["windtunnel:windtunnel-inject"] or directories relative to runtime.toml',
         )
-    return tuple((path.parent / entry).resolve() for entry in packages)
+    return tuple(_located(entry, path, "image.packages") for entry in packages)
+
+
+def _located(value: str, path: Path, field_name: str) -> Path:
+    """`windtunnel:NAME` as the Wind Tunnel checkout holds it, else `value` relative to runtime.toml."""
+    if not value.startswith(ASSET_PREFIX):
+        return (path.parent / value).resolve()
+    from windtunnel._config import bundled_root
+
+    name, root = value.removeprefix(ASSET_PREFIX), bundled_root()
+    if name not in WINDTUNNEL_ASSETS:
+        raise _error(
+            path,
+            field_name,
+            f"names {value!r}, which Wind Tunnel does not ship",
+            f"use one of {', '.join(ASSET_PREFIX + known for known in WINDTUNNEL_ASSETS)}, or a path",
+        )
+    if root is None:
+        raise _error(
+            path,
+            field_name,
+            f"names {value!r}, but this Wind Tunnel is not run from a checkout that holds it",
+            "install Wind Tunnel from its repository (`pip install -e .` of a clone), or name a path",
+        )
+    return root / WINDTUNNEL_ASSETS[name]
+
+
+def _dockerfile(image: Mapping[str, Any], path: Path, default: str) -> str:
+    """The Dockerfile relative to the build directory, or the absolute path of a `windtunnel:` one."""
+    value = image.get("dockerfile", default)
+    if not isinstance(value, str) or not value:
+        raise _error(path, "image.dockerfile", "must be a file name", 'write dockerfile = "Dockerfile"')
+    if value.startswith(ASSET_PREFIX):
+        return str(_located(value, path, "image.dockerfile"))
+    return value
 
 
 def load_manifest(path: Path) -> RuntimeManifest:
@@ -159,11 +204,12 @@ def _merge(parent: RuntimeManifest | None, data: Mapping[str, Any], path: Path) 
     build = image.get("build")
     requirements = image.get("requirements")
     plugin = driver.get("plugin", base.plugin if parent else None)
+    build_dir = (path.parent / build).resolve() if isinstance(build, str) else base.build_dir
     return RuntimeManifest(
         name=name,
         path=path,
-        build_dir=(path.parent / build).resolve() if isinstance(build, str) else base.build_dir,
-        dockerfile=str(image.get("dockerfile", base.dockerfile)),
+        build_dir=build_dir,
+        dockerfile=_dockerfile(image, path, base.dockerfile),
         requirements=(path.parent / requirements).resolve()
         if isinstance(requirements, str)
         else base.requirements,
@@ -213,6 +259,6 @@ def check_buildable(manifest: RuntimeManifest) -> None:
                 manifest.path,
                 "image.packages",
                 f"names {package}, which is not a Python project (no pyproject.toml there)",
-                "name each local package's directory relative to runtime.toml; a copy of the runtime "
-                "directory needs those packages beside it at the same relative place",
+                "name each local package's directory relative to runtime.toml, or Wind Tunnel's own "
+                "library as windtunnel:windtunnel-inject",
             )
