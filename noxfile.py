@@ -45,9 +45,11 @@ def mcp_conformance(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    session.install("ruff>=0.6")
+    """ruff, and the layer contracts (lint-imports reads [tool.importlinter]; docs/design.md, "Layers")."""
+    session.install("ruff>=0.6", "import-linter>=2.1", "-e", ".")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("lint-imports")
 
 
 @nox.session(python=PYTHON)

@@ -34,7 +34,7 @@ from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.plan import PLAN, Step, execute
 from windtunnel._pipeline.publish import publish
 from windtunnel._runtimes.manifest import load_manifest
-from windtunnel._tapes.containers import RuntimeImages
+from windtunnel._tape_runs.containers import RuntimeImages
 from windtunnel.errors import ConfigFileError
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from windtunnel._config import load_settings
-from windtunnel._conformance.subject import kit_pack
+from windtunnel._drivers.container_plan_model import ServicePlan
 from windtunnel._drivers.network import RUN_LABEL
 from windtunnel._drivers.plugin import ContainerRuntimePlugin
+from windtunnel._packs.loader import kit_pack
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.container_plan import container_plan
-from windtunnel._pipeline.container_plan_model import ServicePlan
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel.spi import AgentConfig
 

@@ -18,21 +18,22 @@ from windtunnel._config import LATEST_REQUIREMENT_SET
 from windtunnel._conformance.checks_config import kit_configs
 from windtunnel._conformance.kit import CHECK_IDS, check_by_id, run_check
 from windtunnel._conformance.model import CheckStatus
-from windtunnel._conformance.subject import Subject, kit_pack
+from windtunnel._conformance.subject import Subject
 from windtunnel._conformance.suite import Suite
 from windtunnel._conversation.model import DiffKind
 from windtunnel._drivers.bound import BoundMock, BoundReferenceRuntime, BoundStack
-from windtunnel._gateway.app import create_app
-from windtunnel._gateway.script import ScriptMode
-from windtunnel._mcp.loopback import start_loopback, stop_loopback
-from windtunnel._net.server_thread import ServerThread
-from windtunnel._pipeline.container_plan import (
+from windtunnel._drivers.topology import (
     DEFAULT_MODEL,
     GATEWAY_URL_FOR_AGENTS,
     MockEndpoint,
     profile_key,
     runtime_env,
 )
+from windtunnel._gateway.app import create_app
+from windtunnel._gateway.script import ScriptMode
+from windtunnel._mcp.loopback import start_loopback, stop_loopback
+from windtunnel._net.server_thread import ServerThread
+from windtunnel._packs.loader import kit_pack
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel.spi.agent_runtime import AgentConfig
 

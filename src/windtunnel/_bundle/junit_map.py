@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from windtunnel._bundle.models import CheckRecord, ChecksFile, CheckStatus
-from windtunnel._report.junit import CaseRecord, CaseStatus, to_junit
+from windtunnel._runner.junit import CaseRecord, CaseStatus, to_junit
 
 _TO_JUNIT: dict[CheckStatus, CaseStatus] = {
     CheckStatus.PASSED: "passed",

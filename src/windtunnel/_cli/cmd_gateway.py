@@ -8,9 +8,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from windtunnel._chat.mode import GatewayMode
 from windtunnel._cli.values import http_url, port
 from windtunnel._config import Settings
-from windtunnel._gateway.mode import GatewayMode
 from windtunnel._gateway.upstream_key import KEY_ENV, KEY_FILE_ENV, add_key_file_argument, upstream_key
 from windtunnel.errors import HarnessError, UsageError
 

@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from windtunnel._cli.values import port
 from windtunnel._config import Settings
-from windtunnel._mcp.kit import MockHost, MockServer, Tool
+from windtunnel._core.mock_kit import MockHost, MockServer, Tool
 from windtunnel._mcp.server import ADMIN_PREFIX, MCP_PATH, mock_app
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack

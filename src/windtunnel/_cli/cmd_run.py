@@ -8,14 +8,14 @@ from pathlib import Path
 
 from windtunnel._cli.common import add_output, add_selection, emit, selected_scenarios
 from windtunnel._config import Settings
-from windtunnel._report.junit import CaseRecord, to_junit
+from windtunnel._core.agent_runtime import AgentConfig
 from windtunnel._runner.execute import RunResult
+from windtunnel._runner.junit import CaseRecord, to_junit
 from windtunnel._runner.output import append_ledger
 from windtunnel._runner.sweep import SweepOptions, SweepResult, run_sweep
 from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel._score.models import ScoreStatus
 from windtunnel.errors import UsageError
-from windtunnel.spi.agent_runtime import AgentConfig
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -11,12 +11,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from windtunnel._cli.common import selected_packs
+from windtunnel._cli.common import profile_packs
 from windtunnel._cli.tapes_record import add_record
 from windtunnel._cli.values import http_url
 from windtunnel._config import Settings
 from windtunnel._gateway.upstream_key import KEY_ENV, add_key_file_argument, upstream_key
-from windtunnel._packs.pack import Pack
 from windtunnel._tapes.lifecycle import (
     EXPIRING_WITHIN,
     TapeCheck,
@@ -25,7 +24,7 @@ from windtunnel._tapes.lifecycle import (
     propose_refreshes,
     verify_tapes,
 )
-from windtunnel._tapes.profiles import add_profile_argument, profile_filter, skipped_by_profile
+from windtunnel._tapes.profiles import add_profile_argument
 from windtunnel.errors import UsageError
 
 API_KEY_ENV = KEY_ENV
@@ -175,17 +174,9 @@ def _add_rerecord(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     rerecord_parser.set_defaults(handler=execute_rerecord)
 
 
-def load_packs(args: argparse.Namespace, settings: Settings) -> list[Pack]:
-    """The packs named by --pack (as `wt run` reads it; all candidates when none), then --profile."""
-    packs = selected_packs(args.pack, settings)
-    for pack in skipped_by_profile(packs, args.profile):
-        print(f"wt: skipped pack {pack.name}: it does not declare profile {args.profile}", file=sys.stderr)  # noqa: T201
-    return profile_filter(packs, args.profile)
-
-
 def _files(args: argparse.Namespace, settings: Settings) -> list[TapeFile]:
     if not getattr(args, "paths", None):
-        return find_tapes(load_packs(args, settings))
+        return find_tapes(profile_packs(args, settings))
     files: list[TapeFile] = []
     for path in args.paths:
         found = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]

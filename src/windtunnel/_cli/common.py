@@ -128,3 +128,13 @@ def emit(text: str, out: Path | None) -> None:
             hint="pass a path in a directory you can write to",
             path=str(out),
         ) from exc
+
+
+def profile_packs(args: argparse.Namespace, settings: Settings) -> list[Pack]:
+    """The packs named by --pack (as `wt run` reads it; all candidates when none), then --profile."""
+    from windtunnel._tapes.profiles import profile_filter, skipped_by_profile
+
+    packs = selected_packs(args.pack, settings)
+    for pack in skipped_by_profile(packs, args.profile):
+        print(f"wt: skipped pack {pack.name}: it does not declare profile {args.profile}", file=sys.stderr)  # noqa: T201
+    return profile_filter(packs, args.profile)

@@ -42,27 +42,6 @@ def this_turn(messages: Sequence[Any]) -> list[Mapping[str, Any]]:
     return dicts[users[-1] + 1 :] if users else dicts
 
 
-def message_text(message: Mapping[str, Any]) -> str:
-    """A chat message's text: a string content, or the text parts of a list content."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
-    return ""
-
-
-def offered_tool_names(request: Mapping[str, Any]) -> list[str]:
-    """The names of the tools a logged request offered the model, in order."""
-    names = []
-    for tool in request.get("tools") or []:
-        function = tool.get("function") if isinstance(tool, Mapping) else None
-        name = function.get("name") if isinstance(function, Mapping) else None
-        if isinstance(name, str):
-            names.append(name)
-    return names
-
-
 def tool_id_problems(messages: Sequence[Any]) -> list[str]:
     """Where a conversation's tool results do not pair up with the calls they answer.
 

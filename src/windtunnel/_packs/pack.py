@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from windtunnel._mcp.kit import MockServer
-from windtunnel._scenario.frozen import freeze
+from windtunnel._core.agent_runtime import MCPHandle, MockServerPlan, RecordingMCPHandle, StateProbe
+from windtunnel._core.frozen import freeze
+from windtunnel._core.mock_kit import MockServer
 from windtunnel._scenario.model import Scenario
 from windtunnel.errors import PackError, WindTunnelError
-from windtunnel.spi.agent_runtime import MCPHandle, MockServerPlan, RecordingMCPHandle, StateProbe
 
 StateProbeFactory = Callable[[Sequence[MCPHandle]], StateProbe]
 PROFILES: tuple[str, ...] = ("live", "record", "replay")

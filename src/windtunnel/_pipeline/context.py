@@ -13,9 +13,9 @@ from typing import Any
 from windtunnel._bundle.models import CheckRecord, CheckScope, CheckStatus, Stage
 from windtunnel._conformance.subject import Subject
 from windtunnel._conformance.suite import Suite
+from windtunnel._files import write_atomic
 from windtunnel._packs.selection import Selected
 from windtunnel._pipeline.config import CertifyConfig
-from windtunnel._runner.output import write_atomic
 from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel.errors import RuntimeFault, WindTunnelError
 

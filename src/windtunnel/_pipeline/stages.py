@@ -11,6 +11,8 @@ from windtunnel._canary.canary import run_reset_canary
 from windtunnel._conformance.kit import CHECKS, run_check
 from windtunnel._conformance.model import CheckStatus as KitStatus
 from windtunnel._conformance.subject import Subject
+from windtunnel._core.abilities import ImageDigestsRuntime, StateProbingRuntime
+from windtunnel._core.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
 from windtunnel._pipeline.config import REFERENCE
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.stage_prove import CaseKey, prove_checks
@@ -19,8 +21,6 @@ from windtunnel._runner.output import RunWriter
 from windtunnel._selftest.engine import run_case
 from windtunnel._selftest.verdicts import CaseVerdict, Verdict
 from windtunnel.errors import HarnessError, RuntimeFault, WindTunnelError
-from windtunnel.spi.abilities import ImageDigestsRuntime, StateProbingRuntime
-from windtunnel.spi.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
 
 KIT_TO_BUNDLE = {
     KitStatus.SUCCESS: CheckStatus.PASSED,

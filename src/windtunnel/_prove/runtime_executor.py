@@ -12,15 +12,16 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from windtunnel._core.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
+from windtunnel._core.reference import ReferenceCase
 from windtunnel._packs.pack import Pack
 from windtunnel._prove.seam import CaseOutcome
 from windtunnel._runner.batch import effective_config, make_probe
 from windtunnel._runner.library import run_reference_case
 from windtunnel._runner.lifecycle import open_runtime, started_mcps
 from windtunnel._runtimes.resolve import RuntimeDescription
-from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._scenario.model import Scenario
 from windtunnel.errors import UsageError
-from windtunnel.spi.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
 
 
 class RuntimeCaseRunner:

@@ -19,8 +19,8 @@ from urllib.parse import quote
 from windtunnel._bundle import layout
 from windtunnel._bundle.archive import extract_archive
 from windtunnel._bundle.layout import LayoutError
+from windtunnel._files import write_atomic
 from windtunnel._report.page import render_bundle_report
-from windtunnel._runner.output import write_atomic
 from windtunnel.errors import UsageError, VerificationError
 
 REPORT = "report.html"

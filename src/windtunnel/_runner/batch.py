@@ -9,14 +9,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from windtunnel._core.agent_runtime import AgentConfig, AgentHandle, AgentRuntime, MCPHandle, StateProbe
+from windtunnel._core.reference import ReferenceCase
 from windtunnel._packs.pack import Pack
 from windtunnel._runner.execute import RunContext, RunResult, WipeFailed, failed_result, run_once
 from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
 from windtunnel._runner.output import RunWriter
-from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._scenario.model import Scenario
 from windtunnel._trace.models import ErrorKind
 from windtunnel.errors import HarnessError, RuntimeFault, UsageError, WindTunnelError
-from windtunnel.spi.agent_runtime import AgentConfig, AgentHandle, AgentRuntime, MCPHandle, StateProbe
 
 log = logging.getLogger("windtunnel.runner")
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from windtunnel._core.agent_runtime import AgentConfig, AgentHandle, MCPHandle, Message, StateProbe
+from windtunnel._core.reference import ReferenceCase
 from windtunnel._runner.evidence import (
     capture_state,
     check_integrity,
@@ -17,7 +19,7 @@ from windtunnel._runner.evidence import (
     mcp_calls,
     reset_mocks,
 )
-from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._scenario.model import Scenario
 from windtunnel._scenario.preconditions import PreconditionContext
 from windtunnel._score.gates import score_trace
 from windtunnel._score.models import Score
@@ -32,7 +34,6 @@ from windtunnel.errors import (
     RuntimeFault,
     WindTunnelError,
 )
-from windtunnel.spi.agent_runtime import AgentConfig, AgentHandle, MCPHandle, Message, StateProbe
 
 
 @dataclass(frozen=True, slots=True)

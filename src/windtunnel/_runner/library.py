@@ -5,17 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from windtunnel._runner.batch import reference_context, run_provisioned
-from windtunnel._runner.execute import RunContext, RunResult
-from windtunnel._runner.lifecycle import with_mcp_specs
-from windtunnel._runner.output import RunWriter
-from windtunnel._scenario.model import ReferenceCase, Scenario
-from windtunnel.spi.agent_runtime import (
+from windtunnel._core.agent_runtime import (
     AgentConfig,
     AgentRuntime,
     MCPHandle,
     StateProbe,
 )
+from windtunnel._core.reference import ReferenceCase
+from windtunnel._runner.batch import reference_context, run_provisioned
+from windtunnel._runner.execute import RunContext, RunResult
+from windtunnel._runner.lifecycle import with_mcp_specs
+from windtunnel._runner.output import RunWriter
+from windtunnel._scenario.model import Scenario
 
 
 def run_scenario(

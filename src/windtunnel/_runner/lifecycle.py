@@ -23,12 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from windtunnel._runner.lock import machine_lock
-from windtunnel._runtimes.resolve import RuntimeDescription
-from windtunnel._scenario.model import ReferenceCase, Scenario
-from windtunnel.errors import HarnessError, PluginError, RuntimeFault, UsageError, WindTunnelError
-from windtunnel.spi.abilities import ClosableRuntime
-from windtunnel.spi.agent_runtime import (
+from windtunnel._core.abilities import ClosableRuntime
+from windtunnel._core.agent_runtime import (
     AgentConfig,
     AgentHandle,
     AgentRuntime,
@@ -38,7 +34,12 @@ from windtunnel.spi.agent_runtime import (
     MockServerPlan,
     ReferenceCapableAgentRuntime,
 )
-from windtunnel.spi.runtime_plugin import PostRunPlugin, PreRunPlugin
+from windtunnel._core.reference import ReferenceCase
+from windtunnel._runner.lock import machine_lock
+from windtunnel._runtimes.plugin import PostRunPlugin, PreRunPlugin
+from windtunnel._runtimes.resolve import RuntimeDescription
+from windtunnel._scenario.model import Scenario
+from windtunnel.errors import HarnessError, PluginError, RuntimeFault, UsageError, WindTunnelError
 
 log = logging.getLogger("windtunnel.runner")
 

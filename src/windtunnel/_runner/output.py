@@ -11,7 +11,7 @@ from typing import Any
 from windtunnel._files import write_atomic
 from windtunnel._runner.execute import RunResult
 
-__all__ = ["RunWriter", "append_ledger", "write_atomic"]
+__all__ = ["RunWriter", "append_ledger"]
 
 
 def _safe(part: str) -> str:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from windtunnel._core.agent_runtime import AgentConfig, AgentRuntime
 from windtunnel._packs.selection import Selected
 from windtunnel._runner.batch import BatchSpec, effective_config, failed_batch, run_batch
 from windtunnel._runner.execute import RunResult, now
@@ -18,7 +19,6 @@ from windtunnel._runner.output import RunWriter
 from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel._trace.models import ErrorKind
 from windtunnel.errors import RuntimeFault, UsageError, WindTunnelError
-from windtunnel.spi.agent_runtime import AgentConfig, AgentRuntime
 
 Scheduler = Literal["serial", "concurrent"]
 log = logging.getLogger("windtunnel.runner")

@@ -30,6 +30,7 @@ from typing import Any
 
 from windtunnel._config import RuntimeEntry, Settings, bundled_root
 from windtunnel._runtimes.manifest import MANIFEST, RuntimeManifest, load_manifest
+from windtunnel._runtimes.plugin import LockKeyPlugin, ModelLabelPlugin
 from windtunnel._runtimes.registry import (
     available_runtimes,
     checked,
@@ -39,7 +40,6 @@ from windtunnel._runtimes.registry import (
     runtime_entry_point,
 )
 from windtunnel.errors import ConfigFileError, PluginError, UnknownRuntimeError, UsageError
-from windtunnel.spi.runtime_plugin import LockKeyPlugin, ModelLabelPlugin
 
 REFERENCE = "reference"
 """Wind Tunnel's own known-good control runtime (runtimes/reference), certified in every run."""

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from windtunnel._scenario.frozen import freeze
+from windtunnel._core.frozen import freeze
 
 StateOp = Literal["equals", "not_equals", "present", "absent", "contains", "not_contains", "length"]
 STATE_OPS: tuple[str, ...] = (

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from windtunnel._core.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
+from windtunnel._core.reference import ReferenceCase
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected
 from windtunnel._runner.batch import effective_config, make_probe, reference_context
@@ -22,12 +24,11 @@ from windtunnel._runner.library import run_reference_case
 from windtunnel._runner.lifecycle import OpenRuntime, open_runtime, started_mcps
 from windtunnel._runner.output import RunWriter
 from windtunnel._runtimes.resolve import RuntimeDescription
-from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._scenario.model import Scenario
 from windtunnel._score.models import Score
 from windtunnel._selftest.verdicts import CaseVerdict
 from windtunnel._trace.models import ErrorKind, Trace
 from windtunnel.errors import HarnessError, ResetFailedError, SelectionError, WindTunnelError
-from windtunnel.spi.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
 
 
 @dataclass(slots=True, kw_only=True)

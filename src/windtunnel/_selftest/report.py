@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from windtunnel._report.junit import CaseRecord, CaseStatus, to_junit
+from windtunnel._runner.junit import CaseRecord, CaseStatus, to_junit
 from windtunnel._selftest.engine import SelftestReport
 from windtunnel._selftest.verdicts import CaseVerdict, Verdict, exit_code
 
