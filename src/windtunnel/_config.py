@@ -14,8 +14,11 @@ from typing import Any
 
 from windtunnel.errors import ConfigFileError
 
-# The requirement set a project gets when it names none (conformance/requirements/v<N>.toml).
-LATEST_REQUIREMENT_SET = "3"
+SUITE_VERSION = "3"
+"""The version of the conformance suite and the bundled packs, defined here only: the newest requirement set
+(conformance/requirements/v<N>.toml), the one a project gets when it names none, and a bundle's
+suite_version. 2 added tool_call_ids and config_reaches_model, with stricter checks; 3 added
+tool_results_reach_model."""
 
 DEFAULT_PACKS: tuple[str, ...] = ()
 KNOWN_KEYS = ("runtimes", "packs", "requirement_set", "runs_dir")
@@ -50,7 +53,7 @@ class Settings:
     source: Path | None
     runtimes: tuple[RuntimeEntry, ...] = ()
     packs: tuple[str, ...] = DEFAULT_PACKS
-    requirement_set: str = LATEST_REQUIREMENT_SET
+    requirement_set: str = SUITE_VERSION
     runs_dir: Path = Path("runs")
     lock_dir: Path = field(default_factory=default_lock_dir)
     env: Mapping[str, str] = field(default_factory=dict)
@@ -189,7 +192,7 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         _check_keys(table, KNOWN_KEYS, _where(source), source)
     runs_dir = Path(env.get("WT_RUNS_DIR") or _scalar(table, "runs_dir", source) or root / "runs")
     lock_dir = Path(env.get("WT_LOCK_DIR") or default_lock_dir())
-    requirement = _scalar(table, "requirement_set", source) or LATEST_REQUIREMENT_SET
+    requirement = _scalar(table, "requirement_set", source) or SUITE_VERSION
     return Settings(
         root=root,
         source=source,

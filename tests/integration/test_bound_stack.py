@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 
-from windtunnel._bundle import CertificationResult
-from windtunnel._bundle.models import CheckStatus
 from windtunnel._config import load_settings
+from windtunnel._core.vocabulary import CertificationResult, CheckStatus
 from windtunnel._drivers.bound import BoundStack, load_bound_stacks
 from windtunnel._drivers.container_plan_model import ContainerPlan
 from windtunnel._drivers.images import BuiltImage

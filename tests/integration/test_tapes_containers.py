@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel._bundle.models import CheckStatus, Stage
+from windtunnel._bundle.models import Stage
 from windtunnel._config import load_settings
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack
 from windtunnel._pipeline.config import CertifyConfig

@@ -14,8 +14,8 @@ import pytest
 from windtunnel_inject import create_app as inject_app
 
 from windtunnel._conformance.kit import check_by_id, run_check
-from windtunnel._conformance.model import CheckStatus
 from windtunnel._conformance.subject import Subject
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._drivers.bound import BoundMock, BoundReferenceRuntime, BoundStack, load_bound_stacks
 from windtunnel._drivers.topology import (
     DEFAULT_MODEL,
@@ -107,7 +107,7 @@ def test_conformance_checks_pass_on_the_bound_reference_runtime(
     runtime, _ = bound
     subject = Subject(name="reference", runtime=runtime, supported=runtime.manifest.supported)
     result = run_check(check_by_id(check), subject)
-    assert result.status is CheckStatus.SUCCESS, result.detail
+    assert result.status is CheckStatus.PASSED, result.detail
 
 
 @pytest.mark.parametrize(("check", "reason"), [("recovery", "kill()"), ("egress_closed", "egress probe")])

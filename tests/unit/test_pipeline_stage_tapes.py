@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel._bundle.models import CheckStatus, Stage
+from windtunnel._bundle.models import Stage
 from windtunnel._conformance.suite import Suite
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected

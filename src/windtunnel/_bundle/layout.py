@@ -7,16 +7,23 @@ from pathlib import Path, PurePosixPath
 
 from windtunnel._bundle.canonical import is_sha256_hex
 
+# Every name in a bundle, defined here only (docs/bundle.md).
 RUN = "run.json"
 CHECKS = "checks.json"
 JUNIT = "junit.xml"
 VERDICT = "verdict.json"
-TAPE_INDEX = "tapes/index.json"
+REPORT = "report.html"
 MANIFEST = "MANIFEST.sha256"
-PUBLIC_KEY = "keys/signer.pub.pem"
 VERIFY_MD = "VERIFY.md"
-ATTESTATION = "attestations/certification.intoto.jsonl"
-SIGSTORE_BUNDLE = "attestations/certification.sigstore.json"
+EVIDENCE_DIR = "evidence"
+TRACES_DIR = "traces"
+TAPES_DIR = "tapes"
+KEYS_DIR = "keys"
+ATTESTATIONS_DIR = "attestations"
+TAPE_INDEX = f"{TAPES_DIR}/index.json"
+PUBLIC_KEY = f"{KEYS_DIR}/signer.pub.pem"
+ATTESTATION = f"{ATTESTATIONS_DIR}/certification.intoto.jsonl"
+SIGSTORE_BUNDLE = f"{ATTESTATIONS_DIR}/certification.sigstore.json"
 
 REQUIRED = (RUN, CHECKS, JUNIT, VERDICT)
 """Result files the pipeline must write before sealing."""

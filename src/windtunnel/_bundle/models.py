@@ -14,6 +14,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 
 from windtunnel._bundle.canonical import is_sha256_hex
 from windtunnel._bundle.keys import KeyOrigin
+from windtunnel._core.vocabulary import CertificationResult, CheckStatus
 
 BUNDLE_SCHEMA_VERSION = 1
 
@@ -27,27 +28,12 @@ class Stage(StrEnum):
     PUBLISH = "publish"
 
 
-class CheckStatus(StrEnum):
-    """`error` is Wind Tunnel's own fault; `not_measured` is never counted as passed."""
-
-    PASSED = "passed"
-    FAILED = "failed"
-    ERROR = "error"
-    NOT_MEASURED = "not_measured"
-
-
 class CheckScope(StrEnum):
     """`runtime`: a requirement the runtime under certification must meet. `harness`: a self-check of
     Wind Tunnel (the reference passes, a poison is caught, no container left behind)."""
 
     RUNTIME = "runtime"
     HARNESS = "harness"
-
-
-class CertificationResult(StrEnum):
-    PASSED = "PASSED"
-    FAILED = "FAILED"
-    HARNESS_INVALID = "HARNESS_INVALID"
 
 
 class _Model(BaseModel):
@@ -66,6 +52,14 @@ class CheckRecord(_Model):
     detail: str = ""
     evidence: list[str] = Field(default_factory=list, description="bundle-relative paths")
     seconds: float = 0.0
+
+    @model_validator(mode="after")
+    def _info_is_never_scored(self) -> CheckRecord:
+        if self.status is CheckStatus.INFO and self.scored:
+            raise ValueError(
+                f"check {self.id} is info, which never counts as passed or failed: set scored=False"
+            )
+        return self
 
 
 class ChecksFile(_Model):

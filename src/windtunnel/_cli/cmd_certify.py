@@ -7,9 +7,10 @@ import json
 import sys
 from pathlib import Path
 
-from windtunnel._bundle import CertificationResult, load_signer
+from windtunnel._bundle import load_signer
 from windtunnel._bundle.keys import fingerprint_of
 from windtunnel._config import Settings
+from windtunnel._core.vocabulary import CERTIFY_EXIT, CertificationResult, Exit
 from windtunnel._pipeline.bound_executor import BoundExecutor
 from windtunnel._pipeline.config import STACKS, CertifyConfig
 from windtunnel._pipeline.docker_executor import DockerExecutor
@@ -17,8 +18,6 @@ from windtunnel._pipeline.outdir import out_lock, prepare_out_dir
 from windtunnel._pipeline.plan import PLAN, Executor, execute
 from windtunnel._pipeline.publish import publish
 from windtunnel._pipeline.summary import summary_table
-
-EXIT = {CertificationResult.PASSED: 0, CertificationResult.FAILED: 1, CertificationResult.HARNESS_INVALID: 2}
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,14 +61,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_true",
         help="print the container plan (images, services, env, aliases, stage order) as JSON and exit",
     )
-    parser.set_defaults(handler=execute_certify, harness_exit=EXIT[CertificationResult.HARNESS_INVALID])
+    parser.set_defaults(
+        handler=execute_certify, harness_exit=CERTIFY_EXIT[CertificationResult.HARNESS_INVALID]
+    )
 
 
 def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
     if args.print_plan:
         config = _config(args, settings)
         sys.stdout.write(json.dumps(_plan(config, settings), indent=2) + "\n")
-        return 0
+        return Exit.OK
     # First, before the key or the runtimes: --out is locked and checked (only a bundle Wind Tunnel wrote
     # is replaced), and an earlier bundle must not outlive a run that stops on a bad flag.
     with out_lock(args.out):
@@ -110,7 +111,7 @@ def _certify(config: CertifyConfig) -> int:
             f"signer: {fingerprint}\n"
             f"verify: wt verify {config.out_dir} --key-fingerprint {fingerprint}\n"
         )
-    return EXIT[published.verdict.result]
+    return CERTIFY_EXIT[published.verdict.result]
 
 
 def _progress(line: str) -> None:

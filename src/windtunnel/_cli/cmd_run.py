@@ -9,6 +9,7 @@ from pathlib import Path
 from windtunnel._cli.common import add_output, add_selection, emit, selected_scenarios
 from windtunnel._config import Settings
 from windtunnel._core.agent_runtime import AgentConfig
+from windtunnel._core.vocabulary import Exit
 from windtunnel._runner.execute import RunResult
 from windtunnel._runner.junit import CaseRecord, to_junit
 from windtunnel._runner.output import append_ledger
@@ -68,7 +69,7 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
     sweep = run_sweep(description, selected, options)
     _ledger(runs_dir, sweep, args)
     emit(_render(sweep, args.format, runs_dir), args.out)
-    return 0 if sweep.passed else 1
+    return Exit.OK if sweep.passed else Exit.FAILED
 
 
 def _ledger(runs_dir: Path, sweep: SweepResult, args: argparse.Namespace) -> None:

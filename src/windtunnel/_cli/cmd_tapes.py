@@ -15,6 +15,7 @@ from windtunnel._cli.common import profile_packs
 from windtunnel._cli.tapes_record import add_record
 from windtunnel._cli.values import http_url
 from windtunnel._config import Settings
+from windtunnel._core.vocabulary import Exit
 from windtunnel._gateway.upstream_key import KEY_ENV, add_key_file_argument, upstream_key
 from windtunnel._tapes.lifecycle import (
     EXPIRING_WITHIN,
@@ -49,7 +50,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, Settings], int]:
     def handler(_args: argparse.Namespace, _settings: Settings) -> int:
         parser.print_help()
-        return 2
+        return Exit.USAGE
 
     return handler
 
@@ -188,7 +189,7 @@ def execute_list(args: argparse.Namespace, settings: Settings) -> int:
     checks = verify_tapes(_files(args, settings), certification=False, expiring_within=args.expiring_within)
     if args.format == "json":
         print(json.dumps([_as_json(check) for check in checks], indent=2))  # noqa: T201
-        return 0
+        return Exit.OK
     for check in checks:
         tape = check.tape
         summary = (
@@ -202,7 +203,7 @@ def execute_list(args: argparse.Namespace, settings: Settings) -> int:
         for warning in check.warnings:
             print(f"wt: warning: {warning}", file=sys.stderr)  # noqa: T201
     print(f"{len(checks)} tape(s)")  # noqa: T201
-    return 0
+    return Exit.OK
 
 
 def execute_verify(args: argparse.Namespace, settings: Settings) -> int:
@@ -253,7 +254,7 @@ def execute_promote(args: argparse.Namespace, _settings: Settings) -> int:
     print(f"wt: {verb} {args.run_tape} -> {result.path}")  # noqa: T201
     for old in result.superseded:
         print(f"wt: superseded {old}")  # noqa: T201
-    return 0
+    return Exit.OK
 
 
 def execute_rerecord(args: argparse.Namespace, settings: Settings) -> int:
@@ -279,7 +280,7 @@ def execute_rerecord(args: argparse.Namespace, settings: Settings) -> int:
         f"wt: run the scenario against it in the replay profile; when it passes, promote it:\n"
         f"  wt tapes promote {tape.path} --to {args.tape.parent} --score RUN_DIR/<case>.score.json"
     )
-    return 0
+    return Exit.OK
 
 
 def _propose(args: argparse.Namespace, settings: Settings) -> int:
@@ -290,4 +291,4 @@ def _propose(args: argparse.Namespace, settings: Settings) -> int:
         print(f"wt: no {what}tapes among {len(checks)}; nothing to re-record")  # noqa: T201
     for proposal in proposals:
         print(f"# {proposal.path} ({proposal.reason})\n{proposal.command}")  # noqa: T201
-    return 0
+    return Exit.OK

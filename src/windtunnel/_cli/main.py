@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from windtunnel import __version__
 from windtunnel._config import load_settings
+from windtunnel._core.vocabulary import Exit
 from windtunnel.errors import HarnessError, UsageError, WindTunnelError
 
 VERB_ORDER: tuple[str, ...] = (
@@ -27,12 +28,10 @@ VERB_ORDER: tuple[str, ...] = (
 )
 """How `wt --help` lists verbs; each lives in windtunnel._cli.cmd_<verb> and has register(commands)."""
 
-EXIT_USAGE = 2
-EXIT_FAILED = 1
 HARNESS_EXIT = "harness_exit"
 """A verb may `set_defaults(harness_exit=N)`: its exit code when Wind Tunnel's own machinery fails
 (HarnessError: no engine, an image build, sealing the bundle). `wt certify` documents 2 (harness invalid);
-verbs that do not say exit 1."""
+verbs that do not say exit 1. Every code is windtunnel._core.vocabulary.Exit's."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -81,22 +80,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns what matters
         if not hasattr(args, "handler"):
             parser.print_help()
-            return EXIT_USAGE
+            return Exit.USAGE
         code: int = args.handler(args, load_settings())
         return code
     except UsageError as exc:
         print(f"wt: error: {exc}", file=sys.stderr)  # noqa: T201
-        return EXIT_USAGE
+        return Exit.USAGE
     except HarnessError as exc:
         print(f"wt: {type(exc).__name__}: {exc}", file=sys.stderr)  # noqa: T201
-        harness_exit: int = getattr(args, HARNESS_EXIT, EXIT_FAILED)
+        harness_exit: int = getattr(args, HARNESS_EXIT, Exit.FAILED)
         return harness_exit
     except WindTunnelError as exc:
         print(f"wt: {type(exc).__name__}: {exc}", file=sys.stderr)  # noqa: T201
-        return EXIT_FAILED
+        return Exit.FAILED
     except KeyboardInterrupt:
         print("wt: interrupted", file=sys.stderr)  # noqa: T201
-        return 130
+        return Exit.INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -18,8 +18,8 @@ _RUNTIME_CAUSES = frozenset({"ResetFailedError"})
 
 
 def raise_for_run_error(trace: Trace, evidence: Mapping[str, Any] | None = None) -> None:
-    """A run that failed before its evidence could be compared: FAILURE when the runtime broke it,
-    HARNESS_ERROR (a HarnessError) when Wind Tunnel's own part did. Integrity errors are left to the check,
+    """A run that failed before its evidence could be compared: failed when the runtime broke it,
+    an error (a HarnessError) when Wind Tunnel's own part did. Integrity errors are left to the check,
     which compares the evidence itself."""
     error = trace.error
     if error is None or error.kind is ErrorKind.INTEGRITY:

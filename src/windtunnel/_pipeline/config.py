@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from windtunnel._config import LATEST_REQUIREMENT_SET, Settings, bundled_root, default_lock_dir
+from windtunnel._config import SUITE_VERSION, Settings, bundled_root, default_lock_dir
 from windtunnel._runtimes.resolve import REFERENCE, Found, RuntimeDescription, resolve_runtimes
 from windtunnel.errors import ConfigFileError, UnknownRuntimeError, UsageError
 
@@ -41,7 +41,7 @@ class CertifyConfig:
     root: Path
     out_dir: Path
     suite_dir: Path
-    requirement_set: str = LATEST_REQUIREMENT_SET
+    requirement_set: str = SUITE_VERSION
     fail_fast: bool = False
     key_path: Path | None = None
     key_pem: str | None = None

@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from windtunnel._bundle.models import CheckRecord, CheckScope, CheckStatus, Stage
+from windtunnel._bundle import layout
+from windtunnel._bundle.models import CheckRecord, CheckScope, Stage
 from windtunnel._conformance.subject import Subject
 from windtunnel._conformance.suite import Suite
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._files import write_atomic
 from windtunnel._packs.selection import Selected
 from windtunnel._pipeline.config import CertifyConfig
@@ -105,10 +107,10 @@ class StageContext:
 
     def evidence_dir(self) -> Path:
         """`evidence/<runtime>/<stage>/` in the bundle."""
-        return self.bundle / "evidence" / safe(self.run.name) / self.stage.value
+        return self.bundle / layout.EVIDENCE_DIR / safe(self.run.name) / self.stage.value
 
     def traces_dir(self) -> Path:
-        return self.bundle / "traces" / safe(self.run.name) / self.stage.value
+        return self.bundle / layout.TRACES_DIR / safe(self.run.name) / self.stage.value
 
     def write_evidence(self, name: str, data: Any) -> str:
         """Write JSON evidence now (before the next stage starts); returns its bundle-relative path.

@@ -39,12 +39,12 @@ OWNED = (
     layout.VERDICT,
     layout.MANIFEST,
     layout.VERIFY_MD,
-    "report.html",
-    "evidence",
-    "traces",
-    "tapes",
-    "keys",
-    "attestations",
+    layout.REPORT,
+    layout.EVIDENCE_DIR,
+    layout.TRACES_DIR,
+    layout.TAPES_DIR,
+    layout.KEYS_DIR,
+    layout.ATTESTATIONS_DIR,
 )
 """The top-level names a certify run writes into --out (files and directories)."""
 

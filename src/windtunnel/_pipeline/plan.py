@@ -18,8 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from windtunnel._bundle.models import CheckRecord, CheckScope, CheckStatus, Stage
+from windtunnel._bundle.models import CheckRecord, CheckScope, Stage
 from windtunnel._conformance.suite import Suite
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._packs.loader import discover_packs
 from windtunnel._packs.selection import Selected, Selection, select
 from windtunnel._pipeline.config import CertifyConfig

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from windtunnel import __version__
 from windtunnel._bundle import (
-    CertificationResult,
     ChecksFile,
     HostInfo,
     RunInfo,
@@ -22,19 +21,18 @@ from windtunnel._bundle import (
     TapeIndex,
     Verdict,
     junit_for,
+    layout,
     load_signer,
     seal_bundle,
 )
 from windtunnel._bundle.privacy_scan import HostFacts
+from windtunnel._config import SUITE_VERSION
+from windtunnel._core.vocabulary import CertificationResult
 from windtunnel._files import write_atomic
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import CertifyOutcome
 from windtunnel._pipeline.portable import Portable
 from windtunnel._report.page import render_bundle_report
-
-# The conformance kit and bundled packs; 2 added tool_call_ids and config_reaches_model, stricter checks;
-# 3 added tool_results_reach_model.
-SUITE_VERSION = "3"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,14 +98,14 @@ def write_started(config: CertifyConfig, outcome: CertifyOutcome) -> None:
     """run.json before the first stage: it marks the directory as a bundle, also when the run is killed
     (the next run then replaces it), and says when and what started. publish() writes it again."""
     write_atomic(
-        config.out_dir / "run.json", run_info(config, outcome, engine=False).model_dump_json(indent=2)
+        config.out_dir / layout.RUN, run_info(config, outcome, engine=False).model_dump_json(indent=2)
     )
 
 
 def tape_index(config: CertifyConfig) -> TapeIndex:
     """Every tape the tapes stage replayed (recorded in its evidence), with its oldest interaction's time."""
     entries: dict[str, TapeEntry] = {}
-    for path in sorted((config.out_dir / "evidence").glob("*/tapes/*.json")):
+    for path in sorted((config.out_dir / layout.EVIDENCE_DIR).glob("*/tapes/*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         tape = data.get("tape") if isinstance(data, dict) else None
         if isinstance(tape, dict) and "recorded_at" in tape:
@@ -130,13 +128,13 @@ def publish(config: CertifyConfig, outcome: CertifyOutcome, *, signer: Signer | 
     )
     verdict = Verdict.from_checks(checks, signing_key=signer.origin)
     info = run_info(config, outcome)
-    write_atomic(out / "run.json", info.model_dump_json(indent=2))
-    write_atomic(out / "checks.json", checks.model_dump_json(indent=2))
-    write_atomic(out / "junit.xml", junit_for(checks))
-    write_atomic(out / "verdict.json", verdict.model_dump_json(indent=2))
-    write_atomic(out / "tapes" / "index.json", tape_index(config).model_dump_json(indent=2))
+    write_atomic(out / layout.RUN, info.model_dump_json(indent=2))
+    write_atomic(out / layout.CHECKS, checks.model_dump_json(indent=2))
+    write_atomic(out / layout.JUNIT, junit_for(checks))
+    write_atomic(out / layout.VERDICT, verdict.model_dump_json(indent=2))
+    write_atomic(out / layout.TAPE_INDEX, tape_index(config).model_dump_json(indent=2))
     # From the files just written, as `wt report` renders it: the same bundle gives the same page.
-    write_atomic(out / "report.html", render_bundle_report(out))
+    write_atomic(out / layout.REPORT, render_bundle_report(out))
     if verdict.result is CertificationResult.HARNESS_INVALID:
         return Published(verdict=verdict, seal=None)
     host = HostFacts.here(config.root)  # the project's absolute path counts as a host fact too

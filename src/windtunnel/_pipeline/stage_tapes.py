@@ -21,7 +21,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from windtunnel._bundle.models import CheckRecord, CheckStatus
+from windtunnel._bundle.models import CheckRecord
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._drivers.container import ContainerRuntime
 from windtunnel._packs.pack import Pack
 from windtunnel._pipeline.context import StageContext, safe

@@ -6,28 +6,21 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from windtunnel._bundle.models import CheckRecord, CheckStatus
+from windtunnel._bundle.models import CheckRecord
 from windtunnel._canary.canary import run_reset_canary
 from windtunnel._conformance.kit import CHECKS, run_check
-from windtunnel._conformance.model import CheckStatus as KitStatus
 from windtunnel._conformance.subject import Subject
 from windtunnel._core.abilities import ImageDigestsRuntime, StateProbingRuntime
 from windtunnel._core.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
+from windtunnel._core.vocabulary import CheckStatus, Verdict
 from windtunnel._pipeline.config import REFERENCE
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.stage_prove import CaseKey, prove_checks
 from windtunnel._runner.lifecycle import open_runtime
 from windtunnel._runner.output import RunWriter
 from windtunnel._selftest.engine import run_case
-from windtunnel._selftest.verdicts import CaseVerdict, Verdict
+from windtunnel._selftest.verdicts import CaseVerdict
 from windtunnel.errors import HarnessError, RuntimeFault, WindTunnelError
-
-KIT_TO_BUNDLE = {
-    KitStatus.SUCCESS: CheckStatus.PASSED,
-    KitStatus.FAILURE: CheckStatus.FAILED,
-    KitStatus.NOT_MEASURED: CheckStatus.NOT_MEASURED,
-    KitStatus.HARNESS_ERROR: CheckStatus.ERROR,
-}
 
 
 def build_stage(ctx: StageContext) -> list[CheckRecord]:
@@ -81,7 +74,7 @@ def conformance_stage(ctx: StageContext) -> list[CheckRecord]:
         records.append(
             ctx.check(
                 check.id,
-                KIT_TO_BUNDLE[result.status],
+                result.status,
                 f"{result.title}: {result.detail}",
                 evidence=[evidence],
                 scored=check.id in ctx.suite.requirements.scored,

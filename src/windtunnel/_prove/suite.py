@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from windtunnel._core.vocabulary import judged_exit
 from windtunnel._packs.selection import Selected
 from windtunnel._prove.check import Clock, broken, prove_scenario
 from windtunnel._prove.models import Defect, ProofCode, ProofsHeader, ScenarioProof
@@ -45,9 +46,7 @@ class ProveSummary:
 
 def prove_exit_code(summary: ProveSummary) -> int:
     """0 when every selected scenario is proved, 1 when any is not, 2 when nothing was selected."""
-    if not summary.proofs:
-        return 2
-    return 0 if all(proof.proved for proof in summary.proofs) else 1
+    return judged_exit([proof.proved for proof in summary.proofs])
 
 
 @dataclass

@@ -10,7 +10,9 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
-from windtunnel._bundle.models import CheckRecord, CheckStatus
+from windtunnel._bundle import layout
+from windtunnel._bundle.models import CheckRecord
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._report.assets import SCRIPT, STYLE, content_security_policy
 from windtunnel._report.bundle_view import BundleView, load_bundle
 from windtunnel._report.conversation_html import render_conversation
@@ -57,8 +59,8 @@ def render_page(view: BundleView, *, link_base: str = "") -> str:
 <p>run <code>{escape(info.run_id)}</code> · windtunnel {escape(info.tool_version)} · requirement set
 {escape(info.requirement_set)} · {escape(str(info.started_at))} → {escape(str(info.ended_at))} ·
 signing key: {escape(verdict.signing_key.value)}</p>
-<p>Files: {link("verdict.json")} · {link("checks.json")} · {link("junit.xml")} · {link("run.json")} ·
-{link("tapes/index.json")}</p>
+<p>Files: {link(layout.VERDICT)} · {link(layout.CHECKS)} · {link(layout.JUNIT)} · {link(layout.RUN)} ·
+{link(layout.TAPE_INDEX)}</p>
 {_failures(view, anchors)}
 <details><summary>images</summary><ul>{images}</ul></details>
 <p class="toolbar"><button type="button" data-open="true">open conversations with differences</button>

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from windtunnel._core.vocabulary import Verdict, selftest_exit
 from windtunnel._runner.junit import CaseRecord, CaseStatus, to_junit
 from windtunnel._selftest.engine import SelftestReport
-from windtunnel._selftest.verdicts import CaseVerdict, Verdict, exit_code
+from windtunnel._selftest.verdicts import CaseVerdict
 
 _STATUS: dict[Verdict, CaseStatus] = {
     Verdict.PASS: "passed",
@@ -38,7 +39,7 @@ def render_json(report: SelftestReport) -> str:
             "run_id": report.run_id,
             "started_at": report.started_at,
             "ended_at": report.ended_at,
-            "exit_code": exit_code(report.cases),
+            "exit_code": selftest_exit([case.verdict for case in report.cases]),
             "traces": str(report.out_dir),
             "summary": dict(Counter(case.verdict.value for case in report.cases)),
             "cases": [case.model_dump(mode="json") for case in report.cases],

@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel
 
+from windtunnel._core.vocabulary import Verdict
 from windtunnel._runner.execute import RunResult
 from windtunnel._score.models import Score
 from windtunnel._trace.models import ErrorKind
-
-
-class Verdict(StrEnum):
-    PASS = "PASS"  # noqa: S105 - a verdict, not a password
-    GOLDEN_FAILED = "GOLDEN_FAILED"
-    POISON_PASSED = "POISON_PASSED"
-    UNSUPPORTED = "UNSUPPORTED"
-    ERROR = "ERROR"
 
 
 class CaseVerdict(BaseModel):
@@ -99,18 +90,3 @@ class CaseVerdict(BaseModel):
                 else f"poison rejected: {score.summary()}"
             )
         return base.model_copy(update={"verdict": verdict, "detail": detail})
-
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-def exit_code(verdicts: Sequence[CaseVerdict]) -> int:
-    """Seed 000: 0 every case PASS; 1 any GOLDEN_FAILED, POISON_PASSED or ERROR; 2 unsupported or none selected."""
-    if not verdicts:
-        return EXIT_USAGE
-    kinds = {case.verdict for case in verdicts}
-    if kinds & {Verdict.GOLDEN_FAILED, Verdict.POISON_PASSED, Verdict.ERROR}:
-        return EXIT_FAILED
-    if Verdict.UNSUPPORTED in kinds:
-        return EXIT_USAGE
-    return EXIT_OK

@@ -1,0 +1,42 @@
+"""The one vocabulary (windtunnel._core.vocabulary): statuses, results, verdicts and the exit codes."""
+
+from __future__ import annotations
+
+import pytest
+
+from windtunnel._core.vocabulary import (
+    CERTIFY_EXIT,
+    CertificationResult,
+    Exit,
+    Verdict,
+    judged_exit,
+    selftest_exit,
+)
+
+
+def test_every_certification_result_has_its_exit_code() -> None:
+    assert CERTIFY_EXIT == {
+        CertificationResult.PASSED: 0,
+        CertificationResult.FAILED: 1,
+        CertificationResult.HARNESS_INVALID: 2,
+    }
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "code"),
+    [
+        ([Verdict.PASS, Verdict.PASS], Exit.OK),
+        ([Verdict.PASS, Verdict.GOLDEN_FAILED], Exit.FAILED),
+        ([Verdict.POISON_PASSED], Exit.FAILED),
+        ([Verdict.ERROR, Verdict.UNSUPPORTED], Exit.FAILED),  # a judged failure outranks unsupported
+        ([Verdict.PASS, Verdict.UNSUPPORTED], Exit.USAGE),
+        ([], Exit.USAGE),  # nothing selected
+    ],
+)
+def test_selftest_exit(verdicts: list[Verdict], code: Exit) -> None:
+    assert selftest_exit(verdicts) == code
+
+
+@pytest.mark.parametrize(("passed", "code"), [([True, True], 0), ([True, False], 1), ([], 2)])
+def test_judged_exit(passed: list[bool], code: int) -> None:
+    assert judged_exit(passed) == code
