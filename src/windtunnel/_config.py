@@ -12,13 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from windtunnel._score.ladder import Ladder, parse_ladder
+from windtunnel._score.pricing import Price, parse_pricing
 from windtunnel.errors import ConfigFileError
 
 # The requirement set a project gets when it names none (conformance/requirements/v<N>.toml).
 LATEST_REQUIREMENT_SET = "3"
 
 DEFAULT_PACKS: tuple[str, ...] = ()
-KNOWN_KEYS = ("runtimes", "packs", "requirement_set", "runs_dir")
+KNOWN_KEYS = ("runtimes", "packs", "requirement_set", "runs_dir", "pricing", "ladder")
 """Every key of [tool.windtunnel] / windtunnel.toml; any other is an error (a typo must not pass silently)."""
 ENTRY_KEYS = ("name", "build", "image", "manifest")
 
@@ -45,6 +47,15 @@ class Settings:
     runs_dir: Path = Path("runs")
     lock_dir: Path = Path.home() / ".cache" / "windtunnel" / "locks"
     env: Mapping[str, str] = field(default_factory=dict)
+    pricing: Mapping[str, Price] = field(default_factory=dict)
+    """Rates per model label ([tool.windtunnel.pricing.<label>]; windtunnel._score.pricing)."""
+    ladder: Ladder | None = None
+    """The allowed model labels ([tool.windtunnel.ladder]; windtunnel._score.ladder); None: no ladder."""
+
+    def check_model(self, runtime: str, label: str | None) -> None:
+        """The model ladder's verdict on a runtime's label, before any run starts; no ladder allows all."""
+        if self.ladder is not None:
+            self.ladder.check(runtime, label)
 
     def env_value(self, name: str, default: str | None = None) -> str | None:
         return self.env.get(name, default)
@@ -190,6 +201,12 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         runs_dir=runs_dir if runs_dir.is_absolute() else root / runs_dir,
         lock_dir=lock_dir,
         env=env,
+        pricing=parse_pricing(table["pricing"], _where(source), source)
+        if source and "pricing" in table
+        else {},
+        ladder=parse_ladder(table["ladder"], _where(source), source)
+        if source and "ladder" in table
+        else None,
     )
 
 

@@ -13,6 +13,7 @@ from windtunnel._packs.pack import Pack
 from windtunnel._runner.execute import RunContext, RunResult, WipeFailed, failed_result, run_once
 from windtunnel._runner.output import RunWriter
 from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._scenario.tiers import LIVE_FLAKY, tier_of
 from windtunnel._trace.models import ErrorKind
 from windtunnel.errors import HarnessError, RuntimeFault, UsageError, WindTunnelError
 from windtunnel.spi.agent_runtime import (
@@ -40,6 +41,9 @@ class BatchSpec:
     config: AgentConfig
     runs: int = 1
     sweep_id: str = ""
+    model_label: str | None = None
+    flaky_retries: int = 0
+    """How often a failed live-flaky run is tried again; each attempt is written (windtunnel._scenario.tiers)."""
 
 
 def effective_config(base: AgentConfig, pack: Pack, scenario: Scenario | None = None) -> AgentConfig:
@@ -151,8 +155,9 @@ def run_batch(spec: BatchSpec, writer: RunWriter) -> list[RunResult]:
                         state_probe=probe,
                         run_index=index,
                         sweep_id=spec.sweep_id,
+                        model_label=spec.model_label,
                     )
-                    results.append(_run_and_write(handle, context, writer))
+                    results.append(_run_with_retries(handle, context, writer, spec.flaky_retries))
         finally:
             safe_teardown(handle, spec.runtime_name)
     return results
@@ -183,11 +188,34 @@ def failed_batch(spec: BatchSpec, kind: ErrorKind, exc: BaseException, writer: R
                 config=spec.config,
                 run_index=index,
                 sweep_id=spec.sweep_id,
+                model_label=spec.model_label,
             )
             result = failed_result(context, kind, exc)
             writer.write(result)
             results.append(result)
     return results
+
+
+def _run_with_retries(handle: AgentHandle, context: RunContext, writer: RunWriter, retries: int) -> RunResult:
+    """A live-flaky run that did not pass is tried again, up to `retries` times, on a fresh session; every
+    attempt is written (its trace says which attempt it was) and the last one is the run's result. Other
+    tiers run once: a retry would hide a real failure."""
+    attempts = retries + 1 if tier_of(context.scenario) == LIVE_FLAKY else 1
+    for attempt in range(attempts):
+        current = dataclasses.replace(context, attempt=attempt)
+        if attempt == attempts - 1:
+            return _run_and_write(handle, current, writer)
+        try:
+            result = run_once(handle, current)
+        except WipeFailed as failed:
+            writer.write(failed.result)
+            raise failed.error from None
+        if result.score.passed:
+            writer.write(result)
+            return result
+        log.warning("live-flaky %s attempt %d did not pass; trying again", context.scenario.name, attempt)
+        writer.write(result, superseded=True)
+    raise AssertionError("unreachable: the last attempt returns")  # pragma: no cover
 
 
 def _run_and_write(handle: AgentHandle, context: RunContext, writer: RunWriter) -> RunResult:
@@ -233,6 +261,7 @@ def reference_context(
     mcps: Sequence[MCPHandle],
     state_probe: StateProbe | None,
     sweep_id: str = "",
+    model_label: str | None = None,
 ) -> RunContext:
     return RunContext(
         scenario=scenario,
@@ -242,4 +271,5 @@ def reference_context(
         state_probe=state_probe,
         reference_case=case,
         sweep_id=sweep_id,
+        model_label=model_label,
     )

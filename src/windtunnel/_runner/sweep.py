@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import uuid
 from collections.abc import Iterator, Sequence
@@ -17,6 +18,7 @@ from windtunnel._runner.execute import RunResult, now
 from windtunnel._runner.lock import machine_lock
 from windtunnel._runner.output import RunWriter
 from windtunnel._runtimes.registry import LoadedPlugin, build_runtime
+from windtunnel._scenario.tiers import DEFAULT_FLAKY_RETRIES
 from windtunnel._trace.models import ErrorKind
 from windtunnel.errors import RuntimeFault, UsageError, WindTunnelError
 from windtunnel.spi.agent_runtime import AgentConfig, AgentRuntime
@@ -33,6 +35,7 @@ class SweepOptions:
     runs: int = 1
     scheduler: Scheduler = "serial"
     max_concurrency: int = 1
+    flaky_retries: int = DEFAULT_FLAKY_RETRIES
 
 
 @dataclass(slots=True, kw_only=True)
@@ -44,6 +47,7 @@ class SweepResult:
     started_at: str
     ended_at: str = ""
     results: list[RunResult] = field(default_factory=list)
+    retried: list[RunResult] = field(default_factory=list)
     concurrency: int = 1
     model_label: str | None = None
     problems: list[str] = field(default_factory=list)
@@ -56,8 +60,10 @@ class SweepResult:
 
     @property
     def passed(self) -> bool:
-        """Every run passed its gate and the sweep itself had no problem; no run at all is no pass."""
-        return bool(self.results) and not self.problems and all(r.score.passed for r in self.results)
+        """Every gating run passed and the sweep itself had no problem; no run at all is no pass.
+        Quarantined runs are recorded and never change this (windtunnel._scenario.tiers)."""
+        gating = [r for r in self.results if r.score.gating]
+        return bool(self.results) and not self.problems and all(r.score.passed for r in gating)
 
 
 def effective_concurrency(options: SweepOptions, plugin_limit: int | None) -> int:
@@ -112,6 +118,7 @@ def _batches(
     sweep_id: str,
     *,
     one_per_scenario: bool,
+    model_label: str | None = None,
 ) -> list[BatchSpec]:
     """Group scenarios into batches sharing a pack and an effective config, in selection order."""
     batches: list[BatchSpec] = []
@@ -119,15 +126,7 @@ def _batches(
         config = effective_config(options.config, item.pack, item.scenario)
         last = batches[-1] if batches else None
         if not one_per_scenario and last and last.pack is item.pack and last.config == config:
-            batches[-1] = BatchSpec(
-                runtime=runtime,
-                runtime_name=loaded.name,
-                pack=item.pack,
-                config=config,
-                scenarios=(*last.scenarios, item.scenario),
-                runs=options.runs,
-                sweep_id=sweep_id,
-            )
+            batches[-1] = dataclasses.replace(last, scenarios=(*last.scenarios, item.scenario))
         else:
             batches.append(
                 BatchSpec(
@@ -138,6 +137,8 @@ def _batches(
                     scenarios=(item.scenario,),
                     runs=options.runs,
                     sweep_id=sweep_id,
+                    model_label=model_label,
+                    flaky_retries=options.flaky_retries,
                 )
             )
     return batches
@@ -159,20 +160,31 @@ def run_sweep(loaded: LoadedPlugin, selected: Sequence[Selected], options: Sweep
     try:
         with sweep_lock(loaded, options.lock_dir):
             runtime = build_runtime(loaded)
-            result.model_label = loaded.model_label()
+            result.model_label = label = loaded.model_label()
             try:
                 call_hook(loaded, "pre_run", runtime, scenarios)
             except RuntimeFault as exc:
                 result.problem(exc)
-                for batch in _batches(runtime, loaded, selected, options, sweep_id, one_per_scenario=True):
+                for batch in _batches(
+                    runtime, loaded, selected, options, sweep_id, one_per_scenario=True, model_label=label
+                ):
                     failed_batch(batch, ErrorKind.SETUP, exc, writer)
-            else:  # batches are made after pre_run(), which may still set up the packs (seed 000)
-                batches = _batches(runtime, loaded, selected, options, sweep_id, one_per_scenario=limit > 1)
+            else:  # batches are made after pre_run(), which may still set up the packs
+                batches = _batches(
+                    runtime,
+                    loaded,
+                    selected,
+                    options,
+                    sweep_id,
+                    one_per_scenario=limit > 1,
+                    model_label=label,
+                )
                 _run_batches(batches, writer, limit, result)
             finally:
                 _post_run(loaded, runtime, scenarios, result)
     finally:
         result.results = list(writer.results)
+        result.retried = list(writer.retried)
         result.ended_at = now()
     return result
 

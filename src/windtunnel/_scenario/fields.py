@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from windtunnel._scenario.expectations import Benchmark, Expect, Outcome, Security, StateExpectation
 from windtunnel._scenario.preconditions import Precondition
 from windtunnel._scenario.sources import Source
+from windtunnel._scenario.tiers import TIERS, is_tier
 from windtunnel.errors import ScenarioError
 
 if TYPE_CHECKING:
@@ -95,6 +96,12 @@ class Fields:
             problem = f"is {shown(value)}; expected a whole number >= 0 or None"
             raise self.error(field, problem, f"write {_leaf(field)}=3")
 
+    def share(self, field: str, value: Any) -> None:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if value is not None and not (number and 0 < value <= 1):
+            problem = f"is {shown(value)}; expected a share above 0 and at most 1, or None"
+            raise self.error(field, problem, f"write {_leaf(field)}=0.8 (80% of the sent prefix from cache)")
+
 
 def _a(name: str) -> str:
     return f"an {name}" if name[:1].upper() in "AEIOU" else f"a {name}"
@@ -116,6 +123,7 @@ def check_fields(scenario: Scenario) -> None:
     for name in ("owner", "pack", "system_prompt"):
         fields.text(name, getattr(scenario, name), optional=True)
     fields.text("description", scenario.description)
+    _tier(fields, scenario.tier)
     fields.items(
         "preconditions", scenario.preconditions, Precondition, "write preconditions=[StateProbeAvailable()]"
     )
@@ -127,6 +135,15 @@ def check_fields(scenario: Scenario) -> None:
     _expect(fields, scenario.expect)
     hint = "write reference_cases=[ReferenceCase(name=..., kind='golden', decisions=(...))]"
     fields.items("reference_cases", scenario.reference_cases, ReferenceCase, hint)
+
+
+def _tier(fields: Fields, tier: Any) -> None:
+    if tier is not None and not is_tier(tier):
+        raise fields.error(
+            "tier",
+            f"is {shown(tier)}; expected one of {', '.join(TIERS)} (or None for the pack's)",
+            "write tier='smoke' (run tiers say when a case runs; what it asserts is expect=)",
+        )
 
 
 def _target_facts(fields: Fields, groups: Any) -> None:
@@ -161,6 +178,8 @@ def _expect(fields: Fields, expect: Any) -> None:
     fields.strings("expect.benchmark.tools_expected", bench.tools_expected, "tool names")
     for name in ("max_tool_calls_hint", "token_budget", "llm_calls_expected"):
         fields.count(f"expect.benchmark.{name}", getattr(bench, name))
+    for name in ("prompt_cache_min_share", "prompt_cache_expected_share"):
+        fields.share(f"expect.benchmark.{name}", getattr(bench, name))
 
 
 def check_case_fields(scenario: Scenario, case: ReferenceCase) -> None:

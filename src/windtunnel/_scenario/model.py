@@ -10,6 +10,7 @@ from windtunnel._scenario.expectations import Expect
 from windtunnel._scenario.frozen import freeze
 from windtunnel._scenario.preconditions import Precondition
 from windtunnel._scenario.sources import Source
+from windtunnel._scenario.tiers import Tier
 
 ReferenceKind = Literal["golden", "poison"]
 
@@ -56,6 +57,8 @@ class Scenario:
     `prompt` is one user turn, or a sequence of user turns sent in one session (multi-turn).
     `target_facts` is a list of any-of groups: every group must be met by the final content
     (see windtunnel._scenario.gates for the matching rule).
+    `tier` is the run tier, *when* the scenario runs (smoke, stable, live-flaky, quarantined); None takes
+    the pack's. It is not an assertion kind: what the scenario asserts is `expect` (docs/estate.md).
     """
 
     name: str
@@ -72,6 +75,7 @@ class Scenario:
     preconditions: Sequence[Precondition] = ()
     sources: Sequence[Source] = ()
     description: str = ""
+    tier: Tier | None = None
 
     def __post_init__(self) -> None:
         from windtunnel._scenario.validation import validate_scenario

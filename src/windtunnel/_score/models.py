@@ -21,11 +21,16 @@ class ScoreStatus(StrEnum):
 
 
 class CheckResult(BaseModel):
-    """One check. Observations carry `passed=None`: recorded and compared, never failing the case."""
+    """One check. Observations carry `passed=None`: recorded and compared, never failing the case.
+
+    `evaluated` is false when the evidence to judge it was missing (unknown usage): such a check is
+    neither passed nor failed, and its detail starts with "not evaluated".
+    """
 
     id: str
     kind: CheckKind
     passed: bool | None
+    evaluated: bool = True
     detail: str
     expected: Any = None
     observed: Any = None
@@ -37,6 +42,12 @@ class Score(BaseModel):
     scenario: str
     pack: str | None
     runtime: str
+    tier: Literal["smoke", "stable", "live-flaky", "quarantined"] = Field(
+        default="stable", description="the run tier of the scored run; a quarantined score never gates"
+    )
+    model_label: str | None = Field(
+        default=None, description="the model the score is scoped to; null: unknown"
+    )
     status: ScoreStatus
     checks: list[CheckResult] = Field(default_factory=list)
     error: TraceError | None = None
@@ -44,6 +55,11 @@ class Score(BaseModel):
     @property
     def passed(self) -> bool:
         return self.status is ScoreStatus.PASSED
+
+    @property
+    def gating(self) -> bool:
+        """Whether this score may change a verdict or exit code: every tier but quarantined."""
+        return self.tier != "quarantined"
 
     @property
     def failed_checks(self) -> list[CheckResult]:
