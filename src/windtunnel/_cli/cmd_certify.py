@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from windtunnel._bundle import CertificationResult, load_signer
+from windtunnel._cli.common import add_tier
 from windtunnel._config import Settings
 from windtunnel._pipeline.bound_executor import BoundExecutor
 from windtunnel._pipeline.config import STACKS, CertifyConfig
@@ -16,6 +17,7 @@ from windtunnel._pipeline.outdir import prepare_out_dir
 from windtunnel._pipeline.plan import PLAN, Executor, execute
 from windtunnel._pipeline.publish import publish
 from windtunnel._pipeline.summary import summary_table
+from windtunnel._scenario.tiers import certify_tiers
 
 EXIT = {CertificationResult.PASSED: 0, CertificationResult.FAILED: 1, CertificationResult.HARNESS_INVALID: 2}
 
@@ -42,6 +44,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--fail-fast", action="store_true", help="stop a runtime's stages at its first failing stage"
     )
     parser.add_argument("--key", type=Path, metavar="PATH", help="signing key (PKCS#8 PEM, ECDSA P-256)")
+    add_tier(parser)  # certify gates on smoke + stable; --tier quarantined adds cases that never gate
     # The Dagger module (pipeline/) starts the containers as services, then runs this same command in a
     # runner container with --stack bound; --print-plan is how it learns which containers to start.
     parser.add_argument(
@@ -70,6 +73,7 @@ def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
         fail_fast=args.fail_fast,
         key_path=args.key,
         stack=args.stack,
+        tiers=certify_tiers(args.tier),
     )
     if args.print_plan:
         sys.stdout.write(json.dumps(_plan(config, settings), indent=2) + "\n")

@@ -154,6 +154,7 @@ def case_runner(
     from windtunnel._runtimes.registry import load_runtime_plugin
 
     loaded = load_runtime_plugin(args.runtime or DEFAULT_RUNTIME)
+    settings.check_model(loaded.name, loaded.model_label())  # the model ladder, before any case is played
     scenarios = [item.scenario for item in selected]
     with runtime_case_runner(
         loaded, scenarios, out_dir=traces, lock_dir=settings.lock_dir, run_id=run_id

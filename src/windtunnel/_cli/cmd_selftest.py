@@ -35,6 +35,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def execute(args: argparse.Namespace, settings: Settings) -> int:
     loaded = load_runtime_plugin(args.runtime)
+    settings.check_model(loaded.name, loaded.model_label())  # the model ladder, before any case runs
     progress = args.format != "text" or args.out is not None
 
     def show(case: CaseVerdict) -> None:

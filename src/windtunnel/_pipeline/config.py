@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from windtunnel._config import LATEST_REQUIREMENT_SET, Settings
+from windtunnel._score.ladder import Ladder
+from windtunnel._score.pricing import Price
 from windtunnel.errors import ConfigFileError, UsageError
 
 if TYPE_CHECKING:
@@ -46,6 +48,15 @@ class CertifyConfig:
     stack: str = "docker"
     bound: Mapping[str, BoundStack] = field(default_factory=dict)
     configured: Mapping[str, RuntimeManifest] = field(default_factory=dict)
+    tiers: tuple[str, ...] = ()
+    """--tier values: none selects the gate tiers (smoke, stable); see windtunnel._scenario.tiers."""
+    pricing: Mapping[str, Price] = field(default_factory=dict)
+    ladder: Ladder | None = None
+
+    def check_model(self, runtime: str, label: str | None) -> None:
+        """The model ladder's verdict on a runtime's label (windtunnel._score.ladder); no ladder allows all."""
+        if self.ladder is not None:
+            self.ladder.check(runtime, label)
 
     @property
     def all_runtimes(self) -> tuple[str, ...]:
@@ -95,6 +106,7 @@ class CertifyConfig:
         fail_fast: bool = False,
         key_path: Path | None = None,
         stack: str = "docker",
+        tiers: tuple[str, ...] = (),
     ) -> CertifyConfig:
         """Read once: the project's config, or with none the embedded default (the bundled reference
         runtime, packs and suite of the windtunnel checkout); CLI values win over the config."""
@@ -119,6 +131,9 @@ class CertifyConfig:
             stack=stack,
             bound=_bound_stacks(settings) if stack == "bound" else {},
             configured=configured,
+            tiers=tiers,
+            pricing=project.pricing,
+            ladder=project.ladder,
         )
 
 

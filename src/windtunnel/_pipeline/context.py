@@ -16,6 +16,7 @@ from windtunnel._packs.selection import Selected
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._runner.output import write_atomic
 from windtunnel._runtimes.registry import LoadedPlugin
+from windtunnel._scenario.tiers import Tier
 
 
 def print_nothing(line: str) -> None:
@@ -40,6 +41,7 @@ class RuntimeRun:
     images: dict[str, str] = field(default_factory=dict)
     source: str | None = None
     checks: list[CheckRecord] = field(default_factory=list)
+    model_label: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -105,6 +107,7 @@ class StageContext:
         scored: bool = True,
         seconds: float = 0.0,
         scope: CheckScope = CheckScope.RUNTIME,
+        tier: Tier | None = None,
     ) -> CheckRecord:
         return CheckRecord(
             id=f"{safe(self.run.name)}/{self.stage.value}/{name}",
@@ -116,4 +119,5 @@ class StageContext:
             detail=detail,
             evidence=evidence or [],
             seconds=round(seconds, 3),
+            tier=tier,
         )

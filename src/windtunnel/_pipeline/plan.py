@@ -80,8 +80,11 @@ def execute(
         progress(f"removed {line}")
     outcome = CertifyOutcome(run_id=f"certify-{uuid.uuid4().hex[:10]}", started_at=time.time())
     suite = Suite.load(config.suite_dir, config.requirement_set)
-    selected = select(discover_packs(config.pack_refs, base=config.root), Selection())
+    selected = select(discover_packs(config.pack_refs, base=config.root), Selection(tiers=config.tiers))
     runs = [RuntimeRun(name=name, loaded=config.load_plugin(name)) for name in config.all_runtimes]
+    for run in runs:  # the model ladder, before any stage runs
+        run.model_label = run.loaded.model_label() if run.loaded else None
+        config.check_model(run.name, run.model_label)
     outcome.swept = executor.prepare(outcome.run_id)
     for line in outcome.swept:
         progress(f"removed a leftover of a dead run: {line}")

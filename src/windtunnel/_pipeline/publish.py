@@ -6,6 +6,7 @@ import json
 import platform
 import socket
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,8 +29,11 @@ from windtunnel._bundle import (
 )
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import CertifyOutcome
+from windtunnel._pipeline.costs import runtime_cost
 from windtunnel._pipeline.report_html import render_report
 from windtunnel._runner.output import write_atomic
+from windtunnel._scenario.tiers import GATE_TIERS
+from windtunnel._score.pricing import CostSummary
 
 # The conformance kit and bundled packs; 2 added tool_call_ids and config_reaches_model, stricter checks;
 # 3 added tool_results_reach_model.
@@ -61,8 +65,15 @@ def _engine() -> str | None:
         return None
 
 
-def run_info(config: CertifyConfig, outcome: CertifyOutcome, *, engine: bool = True) -> RunInfo:
-    """run.json's content; `engine=False` leaves out asking the engine its version (the early write)."""
+def run_info(
+    config: CertifyConfig,
+    outcome: CertifyOutcome,
+    *,
+    engine: bool = True,
+    costs: Mapping[str, CostSummary] | None = None,
+) -> RunInfo:
+    """run.json's content; `engine=False` leaves out asking the engine its version (the early write);
+    `costs` are the runtimes' priced selftest runs (windtunnel._pipeline.costs), once they are known."""
     images: dict[str, str] = {}
     for run in outcome.runs:
         images.update(run.images)  # "windtunnel" (gateway and mocks) and "runtime:<name>"
@@ -80,9 +91,18 @@ def run_info(config: CertifyConfig, outcome: CertifyOutcome, *, engine: bool = T
         ),
         started_at=datetime.fromtimestamp(outcome.started_at, UTC),
         ended_at=config.clock(),
-        runtimes=[RuntimeInfo(name=run.name, source=run.source) for run in outcome.runs],
+        runtimes=[
+            RuntimeInfo(
+                name=run.name,
+                source=run.source,
+                model_label=run.model_label,
+                cost=(costs or {}).get(run.name),
+            )
+            for run in outcome.runs
+        ],
         images=images,
         swept=outcome.swept,
+        tiers=list(config.tiers or GATE_TIERS),
     )
 
 
@@ -112,7 +132,8 @@ def publish(config: CertifyConfig, outcome: CertifyOutcome, *, signer: Signer | 
     signer = signer or load_signer(key_path=config.key_path, key_pem=config.key_pem)
     checks = ChecksFile(requirement_set=config.requirement_set, checks=outcome.checks)
     verdict = Verdict.from_checks(checks, signing_key=signer.origin)
-    info = run_info(config, outcome)
+    costs = {run.name: runtime_cost(out, run, config.pricing) for run in outcome.runs}
+    info = run_info(config, outcome, costs=costs)
     write_atomic(out / "run.json", info.model_dump_json(indent=2))
     write_atomic(out / "checks.json", checks.model_dump_json(indent=2))
     write_atomic(out / "junit.xml", junit_for(checks))

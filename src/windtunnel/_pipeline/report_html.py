@@ -7,6 +7,7 @@ from html import escape
 from pathlib import Path
 
 from windtunnel._bundle import ChecksFile, RunInfo, Verdict
+from windtunnel._pipeline.costs import cost_section
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1b1f24}h1{margin:0 0 .3rem}
@@ -27,6 +28,8 @@ def _row(check: object, bundle: Path) -> str:
         f'<a href="{escape(p)}">{escape(Path(p).name)}</a>' for p in check.evidence if (bundle / p).exists()
     )
     scored = "" if check.scored else " (observation)"
+    if check.tier == "quarantined":
+        scored = " (quarantined: not gating)"
     return (
         f'<tr data-check="{escape(check.id)}"><td><code>{escape(check.id)}</code></td>'
         f'<td class="{check.status.value}">{check.status.value}{scored}</td>'
@@ -64,6 +67,7 @@ signing key: {escape(verdict.signing_key.value)}</p>
 <p>Files: <a href="verdict.json">verdict.json</a> · <a href="checks.json">checks.json</a> ·
 <a href="junit.xml">junit.xml</a> · <a href="run.json">run.json</a> · <a href="tapes/index.json">tapes/index.json</a></p>
 <details><summary>images</summary><ul>{images}</ul></details>
+{cost_section(info)}
 {"".join(sections)}
 </body></html>
 """

@@ -69,6 +69,8 @@ def _record(ctx: StageContext, proof: ScenarioProof, proofs_file: str) -> CheckR
         detail=proof_detail(proof),
         evidence=[evidence, proofs_file],
         seconds=round(proof.duration_s, 3),
+        scored=proof.tier != "quarantined",  # a quarantined scenario's proof is recorded, never gating
+        tier=proof.tier,
     )
 
 

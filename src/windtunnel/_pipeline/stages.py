@@ -147,7 +147,15 @@ def selftest_stage(ctx: StageContext) -> list[CheckRecord]:
         for case in item.scenario.reference_cases:
             ctx.progress(f"{ctx.run.name}: selftest {item.pack.name}/{item.scenario.name}[{case.name}]")
             verdict = run_case(
-                runtime, ctx.run.name, item.pack, item.scenario, case, AgentConfig(), writer, ctx.run_id
+                runtime,
+                ctx.run.name,
+                item.pack,
+                item.scenario,
+                case,
+                AgentConfig(),
+                writer,
+                ctx.run_id,
+                model_label=ctx.run.model_label,
             )
             played[(item.pack.name, item.scenario.name, case.name)] = verdict
             status = _VERDICT_STATUS.get(verdict.verdict)
@@ -164,6 +172,8 @@ def selftest_stage(ctx: StageContext) -> list[CheckRecord]:
                     f"{verdict.verdict.value}: {verdict.detail}",
                     evidence=[evidence, *paths],
                     seconds=verdict.seconds,
+                    scored=verdict.gating,  # a quarantined case is recorded, never gating
+                    tier=verdict.tier,
                 )
             )
     if ctx.run.name == REFERENCE:  # the suite is proved once per run, on the known-good control's verdicts

@@ -20,6 +20,7 @@ from windtunnel._prove.check import Clock, broken, prove_scenario
 from windtunnel._prove.models import Defect, ProofCode, ProofsHeader, ScenarioProof
 from windtunnel._prove.proofs_file import ProofsWriter
 from windtunnel._prove.seam import CaseRunner
+from windtunnel._scenario.tiers import QUARANTINED, tier_of
 from windtunnel.errors import UsageError
 
 DEFAULT_MARGIN_S = 300.0
@@ -44,10 +45,11 @@ class ProveSummary:
 
 
 def prove_exit_code(summary: ProveSummary) -> int:
-    """0 when every selected scenario is proved, 1 when any is not, 2 when nothing was selected."""
+    """0 when every selected gating scenario is proved, 1 when any is not, 2 when nothing was selected.
+    A quarantined scenario's proof is written and reported, and never changes it."""
     if not summary.proofs:
         return 2
-    return 0 if all(proof.proved for proof in summary.proofs) else 1
+    return 0 if all(proof.proved for proof in summary.proofs if proof.tier != QUARANTINED) else 1
 
 
 @dataclass
@@ -110,6 +112,7 @@ def prove_suite(
                 started = clock()
                 proof = _prove_guarded(item, run_case, certification, clock)
                 budget.durations.append((clock() - started).total_seconds())
+            proof = proof.model_copy(update={"tier": tier_of(item.scenario)})
             writer.write(proof)
             proofs.append(proof)
     return ProveSummary(tuple(proofs), proofs_path)

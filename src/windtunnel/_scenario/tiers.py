@@ -56,3 +56,21 @@ def is_tier(value: object) -> bool:
 
 def unknown_tiers(values: Sequence[str]) -> list[str]:
     return [value for value in values if value not in TIERS]
+
+
+def certify_tiers(requested: Sequence[str]) -> tuple[str, ...]:
+    """The --tier values `wt certify` selects with: none (its gate: smoke and stable), or both of those and
+    quarantined (run, recorded, never gating). Anything else is refused before any stage runs."""
+    from windtunnel.errors import SelectionError
+
+    if not requested:
+        return ()
+    missing = [tier for tier in GATE_TIERS if tier not in requested]
+    if missing:
+        raise SelectionError(
+            f"wt certify gates on smoke and stable cases; --tier leaves out {', '.join(missing)}",
+            hint="name them: --tier smoke --tier stable (add --tier quarantined to also run quarantined "
+            "cases, which never gate); to run fewer tiers, use wt selftest --tier",
+            field="--tier",
+        )
+    return tuple(dict.fromkeys(requested))

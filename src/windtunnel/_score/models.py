@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from windtunnel._scenario.tiers import Tier
 from windtunnel._trace.models import TraceError
 
 SCORE_SCHEMA_VERSION = 1
@@ -42,7 +43,7 @@ class Score(BaseModel):
     scenario: str
     pack: str | None
     runtime: str
-    tier: Literal["smoke", "stable", "live-flaky", "quarantined"] = Field(
+    tier: Tier = Field(
         default="stable", description="the run tier of the scored run; a quarantined score never gates"
     )
     model_label: str | None = Field(

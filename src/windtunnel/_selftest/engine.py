@@ -21,6 +21,7 @@ from windtunnel._runner.output import RunWriter
 from windtunnel._runner.sweep import call_hook, sweep_lock
 from windtunnel._runtimes.registry import LoadedPlugin, build_runtime
 from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._scenario.tiers import tier_of
 from windtunnel._score.models import Score
 from windtunnel._selftest.verdicts import CaseVerdict
 from windtunnel._trace.models import ErrorKind, Trace
@@ -98,12 +99,23 @@ def _run_items(
     if not isinstance(runtime, ReferenceCapableAgentRuntime):
         for pack, scenario, case in items:
             unsupported = CaseVerdict.unsupported(pack.name, scenario.name, case.name, case.kind, loaded.name)
-            _add(report, options, unsupported)
+            _add(report, options, unsupported.model_copy(update={"tier": tier_of(scenario)}))
         return
     call_hook(loaded, "pre_run", runtime, scenarios)
     writer = RunWriter(report.out_dir)
+    label = loaded.model_label()
     for pack, scenario, case in items:
-        verdict = run_case(runtime, loaded.name, pack, scenario, case, options.config, writer, report.run_id)
+        verdict = run_case(
+            runtime,
+            loaded.name,
+            pack,
+            scenario,
+            case,
+            options.config,
+            writer,
+            report.run_id,
+            model_label=label,
+        )
         _add(report, options, verdict)
 
 
@@ -122,6 +134,8 @@ def run_case(
     config: AgentConfig,
     writer: RunWriter,
     run_id: str = "",
+    *,
+    model_label: str | None = None,
 ) -> CaseVerdict:
     """One reference case with fresh mocks and probe; harness faults become ERROR (setup), never a verdict."""
     started = time.perf_counter()
@@ -138,6 +152,7 @@ def run_case(
                 runtime_name=runtime_name,
                 sweep_id=run_id,
                 out_dir=writer.root,
+                model_label=model_label,
             )
     except Exception as exc:  # noqa: BLE001 - one broken case must not stop the others; it is an ERROR
         cause = exc if isinstance(exc, WindTunnelError) else HarnessError(f"{type(exc).__name__}: {exc}")
@@ -149,6 +164,7 @@ def run_case(
             mcps=(),
             state_probe=None,
             sweep_id=run_id,
+            model_label=model_label,
         )
         result = _recorded_failure(failed_result(context, ErrorKind.SETUP, cause), cause, writer)
         verdict = CaseVerdict.from_run(pack.name, case.kind, result, str(writer.trace_path(result)))

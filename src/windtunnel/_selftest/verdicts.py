@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from windtunnel._runner.execute import RunResult
+from windtunnel._scenario.tiers import Tier
 from windtunnel._score.models import Score
 from windtunnel._trace.models import ErrorKind
 
@@ -36,6 +37,12 @@ class CaseVerdict(BaseModel):
     trace: str | None = None
     seconds: float = 0.0
     harness_fault: bool = False
+    tier: Tier = "stable"
+    """The scenario's run tier; a quarantined case's verdict is recorded and never changes the exit code."""
+
+    @property
+    def gating(self) -> bool:
+        return self.tier != "quarantined"
 
     @classmethod
     def unsupported(
@@ -84,6 +91,7 @@ class CaseVerdict(BaseModel):
             trace=trace_path,
             verdict=Verdict.ERROR,
             detail="",
+            tier=trace.tier,
         )
         if trace.error is not None:
             detail = f"{trace.error.kind}: {trace.error.message}"
@@ -105,10 +113,11 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def exit_code(verdicts: Sequence[CaseVerdict]) -> int:
-    """Seed 000: 0 every case PASS; 1 any GOLDEN_FAILED, POISON_PASSED or ERROR; 2 unsupported or none selected."""
+    """0 every gating case PASS; 1 any gating GOLDEN_FAILED, POISON_PASSED or ERROR; 2 unsupported or none
+    selected. Quarantined cases are reported and never change it."""
     if not verdicts:
         return EXIT_USAGE
-    kinds = {case.verdict for case in verdicts}
+    kinds = {case.verdict for case in verdicts if case.gating}
     if kinds & {Verdict.GOLDEN_FAILED, Verdict.POISON_PASSED, Verdict.ERROR}:
         return EXIT_FAILED
     if Verdict.UNSUPPORTED in kinds:

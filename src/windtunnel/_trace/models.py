@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from windtunnel._scenario.tiers import Tier
+
 TRACE_SCHEMA_VERSION = 1
 
 
@@ -90,7 +92,7 @@ class Trace(BaseModel):
         description="0 for the first try; n for the n-th retry of a failed live-flaky run, whose earlier "
         "attempts are recorded beside it",
     )
-    tier: Literal["smoke", "stable", "live-flaky", "quarantined"] = Field(
+    tier: Tier = Field(
         default="stable", description="the scenario's run tier: when it runs, not what it asserts"
     )
     model_label: str | None = Field(
