@@ -67,11 +67,12 @@ class Score(BaseModel):
         return [check for check in self.checks if check.passed is False]
 
     def summary(self) -> str:
-        """One line: status and the first failure or error."""
+        """One line: status and the first failure or error; a pass names the checks not evaluated."""
         if self.error is not None:
             return f"error ({self.error.kind}): {self.error.message}"
         failed = self.failed_checks
         if failed:
             more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
             return f"failed {failed[0].id}: {failed[0].detail}{more}"
-        return "passed"
+        unjudged = [check.id for check in self.checks if not check.evaluated]
+        return f"passed (not evaluated: {', '.join(unjudged)})" if unjudged else "passed"
