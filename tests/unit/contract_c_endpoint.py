@@ -45,7 +45,7 @@ def serving(answers: list[dict[str, Any]]) -> Iterator[tuple[Endpoint, str]]:
         yield endpoint, server.url
 
 
-MISSED_SECOND_CALL = {
+MISSED_SECOND_CALL: dict[str, Any] = {
     "content": "done",
     "tool_calls": [],
     "usage": {

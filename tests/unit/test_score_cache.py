@@ -3,6 +3,8 @@ when usage is unknown. The acceptance runs go through the real http_inject runti
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.unit.contract_c_endpoint import MISSED_SECOND_CALL, serving
@@ -33,7 +35,7 @@ def trace(calls: list[ModelCall] | None) -> Trace:
     )
 
 
-def scenario(**bench: float) -> Scenario:
+def scenario(**bench: Any) -> Scenario:
     return Scenario(
         name="cached_answer",
         prompt="go",
@@ -98,7 +100,7 @@ def test_a_known_miss_fails_even_when_other_calls_are_unknown() -> None:
 @pytest.mark.parametrize("share", [0, 1.5, -0.1, True, "0.8"])
 def test_a_share_outside_0_to_1_is_refused_naming_the_field(share: object) -> None:
     with pytest.raises(ScenarioError, match="expected a share above 0 and at most 1") as caught:
-        scenario(prompt_cache_min_share=share)  # type: ignore[arg-type]
+        scenario(prompt_cache_min_share=share)
     assert caught.value.context["field"] == "expect.benchmark.prompt_cache_min_share"
 
 
@@ -117,12 +119,12 @@ def test_a_runtime_whose_second_call_misses_the_cache_is_flagged_with_the_ratio(
 
 def test_the_same_run_with_a_warm_cache_passes() -> None:
     """The control: the check passes a runtime whose cache works, so it fails only on a real miss."""
-    warm = {**MISSED_SECOND_CALL, "usage": {**MISSED_SECOND_CALL["usage"]}}  # type: ignore[dict-item]
-    warm["usage"]["calls"] = [
+    calls = [
         {"prompt_tokens": 1200, "cached_tokens": 0, "completion_tokens": 40},
         {"prompt_tokens": 1500, "cached_tokens": 1150, "completion_tokens": 30},
         {"prompt_tokens": 1800, "cached_tokens": 1500, "completion_tokens": 20},
     ]
+    warm = {**MISSED_SECOND_CALL, "usage": {**MISSED_SECOND_CALL["usage"], "calls": calls}}
     with serving([warm]) as (_, url):
         (result,) = run_scenario(HttpInjectRuntime(url, 5.0), scenario(prompt_cache_min_share=0.8))
     assert result.score.passed, result.score.summary()

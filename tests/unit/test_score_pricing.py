@@ -52,8 +52,8 @@ def trace(label: str | None, calls: list[ModelCall] | None, known: bool = True) 
 
 def calls() -> list[ModelCall]:
     return [
-        ModelCall(conversation="s1", **usage)  # type: ignore[arg-type]
-        for usage in MISSED_SECOND_CALL["usage"]["calls"]  # type: ignore[index]
+        ModelCall(conversation="s1", **usage)
+        for usage in MISSED_SECOND_CALL["usage"]["calls"]
     ]
 
 
