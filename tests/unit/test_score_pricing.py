@@ -51,10 +51,7 @@ def trace(label: str | None, calls: list[ModelCall] | None, known: bool = True) 
 
 
 def calls() -> list[ModelCall]:
-    return [
-        ModelCall(conversation="s1", **usage)
-        for usage in MISSED_SECOND_CALL["usage"]["calls"]
-    ]
+    return [ModelCall(conversation="s1", **usage) for usage in MISSED_SECOND_CALL["usage"]["calls"]]
 
 
 def test_cached_tokens_are_priced_at_the_cache_read_rate() -> None:
