@@ -13,7 +13,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
-import coverage_floor  # noqa: E402
+import coverage_floor  # noqa: E402 - tools/ is no package; mypy finds it through mypy_path
 
 CONTRIBUTING = """# Contributing
 
@@ -103,7 +103,9 @@ def _project(tmp_path: Path, *, covered_b: bool) -> Path:
     if covered_b:
         calls += "".join(f"    assert b.unused_{i}(1) == {i - 1}\n" for i in range(5))
     (tmp_path / "test_it.py").write_text(calls)
-    (tmp_path / "CONTRIBUTING.md").write_text("## Integration-surface exemption\n\n| package | why |\n|---|---|\n")
+    (tmp_path / "CONTRIBUTING.md").write_text(
+        "## Integration-surface exemption\n\n| package | why |\n|---|---|\n"
+    )
     return tmp_path
 
 
