@@ -219,3 +219,12 @@ def test_certify_refuses_a_tier_selection_without_its_gate(tmp_path: Path) -> No
     done = wt("certify", "--tier", "smoke", "--out", str(tmp_path / "out"), tmp=tmp_path)
     assert done.returncode == 2
     assert "wt certify gates on smoke and stable cases; --tier leaves out stable" in done.stderr
+
+
+def test_prove_writes_a_quarantined_scenarios_proof_and_it_never_gates(tmp_path: Path) -> None:
+    base = ("prove", "--local", "--pack", TIERS, "--format", "json")
+    done = wt(*base, "--tier", "smoke", "--tier", "quarantined", tmp=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    proofs = {p["scenario"]: p for p in json.loads(done.stdout)["proofs"]}
+    assert proofs["quarantined_broken"]["tier"] == "quarantined"
+    assert proofs["quarantined_broken"]["code"] != "proved" and proofs["smoke_hello"]["code"] == "proved"
