@@ -200,11 +200,9 @@ def _run_with_retries(handle: AgentHandle, context: RunContext, writer: RunWrite
     """A live-flaky run that did not pass is tried again, up to `retries` times, on a fresh session; every
     attempt is written (its trace says which attempt it was) and the last one is the run's result. Other
     tiers run once: a retry would hide a real failure."""
-    attempts = retries + 1 if tier_of(context.scenario) == LIVE_FLAKY else 1
-    for attempt in range(attempts):
+    retried = retries if tier_of(context.scenario) == LIVE_FLAKY else 0
+    for attempt in range(retried):
         current = dataclasses.replace(context, attempt=attempt)
-        if attempt == attempts - 1:
-            return _run_and_write(handle, current, writer)
         try:
             result = run_once(handle, current)
         except WipeFailed as failed:
@@ -215,7 +213,7 @@ def _run_with_retries(handle: AgentHandle, context: RunContext, writer: RunWrite
             return result
         log.warning("live-flaky %s attempt %d did not pass; trying again", context.scenario.name, attempt)
         writer.write(result, superseded=True)
-    raise AssertionError("unreachable: the last attempt returns")  # pragma: no cover
+    return _run_and_write(handle, dataclasses.replace(context, attempt=retried), writer)
 
 
 def _run_and_write(handle: AgentHandle, context: RunContext, writer: RunWriter) -> RunResult:
