@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from windtunnel._score.ladder import Ladder, parse_ladder
+from windtunnel._score.ladder import Ladder, check_model, parse_ladder
 from windtunnel._score.pricing import Price, parse_pricing
 from windtunnel.errors import ConfigFileError
 
@@ -54,8 +54,7 @@ class Settings:
 
     def check_model(self, runtime: str, label: str | None) -> None:
         """The model ladder's verdict on a runtime's label, before any run starts; no ladder allows all."""
-        if self.ladder is not None:
-            self.ladder.check(runtime, label)
+        check_model(self.ladder, runtime, label)
 
     def env_value(self, name: str, default: str | None = None) -> str | None:
         return self.env.get(name, default)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from windtunnel._config import LATEST_REQUIREMENT_SET, Settings
-from windtunnel._score.ladder import Ladder
+from windtunnel._score.ladder import Ladder, check_model
 from windtunnel._score.pricing import Price
 from windtunnel.errors import ConfigFileError, UsageError
 
@@ -55,8 +55,7 @@ class CertifyConfig:
 
     def check_model(self, runtime: str, label: str | None) -> None:
         """The model ladder's verdict on a runtime's label (windtunnel._score.ladder); no ladder allows all."""
-        if self.ladder is not None:
-            self.ladder.check(runtime, label)
+        check_model(self.ladder, runtime, label)
 
     @property
     def all_runtimes(self) -> tuple[str, ...]:

@@ -54,6 +54,12 @@ class Ladder:
             )
 
 
+def check_model(ladder: Ladder | None, runtime: str, label: str | None) -> None:
+    """The one rule: with no ladder configured every label (None included) is accepted as it is."""
+    if ladder is not None:
+        ladder.check(runtime, label)
+
+
 def parse_ladder(value: Any, where: str, path: Path) -> Ladder:
     """The `ladder` table of the config; a bad one is one clear error naming the field."""
     if not isinstance(value, Mapping):
