@@ -61,10 +61,8 @@ def _text(sweep: SweepResult, runs_dir: Path, costs: Mapping[str, RunCost]) -> s
     if total.cost is not None:
         lines.append(f"model {model}: cost {shown(total.cost)} over {total.runs} run(s)")
     else:
-        lines.append(
-            f"model {model}: cost unknown ({total.reason}); {total.priced_runs} of {total.runs} run(s) priced, "
-            f"{shown(total.priced_cost)}"
-        )
+        priced = f"; {total.priced_runs} of {total.runs} run(s) priced: {shown(total.priced_cost)}"
+        lines.append(f"model {model}: cost unknown ({total.reason}){priced if total.priced_runs else ''}")
     passed = sum(r.score.passed for r in sweep.results)
     quarantined = sum(not r.score.gating for r in sweep.results)
     aside = f"; {quarantined} quarantined (not gating)" if quarantined else ""

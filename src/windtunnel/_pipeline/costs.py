@@ -52,10 +52,11 @@ def cost_section(info: RunInfo) -> str:
         elif summary.cost is not None:
             cost = f"{shown(summary.cost)} over {summary.runs} run(s)"
         else:
-            cost = (
-                f"unknown ({summary.reason}); {summary.priced_runs} of {summary.runs} run(s) priced: "
-                f"{shown(summary.priced_cost)}"
-            )
+            cost = f"unknown ({summary.reason})"
+            if summary.priced_runs:  # a partial sum is shown as such, never as the cost
+                cost += (
+                    f"; {summary.priced_runs} of {summary.runs} run(s) priced: {shown(summary.priced_cost)}"
+                )
         rows.append(
             f'<tr data-runtime="{escape(name)}"><td>{escape(name)}</td><td><code>{escape(label or "unknown")}</code>'
             f'</td><td class="cost">{escape(cost)}</td><td><a href="{escape(link)}">{COST_FILE}</a></td></tr>'
