@@ -75,7 +75,7 @@ def test_wt_run_rejects_an_unlisted_model_label_before_any_run(tmp_path: Path) -
     assert not (tmp_path / "runs").exists()
 
 
-@pytest.mark.parametrize("verb", ["selftest", "prove"])
+@pytest.mark.parametrize("verb", ["selftest", "prove", "doctor"])
 def test_every_verb_that_drives_a_runtime_checks_the_ladder(tmp_path: Path, verb: str) -> None:
     cwd = ladder(tmp_path, 'models = ["test-model-b"]')
     env = {"WT_TEST_MODEL_LABEL": "test-model-a"}

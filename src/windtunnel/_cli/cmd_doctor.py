@@ -31,6 +31,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def execute(args: argparse.Namespace, settings: Settings) -> int:
     loaded = load_runtime_plugin(args.runtime)
+    settings.check_model(loaded.name, loaded.model_label())  # the model ladder, before the runtime is driven
     packs = list({id(item.pack): item.pack for item in selected_scenarios(args, settings)}.values())
 
     def show(step: Step) -> None:
