@@ -6,16 +6,18 @@ import nox
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["lint", "typecheck", "tests", "runtimes", "conformance", "certify"]
+nox.options.sessions = ["lint", "typecheck", "mcp_conformance", "tests", "runtimes", "conformance", "certify"]
 
 PYTHON = "3.11"
 THIRDPARTY_RUNTIMES = ["openai-agents", "pydantic-ai"]
 THIRDPARTY_TESTS = "tests/integration/test_thirdparty_runtimes.py"
 COVERAGE_JSON = "out/coverage.json"
+INJECT_LIBRARY = "packages/windtunnel-inject"
+"""The Contract C server library the runtimes are built on: its own distribution, tested and typed here."""
 
 
 def _install(session: nox.Session) -> None:
-    session.install("-e", ".[test,dev]")
+    session.install("-e", ".[test,dev]", "-e", INJECT_LIBRARY)
 
 
 @nox.session(python=PYTHON)
@@ -39,8 +41,16 @@ def tests(session: nox.Session) -> None:
 @nox.parametrize("runtime", THIRDPARTY_RUNTIMES)
 def runtimes(session: nox.Session, runtime: str) -> None:
     """A third-party runtime's own agent loop in-process, with its SDK, against the real gateway and mocks."""
-    session.install("-e", ".[test]", "-r", f"runtimes/{runtime}/requirements.txt")
+    session.install("-e", ".[test]", "-e", INJECT_LIBRARY, "-r", f"runtimes/{runtime}/requirements.txt")
     session.run("pytest", THIRDPARTY_TESTS, *session.posargs, env={"WT_THIRDPARTY_RUNTIME": runtime})
+
+
+@nox.session(python=PYTHON)
+def mcp_conformance(session: nox.Session) -> None:
+    """The official MCP conformance suite's server scenarios against a mock; Node 22 from npm, in this venv."""
+    session.install("-e", ".")
+    node_dir = f"{session.virtualenv.location}/node"
+    session.run("python", "-m", "tests.mcp_conformance.session", "--node-dir", node_dir, *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -71,14 +81,21 @@ def conformance(session: nox.Session) -> None:
     )
 
 
+TEST_SIGNER = "tests/fixtures/keys/test-signer"
+"""A TEST FIXTURE key pair (tests/fixtures/keys/README.md): CI signs with it and pins its public half."""
+TEST_SIGNER_FINGERPRINT = "SHA256:32d0c812f25b772cc972872f46159ded8f4acee4d2558c240c6f0e254ab538a6"
+
+
 @nox.session(python=PYTHON)
 def certify(session: nox.Session) -> None:
-    """`wt certify` of the configured runtimes into out/bundle, then `wt verify` of what it wrote."""
+    """`wt certify` of the configured runtimes into out/bundle, signed with the test fixture key, then
+    `wt verify` of what it wrote against that key and its fingerprint, both kept outside out/: never
+    against the bundle's own keys/signer.pub.pem, which would prove integrity only."""
     _install(session)
     out = "out/bundle"
-    session.run("wt", "certify", "--out", out, *session.posargs)
-    session.run("wt", "verify", out, "--key", f"{out}/keys/signer.pub.pem")
-    session.run("wt", "verify", f"{out}.tar.gz", "--key", f"{out}/keys/signer.pub.pem")
+    session.run("wt", "certify", "--out", out, "--key", f"{TEST_SIGNER}.pem", *session.posargs)
+    session.run("wt", "verify", out, "--key", f"{TEST_SIGNER}.pub.pem")
+    session.run("wt", "verify", f"{out}.tar.gz", "--key-fingerprint", TEST_SIGNER_FINGERPRINT)
 
 
 @nox.session(python=PYTHON)

@@ -32,11 +32,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from windtunnel._drivers.plugin import ContainerRuntimePlugin
 from windtunnel._net.server_thread import ServerThread
 from windtunnel._packs.loader import load_pack
 from windtunnel.api import ReferenceCase, ReferenceDecision, ReferenceToolCall
-from windtunnel.spi import AgentConfig
+from windtunnel.spi import AgentConfig, container_plugin
 
 REPO = Path(__file__).resolve().parents[1]
 CASE_TURNS = 10
@@ -69,7 +68,7 @@ class Round:
 def run_rounds(rounds: int, turns: int, baseline_samples: int) -> list[Round]:
     """`rounds` times: loopback block, `turns` turns through the stack, loopback block (one stack, warm)."""
     pack = load_pack(str(REPO / "scenarios" / "artifacts"))
-    runtime = ContainerRuntimePlugin(REPO / "runtimes" / "reference").build("reference", "bench", None)
+    runtime = container_plugin(REPO / "runtimes" / "reference").build("reference", "bench", None)
     try:
         mcps = runtime.start_mcps(pack.plans())
         total = (rounds + 1) * turns  # one extra round's worth warms up, unmeasured

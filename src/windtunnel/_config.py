@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from windtunnel._score.ladder import Ladder, check_model, parse_ladder
+from windtunnel._score.ladder import Ladder, parse_ladder
 from windtunnel._score.pricing import Price, parse_pricing
 from windtunnel.errors import ConfigFileError
 
@@ -23,6 +23,10 @@ DEFAULT_PACKS: tuple[str, ...] = ()
 KNOWN_KEYS = ("runtimes", "packs", "requirement_set", "runs_dir", "pricing", "ladder")
 """Every key of [tool.windtunnel] / windtunnel.toml; any other is an error (a typo must not pass silently)."""
 ENTRY_KEYS = ("name", "build", "image", "manifest")
+WINDTUNNEL_DOCKERFILE = Path("containers") / "windtunnel.Dockerfile"
+"""The gateway/mocks image's Dockerfile; it marks a Wind Tunnel checkout (see bundled_root()). Not docker/: a
+top-level docker/ directory shadows the docker package for mypy (noxfile.py puts the repo root on its search
+path)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,6 +41,11 @@ class RuntimeEntry:
     manifest: str | None = None
 
 
+def default_lock_dir() -> Path:
+    """Where machine-wide runtime locks live unless WT_LOCK_DIR says otherwise."""
+    return Path.home() / ".cache" / "windtunnel" / "locks"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
     root: Path
@@ -45,16 +54,13 @@ class Settings:
     packs: tuple[str, ...] = DEFAULT_PACKS
     requirement_set: str = LATEST_REQUIREMENT_SET
     runs_dir: Path = Path("runs")
-    lock_dir: Path = Path.home() / ".cache" / "windtunnel" / "locks"
+    lock_dir: Path = field(default_factory=default_lock_dir)
     env: Mapping[str, str] = field(default_factory=dict)
     pricing: Mapping[str, Price] = field(default_factory=dict)
     """Rates per model label ([tool.windtunnel.pricing.<label>]; windtunnel._score.pricing)."""
     ladder: Ladder | None = None
-    """The allowed model labels ([tool.windtunnel.ladder]; windtunnel._score.ladder); None: no ladder."""
-
-    def check_model(self, runtime: str, label: str | None) -> None:
-        """The model ladder's verdict on a runtime's label, before any run starts; no ladder allows all."""
-        check_model(self.ladder, runtime, label)
+    """The allowed model labels ([tool.windtunnel.ladder]; windtunnel._score.ladder); None: no ladder. The
+    resolver (windtunnel._runtimes.resolve) holds every runtime it finds to it."""
 
     def env_value(self, name: str, default: str | None = None) -> str | None:
         return self.env.get(name, default)
@@ -189,7 +195,7 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         root = source.parent
         _check_keys(table, KNOWN_KEYS, _where(source), source)
     runs_dir = Path(env.get("WT_RUNS_DIR") or _scalar(table, "runs_dir", source) or root / "runs")
-    lock_dir = Path(env.get("WT_LOCK_DIR") or Path.home() / ".cache" / "windtunnel" / "locks")
+    lock_dir = Path(env.get("WT_LOCK_DIR") or default_lock_dir())
     requirement = _scalar(table, "requirement_set", source) or LATEST_REQUIREMENT_SET
     return Settings(
         root=root,
@@ -207,6 +213,15 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         if source and "ladder" in table
         else None,
     )
+
+
+def bundled_root() -> Path | None:
+    """The Wind Tunnel checkout this package runs from (its runtimes/, scenarios/, conformance/ and image
+    sources), or None for an installed wheel."""
+    import windtunnel
+
+    root = Path(windtunnel.__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / WINDTUNNEL_DOCKERFILE).is_file() else None
 
 
 def resolve_packs(settings: Settings, explicit: Sequence[str]) -> tuple[tuple[str, ...], Path]:

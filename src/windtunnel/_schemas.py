@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from windtunnel._conversation.model import Conversation
 from windtunnel._score.models import Score
 from windtunnel._tapes.model import Interaction, TapeHeader
 from windtunnel._trace.models import Trace
@@ -21,6 +22,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "score": Score,
     "tape-header": TapeHeader,
     "tape-interaction": Interaction,
+    "conversation": Conversation,
 }
 VERSIONED_BY: dict[str, str] = {"tape-interaction": "tape-header"}
 """Models that are lines of a file whose header line carries the schema_version (a tape's interactions)."""

@@ -28,6 +28,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from windtunnel_inject import create_app as inject_app
 
 from windtunnel._gateway.app import create_app
 from windtunnel._gateway.client import GatewayClient
@@ -90,7 +91,9 @@ class Stack:
             "WT_SYSTEM_PROMPT": "You are the test agent.",
         }
         settings = runtime_module("settings").Settings.from_env({**base, **env})
-        self._threads.append(ServerThread(runtime_module("app").create_app(settings)).start())
+        self._threads.append(
+            ServerThread(inject_app(runtime_module("loop").ReferenceLoop(settings), name="reference")).start()
+        )
         self._clients.append(httpx.Client(base_url=self._threads[-1].url, timeout=30))
         return self._clients[-1]
 

@@ -20,7 +20,8 @@ from windtunnel._bundle import CertificationResult
 from windtunnel._bundle.models import CheckStatus
 from windtunnel._config import load_settings
 from windtunnel._drivers.bound import BoundStack, load_bound_stacks
-from windtunnel._drivers.images import BuiltImage, build_runtime_image
+from windtunnel._drivers.images import BuiltImage
+from windtunnel._drivers.plugin import build_manifest_image
 from windtunnel._drivers.stack import ContainerStack
 from windtunnel._pipeline.bound_executor import BoundExecutor
 from windtunnel._pipeline.config import CertifyConfig
@@ -28,6 +29,7 @@ from windtunnel._pipeline.container_plan import container_plan
 from windtunnel._pipeline.container_plan_model import ContainerPlan
 from windtunnel._pipeline.plan import PLAN, execute
 from windtunnel._pipeline.publish import publish
+from windtunnel._runtimes.manifest import load_manifest
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -47,7 +49,8 @@ def started(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[ContainerPlan, dict[str, BoundStack], dict[str, str]]]:
     plan = container_plan(_config(tmp_path_factory.mktemp("plan")), base_image=base_image)
-    runtime_image = build_runtime_image(docker_client, REPO / "runtimes" / "reference", base_image=base_image)
+    manifest = load_manifest(REPO / "runtimes" / "reference")
+    runtime_image = build_manifest_image(docker_client, manifest, base_image=base_image)
     tags = {"windtunnel": windtunnel_image.tag, "runtime:reference": runtime_image.tag}
     digests = {"windtunnel": windtunnel_image.digest, "runtime:reference": runtime_image.digest}
     (planned,) = plan.stacks

@@ -4,23 +4,27 @@ reference. Real containers throughout."""
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from windtunnel._bundle import CertificationResult
+from windtunnel._bundle import CertificationResult, layout
 from windtunnel._bundle.models import CheckRecord, CheckStatus, Stage
+from windtunnel._bundle.privacy_scan import HostFacts, scan_files, scan_text
 from windtunnel._config import load_settings
 from windtunnel._conformance import checks_config
 from windtunnel._drivers.cleanup import labelled
-from windtunnel._drivers.manifest import load_manifest
 from windtunnel._drivers.network import CALLER_LABEL, SESSION_LABEL
 from windtunnel._drivers.plugin import build_manifest_image
 from windtunnel._drivers.stack import GatewaySpec
@@ -29,6 +33,7 @@ from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.plan import PLAN, Step, execute
 from windtunnel._pipeline.publish import publish
+from windtunnel._runtimes.manifest import load_manifest
 from windtunnel._tapes.containers import RuntimeImages
 from windtunnel.errors import ConfigFileError
 
@@ -55,12 +60,64 @@ def env(docker_client: Any, base_image: str, run_label: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def bundle(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
+def certified(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The bundle, and the signer fingerprint certify printed (the pinned form its last line shows)."""
     out = tmp_path_factory.mktemp("certify") / "bundle"
     done = wt(env, "certify", "--out", str(out))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "verdict: PASSED" in done.stdout
-    return out
+    (fingerprint,) = re.findall(r"^signer: (SHA256:[0-9a-f]{64})$", done.stdout, re.MULTILINE)
+    assert done.stdout.rstrip().splitlines()[-1] == f"verify: wt verify {out} --key-fingerprint {fingerprint}"
+    return out, fingerprint
+
+
+@pytest.fixture(scope="module")
+def bundle(certified: tuple[Path, str]) -> Path:
+    return certified[0]
+
+
+def test_the_printed_fingerprint_verifies_the_bundle_without_a_warning(
+    certified: tuple[Path, str], env: dict[str, str]
+) -> None:
+    bundle, fingerprint = certified
+    for target in (bundle, Path(f"{bundle}.tar.gz")):
+        done = wt(env, "verify", str(target), "--key-fingerprint", fingerprint)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "came from the bundle itself" not in done.stdout
+    own = wt(env, "verify", str(bundle), "--key", str(bundle / "keys" / "signer.pub.pem"))
+    assert own.returncode == 0 and "warning: the key came from the bundle itself" in own.stdout
+
+
+def _read(tar: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
+    stream = tar.extractfile(member)
+    assert stream is not None
+    return stream.read()
+
+
+def test_no_bundle_file_names_this_machine(bundle: Path) -> None:
+    """Neither the host name, nor the home directory, nor the checkout's absolute path, in any file (the
+    archive too); the verifier's privacy check passed above, this is the same fact read independently."""
+    facts = HostFacts.here(REPO)
+    leaks = [str(finding) for finding in scan_files(bundle, layout.bundle_files(bundle), facts)]
+    assert leaks == [], leaks
+    statement = json.loads((bundle / layout.ATTESTATION).read_text())["payload"]
+    decoded = base64.b64decode(statement).decode()
+    assert scan_text(decoded, path="statement", facts=facts) == []
+    raw = gzip.decompress(Path(f"{bundle}.tar.gz").read_bytes())
+    long_facts = [REPO.resolve().as_posix(), os.environ.get("HOME", "/nonexistent") + "/"]
+    assert not [fact for fact in long_facts if fact.encode() in raw], long_facts
+    with tarfile.open(f"{bundle}.tar.gz") as tar:
+        assert {(m.uname, m.gname, m.uid, m.gid) for m in tar.getmembers()} == {("", "", 0, 0)}
+        extracted = {m.name.split("/", 1)[1]: _read(tar, m) for m in tar.getmembers() if m.isfile()}
+    assert extracted == {name: (bundle / name).read_bytes() for name in layout.bundle_files(bundle)}
+    run = json.loads((bundle / "run.json").read_text())
+    assert run["host"]["hostname"] is None and set(run["host"]) == {
+        "platform",
+        "python",
+        "hostname",
+        "engine",
+    }
+    assert all(not str(r["source"] or "").startswith("/") for r in run["runtimes"]), run["runtimes"]
 
 
 def test_certified_bundle_verifies(bundle: Path, env: dict[str, str]) -> None:

@@ -8,6 +8,7 @@ container carries this session's label (WT_SESSION_LABEL) and the session fixtur
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import subprocess
@@ -22,14 +23,15 @@ import httpx
 import pytest
 from docker.errors import NotFound
 
+from windtunnel._config import load_settings
 from windtunnel._drivers.cleanup import labelled, remove_run
 from windtunnel._drivers.images import runtime_image_tag
-from windtunnel._drivers.manifest import load_manifest
 from windtunnel._drivers.network import RUN_LABEL, create_run_network, run_labels
 from windtunnel._drivers.plugin import ContainerRuntimePlugin, DriverSettings, prepare_images
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.selection import Selection, select
-from windtunnel._runtimes.registry import LoadedPlugin
+from windtunnel._runtimes.manifest import load_manifest
+from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel._selftest.engine import SelftestOptions, run_selftest
 from windtunnel._selftest.verdicts import Verdict
 from windtunnel.api import ReferenceCase, ReferenceDecision, Scenario, run_reference_case
@@ -49,7 +51,9 @@ def driver_env(docker_client: docker.DockerClient, base_image: str, run_label: s
 
 @pytest.fixture(scope="module")
 def two_routes(driver_env: dict[str, str]) -> Iterator[Any]:
-    runtime = ContainerRuntimePlugin(RUNTIMES / "two_routes", env=driver_env).build("two-routes", "t", None)
+    runtime = ContainerRuntimePlugin(load_manifest(RUNTIMES / "two_routes"), env=driver_env).build(
+        "two-routes", "t", None
+    )
     yield runtime
     runtime.close()
 
@@ -99,12 +103,14 @@ def test_a_send_after_teardown_says_the_handle_was_torn_down(two_routes: Any) ->
 def test_a_runtime_that_crashes_at_start_is_error_setup_with_its_trace(
     driver_env: dict[str, str], tmp_path: Path
 ) -> None:
-    plugin = ContainerRuntimePlugin(RUNTIMES / "misbehaving" / "crash", env=driver_env)
+    directory = RUNTIMES / "misbehaving" / "crash"
+    described = resolve_runtime(str(directory), load_settings(REPO))
+    plugin = ContainerRuntimePlugin(load_manifest(directory), env=driver_env)
     pack = load_pack(str(REPO / "scenarios" / "artifacts"))
     chosen = [item for item in select([pack], Selection()) if item.scenario.name == "artifact_guard"]
     started = time.monotonic()
     report = run_selftest(
-        LoadedPlugin(name="misbehaving-crash", source="test", plugin=plugin),
+        dataclasses.replace(described, plugin=plugin),
         chosen,
         SelftestOptions(out_root=tmp_path, lock_dir=tmp_path / "locks"),
     )
@@ -136,14 +142,16 @@ def test_the_image_is_built_from_the_manifests_dockerfile_and_requirements(
         (directory / name).parent.mkdir(parents=True, exist_ok=True)
         (directory / name).write_text(text)
     images = prepare_images(docker_client, load_manifest(directory), DriverSettings.from_env(driver_env))
+    tag = runtime_image_tag("Alt-Runtime")
     try:
-        assert images.runtime == runtime_image_tag("Alt-Runtime")
-        assert images.runtime.startswith("windtunnel/runtime-alt-runtime-")
+        assert tag.startswith("windtunnel/runtime-alt-runtime-")
+        # Containers start from the image id the build produced (a shared engine may move the tag meanwhile).
+        assert images.runtime == docker_client.images.get(tag).id and images.runtime.startswith("sha256:")
         output = docker_client.containers.run(images.runtime, remove=True, network_mode="none")
         assert bytes(output).decode().strip() == '{"a":2,"b":1}'
     finally:
         with contextlib.suppress(NotFound):
-            docker_client.images.remove(images.runtime, force=True)
+            docker_client.images.remove(tag, force=True)
 
 
 def test_building_the_plugin_sweeps_dead_runs_and_spares_live_ones(
@@ -164,7 +172,9 @@ def test_building_the_plugin_sweeps_dead_runs_and_spares_live_ones(
     live = create_run_network(docker_client, live_run, session=run_label)
     try:
         with caplog.at_level(logging.WARNING, logger="windtunnel._drivers.plugin"):
-            runtime = ContainerRuntimePlugin(RUNTIMES / "two_routes", env=driver_env).build("t", "t", None)
+            runtime = ContainerRuntimePlugin(load_manifest(RUNTIMES / "two_routes"), env=driver_env).build(
+                "t", "t", None
+            )
         runtime.close()
         assert labelled(docker_client, RUN_LABEL, dead_run) == ([], [])
         assert [n.name for n in labelled(docker_client, RUN_LABEL, live_run)[1]] == [live.name]

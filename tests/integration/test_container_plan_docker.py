@@ -15,6 +15,7 @@ from windtunnel._drivers.plugin import ContainerRuntimePlugin
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.container_plan import container_plan
 from windtunnel._pipeline.container_plan_model import ServicePlan
+from windtunnel._runtimes.manifest import load_manifest
 from windtunnel.spi import AgentConfig
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -48,7 +49,8 @@ def test_the_docker_executor_starts_what_the_plan_describes(
     config = CertifyConfig.from_settings(load_settings(cwd=REPO), runtimes=(), out_dir=tmp_path)
     (stack,) = container_plan(config, base_image=base_image).stacks
     plugin = ContainerRuntimePlugin(
-        name="reference", env={"WT_BASE_IMAGE": base_image, "WT_SESSION_LABEL": run_label}
+        load_manifest(REPO / "runtimes" / "reference"),
+        env={"WT_BASE_IMAGE": base_image, "WT_SESSION_LABEL": run_label},
     )
     runtime = plugin.build("reference", run_label, None)
     try:

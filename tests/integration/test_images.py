@@ -16,12 +16,12 @@ import pytest
 from docker.errors import NotFound
 from docker.models.networks import Network
 
+from windtunnel._config import WINDTUNNEL_DOCKERFILE
 from windtunnel._drivers.base_image import ORIGIN_LABEL, bootstrap_tag, ensure_base_image, probe_python
 from windtunnel._drivers.cleanup import labelled, remove_run, sweep_leftovers
 from windtunnel._drivers.images import (
     CONTENT_HASH_LABEL,
     IMAGE_KIND_LABEL,
-    WINDTUNNEL_DOCKERFILE,
     WINDTUNNEL_SOURCES,
     BuiltImage,
     ImageBuildError,
@@ -30,6 +30,7 @@ from windtunnel._drivers.images import (
     build_windtunnel_image,
 )
 from windtunnel._drivers.network import RUN_LABEL, create_run_network, run_labels, start_netns_holder
+from windtunnel._runtimes.manifest import load_manifest
 
 pytestmark = pytest.mark.docker
 
@@ -201,6 +202,51 @@ def test_a_runtime_directory_builds_with_its_requirements_as_wheels(
         assert again.id == built.id
     finally:
         _remove_image(docker_client, built)
+
+
+def test_a_runtime_image_is_rebuilt_when_a_local_package_changes_and_reused_when_not(
+    docker_client: docker.DockerClient, base_image: str, run_label: str, tmp_path: Path
+) -> None:
+    # A copy of the reference runtime with the library and the shared Dockerfile at their relative places.
+    for entry in ("runtimes/reference", "packages/windtunnel-inject", "containers/python-runtime.Dockerfile"):
+        source, target = REPO / entry, tmp_path / entry
+        if source.is_dir():
+            ignored = shutil.ignore_patterns("__pycache__", "*.egg-info", "poison")
+            shutil.copytree(source, target, ignore=ignored)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    manifest = load_manifest(tmp_path / "runtimes" / "reference")
+    tag = f"windtunnel/test-runtime-package:{run_label}"
+    built: list[BuiltImage] = []
+
+    def build() -> BuiltImage:
+        built.append(
+            build_runtime_image(
+                docker_client,
+                tmp_path / "runtimes" / "reference",
+                base_image=base_image,
+                tag=tag,
+                dockerfile=manifest.dockerfile,
+                requirements=manifest.requirements,
+                packages=manifest.packages,
+                build_args=manifest.build_args,
+            )
+        )
+        return built[-1]
+
+    try:
+        first = build()
+        assert build().reused
+        module = tmp_path / "packages/windtunnel-inject/src/windtunnel_inject/_app.py"
+        module.write_text(module.read_text() + "# edited: a new build must carry this line\n")
+        edited = build()
+        assert not edited.reused and edited.content_hash != first.content_hash
+        check = "import inspect, windtunnel_inject._app as m; print('# edited' in inspect.getsource(m))"
+        assert _run(docker_client, edited.id, ["/opt/venv/bin/python", "-c", check], {}, "none") == "True"
+    finally:
+        for image in built:
+            _remove_image(docker_client, image)
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ import pytest
 from windtunnel._drivers.plugin import ContainerRuntimePlugin
 from windtunnel._packs.loader import load_pack
 from windtunnel._runner.output import RunWriter
+from windtunnel._runtimes.manifest import load_manifest
 from windtunnel._selftest.engine import run_case
 from windtunnel._selftest.verdicts import Verdict
 from windtunnel.api import ReferenceCase, ReferenceDecision, ReferenceToolCall
@@ -131,7 +132,9 @@ def test_in_memory_selftest_is_unsupported(stack_env: dict[str, str]) -> None:
 def misbehaving(stack_env: dict[str, str], request: pytest.FixtureRequest) -> Iterator[Any]:
     mode, timeout = request.param
     env = {**stack_env, "WT_INJECT_TIMEOUT_S": str(timeout)}
-    runtime = ContainerRuntimePlugin(MISBEHAVING / mode, env=env).build("misbehaving", "test", None)
+    runtime = ContainerRuntimePlugin(load_manifest(MISBEHAVING / mode), env=env).build(
+        "misbehaving", "test", None
+    )
     yield runtime
     runtime.close()
 
@@ -190,7 +193,7 @@ def test_runtime_killed_mid_turn_is_error(misbehaving: Any, tmp_path: Path) -> N
 
 @pytest.fixture(scope="module")
 def reference_runtime(stack_env: dict[str, str]) -> Iterator[Any]:
-    runtime = ContainerRuntimePlugin(REPO / "runtimes" / "reference", env=stack_env).build(
+    runtime = ContainerRuntimePlugin(load_manifest(REPO / "runtimes" / "reference"), env=stack_env).build(
         "reference", "t", None
     )
     yield runtime

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from windtunnel._mcp.client import call_tool, list_tools
 from windtunnel._mcp.http_handle import HttpMCPHandle
@@ -50,12 +52,13 @@ async def _session(url: str, mode: str) -> tuple[list[Any], list[Any]]:
     """One SDK client session: list the tools, then a good call, an unknown tool and bad arguments."""
     async with Client(url, mode=mode, cache=None) as client:
         tools = (await client.list_tools()).tools
-        results = [
-            await client.call_tool("issue_refund", REFUND),
-            await client.call_tool("refund_everything", {"order_id": "A-1042"}),
-            await client.call_tool("issue_refund", {"order_id": "A-1042", "amount": -3}),
-        ]
-    return tools, results
+        good = await client.call_tool("issue_refund", REFUND)
+        try:
+            unknown: Any = await client.call_tool("refund_everything", {"order_id": "A-1042"})
+        except MCPError as exc:  # the spec's answer to an unknown tool: JSON-RPC -32602
+            unknown = exc
+        bad = await client.call_tool("issue_refund", {"order_id": "A-1042", "amount": -3})
+    return tools, [good, unknown, bad]
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -72,7 +75,8 @@ def test_the_sdk_client_lists_calls_and_every_call_is_recorded(
     assert not good.is_error
     assert good.structured_content == {"refund_id": "R-001", **REFUND}
     assert json.loads(good.content[0].text) == good.structured_content
-    assert unknown.is_error and "unknown tool 'refund_everything'" in unknown.content[0].text
+    assert isinstance(unknown, MCPError) and unknown.code == -32602
+    assert "unknown tool 'refund_everything'" in unknown.message
     assert bad.is_error and "bad arguments for 'issue_refund'" in bad.content[0].text
 
     calls = billing.calls()
@@ -187,7 +191,16 @@ def _free_port() -> int:
 def served(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], HttpMCPHandle]]:
     port = _free_port()
     argv = [sys.executable, "-m", "windtunnel._cli.main", "mcp", "serve", "--pack", str(SUPPORT_DESK)]
-    argv += ["--server", "billing", "--host", "127.0.0.1", "--port", str(port)]
+    argv += [
+        "--server",
+        "billing",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--allow-host",
+        "mock-billing",
+    ]
     log = (tmp_path / "serve.log").open("wb")
     process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path, env=dict(os.environ))
     handle = HttpMCPHandle("billing", f"http://127.0.0.1:{port}/mcp")
@@ -219,3 +232,23 @@ def test_wt_mcp_serve_serves_one_server_of_the_pack(
     assert process.wait(timeout=20) == -signal.SIGTERM
     out = (tmp_path / "serve.log").read_text()
     assert f"serving MCP mock 'billing' of pack 'support_desk' at {handle.url}" in out
+
+
+@pytest.mark.slow
+def test_wt_mcp_serve_answers_only_to_the_names_it_was_given(
+    served: tuple[subprocess.Popen[bytes], HttpMCPHandle],
+) -> None:
+    _, handle = served
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "issue_refund", "arguments": REFUND},
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    with httpx.Client(timeout=10) as client:
+        refused = client.post(handle.url, json=body, headers={**accept, "Host": "evil.example.com"})
+        foreign = client.post(handle.url, json=body, headers={**accept, "Origin": "http://evil.example.com"})
+        allowed = client.post(handle.url, json=body, headers={**accept, "Host": "mock-billing:8000"})
+    assert (refused.status_code, foreign.status_code, allowed.status_code) == (421, 403, 200)
+    assert [call["arguments"] for call in handle.calls()] == [REFUND]  # only the allowed one

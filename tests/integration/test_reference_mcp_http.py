@@ -24,6 +24,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from windtunnel_inject import McpServer
 
 from tests.integration.reference_standins import runtime_module
 from windtunnel._net.server_thread import ServerThread
@@ -74,9 +75,7 @@ def third_party(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 def _toolbox(url: str) -> Any:
-    tools = runtime_module("tools")
-    settings = runtime_module("settings")
-    return tools, settings.McpServerRef("third-party", url)
+    return runtime_module("tools"), McpServer("third-party", url)
 
 
 async def _with_toolbox(url: str, work: Any) -> Any:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from windtunnel_inject import SettingsError
 
 from tests.integration.reference_standins import (
     REFUND_ARGS,
@@ -124,7 +125,7 @@ def test_fault_break_session_affinity_mixes_sessions(stack: Stack) -> None:
 
 def test_an_unknown_fault_is_refused_by_name() -> None:
     settings = runtime_module("settings")
-    with pytest.raises(settings.SettingsError, match="WT_FAULT='drop_tables' is not a known fault"):
+    with pytest.raises(SettingsError, match="WT_FAULT='drop_tables' is not a known fault"):
         settings.Settings.from_env({"WT_MODEL_BASE_URL": "http://127.0.0.1:9/v1", "WT_FAULT": "drop_tables"})
 
 

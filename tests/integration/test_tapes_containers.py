@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -31,6 +31,7 @@ from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.plan import PLAN, execute
 from windtunnel._pipeline.publish import tape_index
+from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel._tapes.containers import RuntimeImages
 from windtunnel._tapes.lifecycle import find_tapes
 from windtunnel._tapes.model import Tape
@@ -64,7 +65,7 @@ def images_of(env: dict[str, str]) -> Callable[[str], RuntimeImages]:
 
     def of(runtime: str) -> RuntimeImages:
         if runtime not in built:
-            built[runtime] = runtime_images(runtime, env)
+            built[runtime] = runtime_images(resolve_runtime(runtime, load_settings(REPO)), env)
         return built[runtime]
 
     return of
@@ -166,10 +167,22 @@ def test_a_poison_tape_fails_with_the_mismatch_diff_and_the_rerecord_command(
     assert result.gateway is not None and result.gateway["consumed"] == 0
 
 
+def unscripted(path: Path, into: Path) -> Path:
+    """A copy of a committed tape without the scripted mark: the age limit applies to it, as to a live one."""
+    header, *rest = path.read_text().splitlines(keepends=True)
+    data = json.loads(header)
+    data["lineage"]["scripted"] = False
+    copy = into / "live" / "support_desk.refund_damaged_item.reference.jsonl"
+    copy.parent.mkdir()
+    copy.write_text(json.dumps(data, separators=(",", ":")) + "\n" + "".join(rest))
+    return copy
+
+
 def test_an_exhausted_tape_fails_with_recorded_and_requested_counts(
     images: RuntimeImages, pack: Pack, committed: Path, tmp_path: Path
 ) -> None:
-    lines = committed.read_text(encoding="utf-8").splitlines(keepends=True)
+    # Unscripted first: a scripted tape one answer short fails its claim before any replay (below).
+    lines = unscripted(committed, tmp_path).read_text(encoding="utf-8").splitlines(keepends=True)
     short = tmp_path / "short.jsonl"
     short.write_text("".join(lines[:-1]), encoding="utf-8")
     result = replay(images, pack, short, tmp_path)
@@ -179,19 +192,25 @@ def test_an_exhausted_tape_fails_with_recorded_and_requested_counts(
     assert "all 2 recorded interaction(s) were served" in text and "recorded 2, requested 3" in text
     assert RERECORD in text
     assert result.gateway is not None and result.gateway["consumed"] == 2
+    scripted_short = tmp_path / "scripted-short.jsonl"
+    scripted_short.write_text("".join(committed.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]))
+    claimed = replay(images, pack, scripted_short, tmp_path)
+    assert claimed.result is None and "is marked scripted" in claimed.problems[0]
 
 
 def test_a_stale_tape_fails_certification_and_only_warns_in_development(
     images: RuntimeImages, pack: Pack, committed: Path, tmp_path: Path
 ) -> None:
-    later = load_tape(committed).oldest + timedelta(days=31)
-    certified = replay(images, pack, committed, tmp_path, clock=lambda: later)
+    live = unscripted(committed, tmp_path)
+    later = load_tape(live).oldest + timedelta(days=31)
+    assert not replay(images, pack, committed, tmp_path, clock=lambda: later).problems  # scripted: no limit
+    certified = replay(images, pack, live, tmp_path, clock=lambda: later)
     assert not certified.ok
     assert certified.problems[0].startswith("TapeStale: tape ")
     assert "31.0 days ago; the limit is 30 days" in certified.problems[0]
     assert certified.result is None  # a stale tape certifies nothing, so it is not replayed
     assert RERECORD in certified.detail()
-    developing = replay(images, pack, committed, tmp_path, clock=lambda: later, certification=False)
+    developing = replay(images, pack, live, tmp_path, clock=lambda: later, certification=False)
     assert developing.ok, developing.detail()
     assert "is stale" in developing.warnings[0] and "warning: TapeStale" in developing.detail()
 
@@ -254,15 +273,17 @@ def test_wt_tapes_record_promotes_a_passing_run_and_its_tape_replays(
 def test_the_certify_pipeline_replays_the_committed_tapes_and_indexes_them(
     env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # In process, with the pipeline's injectable clock pinned to a day after the oldest committed tape: this
-    # test is about replaying and indexing, not about today's date. Build, then the tapes stage.
+    # In process, with the pipeline's injectable clock set to 2027-02-01, over a month after the committed
+    # tapes were recorded: they are scripted, so they do not go stale (docs/tapes.md), and CI does not turn
+    # red on a date. Build, then the tapes stage.
     for name in ("WT_BASE_IMAGE", "WT_SESSION_LABEL"):
         monkeypatch.setenv(name, env[name])
     committed = sorted(REPO.glob("scenarios/*/tapes/reference/*.jsonl"))
-    oldest = min(load_tape(path).oldest for path in committed)
+    later = datetime(2027, 2, 1, tzinfo=UTC)
+    assert all(later - load_tape(path).oldest > timedelta(days=30) for path in committed)
     settings = load_settings(cwd=REPO)
     config = CertifyConfig.from_settings(settings, runtimes=("reference",), out_dir=tmp_path / "bundle")
-    config = dataclasses.replace(config, clock=lambda: oldest + timedelta(days=1))
+    config = dataclasses.replace(config, clock=lambda: later)
     plan = tuple(step for step in PLAN if step.stage in (Stage.BUILD, Stage.TAPES))
     outcome = execute(plan, config, DockerExecutor())
     tapes = {check.id: check for check in outcome.checks if check.stage is Stage.TAPES}
@@ -276,3 +297,4 @@ def test_the_certify_pipeline_replays_the_committed_tapes_and_indexes_them(
     assert names == sorted(tape_stem(path) for path in committed)
     for entry in index["tapes"]:
         assert entry["interactions"] >= 2 and len(entry["sha256"]) == 64 and entry["recorded_at"]
+        assert entry["scripted"] is True and not entry["path"].startswith("/")

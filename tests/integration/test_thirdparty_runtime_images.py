@@ -1,7 +1,7 @@
 """The third-party runtimes' images for real: built offline from their Dockerfiles, run, and driven over Contract C.
 
-Each image is built by `build_runtime_image` (a wheelhouse of its requirements.txt, no network in the
-build) and started with the host's network namespace, listening on 127.0.0.1 only, so it reaches the real
+Each image is built as its runtime.toml says (the shared Python runtime Dockerfile, a wheelhouse of its
+requirements.txt and the windtunnel-inject library, no network in the build) and started with the host's network namespace, listening on 127.0.0.1 only, so it reaches the real
 gateway (script mode) and the support_desk mocks this test serves on loopback. The certification network
 (no route out) is the conformance suite's business; this proves the images themselves work.
 """
@@ -19,13 +19,14 @@ import httpx
 import pytest
 from docker.models.containers import Container
 
-from windtunnel._drivers.images import build_runtime_image
+from windtunnel._drivers.plugin import build_manifest_image
 from windtunnel._gateway.app import create_app as create_gateway
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._gateway.script import ScriptMode
 from windtunnel._mcp.loopback import LoopbackMCP, start_loopback, stop_loopback
 from windtunnel._net.server_thread import ServerThread
 from windtunnel._packs.loader import load_pack
+from windtunnel._runtimes.manifest import load_manifest
 from windtunnel._scenario.model import Scenario
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -88,7 +89,9 @@ def test_the_image_builds_offline_and_serves_the_golden_refund(
     mocks: list[LoopbackMCP],
     scenario: Scenario,
 ) -> None:
-    image = build_runtime_image(docker_client, REPO / "runtimes" / name, base_image=base_image)
+    image = build_manifest_image(
+        docker_client, load_manifest(REPO / "runtimes" / name), base_image=base_image
+    )
     port = _free_port()
     env = {
         "WT_MODEL_BASE_URL": f"{gateway.base_url}/v1",

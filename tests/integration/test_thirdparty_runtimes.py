@@ -1,11 +1,12 @@
 """Third-party runtimes (runtimes/openai-agents, runtimes/pydantic-ai) over Contract C, against the real stack.
 
-Each runtime's Starlette app is served in-process by uvicorn on 127.0.0.1 and wired, through its WT_*
-settings, to the real model gateway in script mode and the support_desk pack's MCP mocks on loopback.
+Each runtime's agent loop is served in-process by windtunnel_inject's Contract C server (uvicorn on
+127.0.0.1) and wired, through its WT_* settings, to the real model gateway in script mode and the
+support_desk pack's MCP mocks on loopback.
 Nothing here stands in for the SDKs: their own agent loops, chat-completions clients and MCP clients run.
 
 The SDKs are not in the shared dev venv: `nox -s runtimes` runs this module once per runtime, in a venv
-holding that runtime's requirements.txt plus `-e .[test]`, with WT_THIRDPARTY_RUNTIME naming it; then a
+holding that runtime's requirements.txt plus `-e .[test]` and the library, with WT_THIRDPARTY_RUNTIME naming it; then a
 missing SDK is an error, not a skip. Elsewhere a runtime whose SDK is missing is skipped (the `tests`
 session leaves the module out; the conformance suite runs these runtimes in containers).
 """
@@ -32,6 +33,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from windtunnel_inject import Settings
+from windtunnel_inject import create_app as inject_app
 
 from windtunnel._gateway.app import create_app as create_gateway
 from windtunnel._gateway.client import GatewayClient
@@ -52,11 +55,12 @@ class Wrapped:
     name: str  # the directory under runtimes/
     sdk: str  # the SDK's import name
     package: str  # the runtime's own package
+    loop: str  # its agent loop class, in <package>.agent, which windtunnel_inject serves
 
 
 ALL_WRAPPED = (
-    Wrapped("openai-agents", "agents", "oa_runtime"),
-    Wrapped("pydantic-ai", "pydantic_ai", "pai_runtime"),
+    Wrapped("openai-agents", "agents", "oa_runtime", "OpenAIAgentsLoop"),
+    Wrapped("pydantic-ai", "pydantic_ai", "pai_runtime", "PydanticAILoop"),
 )
 # WT_THIRDPARTY_RUNTIME is read here, at collection, on purpose: it chooses which tests exist.
 REQUESTED = os.environ.get("WT_THIRDPARTY_RUNTIME", "")
@@ -122,10 +126,7 @@ def mocks() -> Iterator[list[LoopbackMCP]]:
 @pytest.fixture(params=WRAPPED, ids=[wrapped.name for wrapped in WRAPPED])
 def stack(request: pytest.FixtureRequest, gateway_url: str, mocks: list[LoopbackMCP]) -> Iterator[Stack]:
     wrapped: Wrapped = request.param
-    settings_type, create_app = (
-        runtime_module(wrapped, "settings").Settings,
-        runtime_module(wrapped, "app").create_app,
-    )
+    loop_type = getattr(runtime_module(wrapped, "agent"), wrapped.loop)
     gateway = GatewayClient(gateway_url)
     gateway.clear_script()
     gateway.clear_log()
@@ -142,8 +143,8 @@ def stack(request: pytest.FixtureRequest, gateway_url: str, mocks: list[Loopback
             "WT_MCP_SERVERS": json.dumps(servers),
             "WT_SYSTEM_PROMPT": SYSTEM_PROMPT,
         }
-        settings = settings_type.from_env({**base, **env})
-        started.append(ServerThread(create_app(settings), name=f"wt-test-{wrapped.name}").start())
+        app = inject_app(loop_type(Settings.from_env({**base, **env})), name=wrapped.name)
+        started.append(ServerThread(app, name=f"wt-test-{wrapped.name}").start())
         clients.append(httpx.Client(base_url=started[-1].url, timeout=30))
         return clients[-1]
 

@@ -1,11 +1,14 @@
 """Small real steps and a real executor with no containers, for the stage plan's unit tests.
 
 The steps are ordinary `Step`s: they record checks and write evidence into a real bundle directory the
-way the stages do; the executor is an ordinary `Executor` whose leftovers are given.
+way the stages do; the build step opens each runtime in the real runtime lifecycle, with a plugin that
+builds a `Closable` in place of the resolved one (so the reference control needs no Docker here); the
+executor is an ordinary `Executor` whose leftovers are given.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +17,7 @@ from windtunnel._bundle.models import CheckRecord, CheckStatus, Stage
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.plan import Step
+from windtunnel._runner.lifecycle import open_runtime
 
 REPO = Path(__file__).resolve().parents[2]
 OTHER = "in_memory"
@@ -49,6 +53,14 @@ class Closable:
             raise OSError("close failed")
 
 
+@dataclass
+class ClosablePlugin:
+    raises: bool = False
+
+    def build(self, runtime_name: str, label: str, soul_path: Path | None) -> Closable:
+        return Closable(raises=self.raises)
+
+
 def config(tmp_path: Path, *, fail_fast: bool = False, runtimes: Sequence[str] = (OTHER,)) -> CertifyConfig:
     return CertifyConfig(
         runtimes=tuple(runtimes),
@@ -57,12 +69,18 @@ def config(tmp_path: Path, *, fail_fast: bool = False, runtimes: Sequence[str] =
         out_dir=tmp_path / "out",
         suite_dir=REPO / "conformance",
         fail_fast=fail_fast,
+        lock_dir=tmp_path / "locks",
     )
 
 
 def build(built: dict[str, Closable] | None = None, *, raises: bool = False) -> Step:
     def run(ctx: StageContext) -> list[CheckRecord]:
-        ctx.run.runtime = Closable(raises=raises)
+        assert ctx.run.description is not None  # execute() resolved it
+        described = dataclasses.replace(ctx.run.description, plugin=ClosablePlugin(raises=raises))
+        opened = ctx.run.lifecycle.enter_context(
+            open_runtime(described, lock_dir=ctx.config.lock_dir, on_problem=ctx.run.record_problem)
+        )
+        ctx.run.runtime = opened.runtime
         if built is not None:
             built[ctx.run.name] = ctx.run.runtime
         return [ctx.check("images", CheckStatus.PASSED, "built", evidence=[ctx.write_evidence("build", {})])]

@@ -107,6 +107,18 @@ SPI = [
     "RuntimePlugin",
     "SamplingConfig",
     "StateProbe",
+    "ClosableRuntime",
+    "ContainerListingRuntime",
+    "EgressProbingRuntime",
+    "EgressReport",
+    "ImageDigestsRuntime",
+    "KillableHandle",
+    "StateProbingRuntime",
+    "ToolListingMCPHandle",
+    "LockKeyPlugin",
+    "ModelLabelPlugin",
+    "PostRunPlugin",
+    "PreRunPlugin",
     "container_plugin",
 ]
 ERRORS = [

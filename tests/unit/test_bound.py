@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from windtunnel_inject import create_app as inject_app
 
 from windtunnel._conformance.kit import check_by_id, run_check
 from windtunnel._conformance.model import CheckStatus
 from windtunnel._conformance.subject import Subject, kit_pack
 from windtunnel._drivers.bound import BoundMock, BoundReferenceRuntime, BoundStack, load_bound_stacks
-from windtunnel._drivers.manifest import load_manifest
 from windtunnel._gateway.app import create_app
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._gateway.script import ScriptMode
@@ -30,6 +30,7 @@ from windtunnel._pipeline.container_plan import (
     profile_key,
     runtime_env,
 )
+from windtunnel._runtimes.manifest import load_manifest
 from windtunnel.api import ReferenceCase, ReferenceDecision
 from windtunnel.errors import ConfigFileError, HarnessError
 from windtunnel.spi.agent_runtime import AgentConfig
@@ -62,7 +63,9 @@ def bound() -> Iterator[tuple[BoundReferenceRuntime, GatewayClient]]:
         settings = _reference_agent("settings").Settings.from_env(
             {**env, "WT_MODEL_BASE_URL": f"{gateway.url}/v1"}
         )
-        server = ServerThread(_reference_agent("app").create_app(settings)).start()
+        server = ServerThread(
+            inject_app(_reference_agent("loop").ReferenceLoop(settings), name="reference")
+        ).start()
         servers.append(server)
         runtimes[profile_key(env)] = server.url
     stack = BoundStack(

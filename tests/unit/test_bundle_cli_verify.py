@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import pytest
 
 from tests.unit.test_bundle_samples import sample_checks, write_sample
 from windtunnel._bundle import Signer, seal_bundle
+from windtunnel._bundle.keys import fingerprint_of, keyid_of, load_public_key
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -97,3 +99,61 @@ def test_usage_errors_exit_2(sealed: Path, tmp_path: Path, case: str) -> None:
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.startswith("wt: error:")
     assert "Traceback" not in done.stderr
+
+
+def pinned(key: Path) -> str:
+    return fingerprint_of(keyid_of(load_public_key(key.read_bytes())))
+
+
+def test_the_pinned_fingerprint_verifies_without_a_warning(sealed: Path) -> None:
+    fingerprint = pinned(sealed / "keys/signer.pub.pem")
+    for bundle in (sealed, sealed.with_name("out.tar.gz")):
+        done = wt(str(bundle), "--key-fingerprint", fingerprint)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert (
+            f"signed by key {fingerprint}" in done.stdout and "came from the bundle itself" not in done.stdout
+        )
+
+
+def test_a_base64_fingerprint_pins_the_same_key(sealed: Path) -> None:
+    keyid = pinned(sealed / "keys/signer.pub.pem").removeprefix("SHA256:")
+    b64 = base64.b64encode(bytes.fromhex(keyid)).decode().rstrip("=")
+    assert wt(str(sealed), "--key-fingerprint", f"SHA256:{b64}").returncode == 0
+
+
+def test_a_bundle_resigned_with_another_key_fails_the_pin(sealed: Path) -> None:
+    fingerprint = pinned(sealed / "keys/signer.pub.pem")
+    (sealed / "report.html").write_text("forged")
+    seal_bundle(sealed, signer=Signer.ephemeral())  # the forger re-seals: a new key in keys/signer.pub.pem
+    assert wt(str(sealed), "--key", str(sealed / "keys/signer.pub.pem")).returncode == 0  # self-consistent
+    done = wt(str(sealed), "--key-fingerprint", fingerprint, "--format", "json")
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["check"] == "key.pinned" and "another key signed it" in report["reason"]
+
+
+def test_the_bundles_own_key_warns_that_it_proves_integrity_only(sealed: Path, tmp_path: Path) -> None:
+    own = wt(str(sealed), "--key", str(sealed / "keys/signer.pub.pem"))
+    assert own.returncode == 0 and "warning: the key came from the bundle itself" in own.stdout
+    assert "--key-fingerprint SHA256:" in own.stdout
+    archive = wt(str(sealed.with_name("out.tar.gz")), "--key", str(sealed / "keys/signer.pub.pem"))
+    assert "warning: the key came from the bundle itself" in archive.stdout
+    store = tmp_path / "store.pub.pem"
+    store.write_bytes((sealed / "keys/signer.pub.pem").read_bytes())
+    theirs = wt(str(sealed), "--key", str(store), "--format", "json")
+    assert theirs.returncode == 0 and json.loads(theirs.stdout)["warnings"] == []
+
+
+@pytest.mark.parametrize(
+    "value", ["SHA256:xyz", "MD5:" + "ab" * 16, "ab" * 32, "SHA256:" + "ab" * 31, "", "SHA256:" + "A" * 60]
+)
+def test_a_malformed_fingerprint_is_a_usage_error(sealed: Path, value: str) -> None:
+    done = wt(str(sealed), "--key-fingerprint", value)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("wt: error: --key-fingerprint") and "Traceback" not in done.stderr
+
+
+def test_key_and_fingerprint_together_are_refused(sealed: Path) -> None:
+    key = sealed / "keys/signer.pub.pem"
+    done = wt(str(sealed), "--key", str(key), "--key-fingerprint", pinned(key))
+    assert done.returncode == 2 and "not allowed with argument" in done.stderr

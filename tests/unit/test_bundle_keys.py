@@ -12,7 +12,16 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from windtunnel._bundle.errors import SigningKeyError
-from windtunnel._bundle.keys import KeyOrigin, Signer, load_public_key, load_signer, signature_valid
+from windtunnel._bundle.keys import (
+    KeyOrigin,
+    Signer,
+    fingerprint_of,
+    keyid_of,
+    load_public_key,
+    load_signer,
+    parse_fingerprint,
+    signature_valid,
+)
 from windtunnel.errors import UsageError
 
 
@@ -136,3 +145,14 @@ def test_public_keys_must_be_p256_pem() -> None:
     )
     with pytest.raises(SigningKeyError, match="expected an ECDSA P-256 public key"):
         load_public_key(rsa_pub)
+
+
+def test_the_test_fixture_signer_has_the_fingerprint_nox_pins() -> None:
+    """noxfile.py's certify session pins this fingerprint; it must stay the fixture key's."""
+    repo = Path(__file__).resolve().parents[2]
+    public = load_public_key((repo / "tests/fixtures/keys/test-signer.pub.pem").read_bytes())
+    private = load_signer(key_path=repo / "tests/fixtures/keys/test-signer.pem")
+    fingerprint = fingerprint_of(keyid_of(public))
+    assert private.keyid == keyid_of(public)
+    assert f'TEST_SIGNER_FINGERPRINT = "{fingerprint}"' in (repo / "noxfile.py").read_text()
+    assert parse_fingerprint(fingerprint) == keyid_of(public)

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from windtunnel._bundle.archive import write_archive
+from windtunnel._pipeline.outdir import MARKER, prepare_out_dir
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -46,17 +49,33 @@ def test_a_non_bundle_out_directory_is_refused_with_exit_2(tmp_path: Path) -> No
     (tmp_path / "out" / "keep.txt").write_text("mine")
     done = wt(tmp_path, "--out", "out")
     assert done.returncode == 2, done.stderr
-    assert "is not empty and holds no earlier bundle" in done.stderr and "how to fix" in done.stderr
+    assert "is not empty and holds no Wind Tunnel bundle" in done.stderr and "how to fix" in done.stderr
     assert (tmp_path / "out" / "keep.txt").read_text() == "mine" and not stages_ran(done)
 
 
-def earlier_bundle(tmp_path: Path) -> tuple[Path, Path]:
+def test_a_users_files_with_a_run_json_survive_byte_for_byte(tmp_path: Path) -> None:
     out = tmp_path / "out"
+    (out / "sub").mkdir(parents=True)
+    files = {"run.json": b'{"mine": true}', "notes.txt": b"\x00\xffnotes", "sub/data.csv": b"a,b\n1,2\n"}
+    for name, data in files.items():
+        (out / name).write_bytes(data)
+    (tmp_path / "out.tar.gz").write_bytes(b"my own archive")
+    done = wt(tmp_path, "--out", "out")
+    assert done.returncode == 2, done.stderr
+    assert "holds no Wind Tunnel bundle" in done.stderr and "Traceback" not in done.stderr
+    assert not stages_ran(done)
+    assert {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()} == files
+    assert (tmp_path / "out.tar.gz").read_bytes() == b"my own archive"
+
+
+def earlier_bundle(tmp_path: Path) -> tuple[Path, Path]:
+    """An unsealed bundle a killed run left (marker, run.json, an attestation) and a Wind Tunnel archive."""
+    out = tmp_path / "out"
+    prepare_out_dir(out)
     (out / "attestations").mkdir(parents=True)
     (out / "run.json").write_text("{}")
     (out / "attestations" / "certification.intoto.jsonl").write_text("{}\n")
-    archive = tmp_path / "out.tar.gz"
-    archive.write_bytes(b"old")
+    archive = write_archive(out, tmp_path / "out.tar.gz")
     return out, archive
 
 
@@ -66,7 +85,7 @@ def test_a_bad_key_file_stops_before_any_stage_and_the_earlier_bundle_is_gone(tm
     done = wt(tmp_path, "--out", "out", "--key", "key.pem")
     assert done.returncode == 2, done.stderr
     assert "key.pem" in done.stderr and "Traceback" not in done.stderr and not stages_ran(done)
-    assert not archive.exists() and list(out.iterdir()) == []
+    assert not archive.exists() and [p.name for p in out.iterdir()] == [MARKER]
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,19 @@ import sys
 
 import pytest
 
-VERBS = ("run", "selftest", "prove", "doctor", "certify", "verify", "tapes", "gateway", "mcp", "images")
+VERBS = (
+    "run",
+    "selftest",
+    "prove",
+    "doctor",
+    "certify",
+    "verify",
+    "report",
+    "tapes",
+    "gateway",
+    "mcp",
+    "images",
+)
 
 
 def wt(*args: str) -> subprocess.CompletedProcess[str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from windtunnel_inject import create_app as inject_app
 
 from windtunnel._config import LATEST_REQUIREMENT_SET
 from windtunnel._conformance.checks_config import kit_configs
@@ -19,8 +20,8 @@ from windtunnel._conformance.kit import CHECK_IDS, check_by_id, run_check
 from windtunnel._conformance.model import CheckStatus
 from windtunnel._conformance.subject import Subject, kit_pack
 from windtunnel._conformance.suite import Suite
+from windtunnel._conversation.model import DiffKind
 from windtunnel._drivers.bound import BoundMock, BoundReferenceRuntime, BoundStack
-from windtunnel._drivers.manifest import load_manifest
 from windtunnel._gateway.app import create_app
 from windtunnel._gateway.script import ScriptMode
 from windtunnel._mcp.loopback import start_loopback, stop_loopback
@@ -32,6 +33,7 @@ from windtunnel._pipeline.container_plan import (
     profile_key,
     runtime_env,
 )
+from windtunnel._runtimes.manifest import load_manifest
 from windtunnel.spi.agent_runtime import AgentConfig
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,7 +78,9 @@ class _Stack:
                 env = runtime_env(manifest, config, mcps, GATEWAY_URL_FOR_AGENTS)
                 local = {**env, "WT_MODEL_BASE_URL": f"{self.gateway.url}/v1", "WT_FAULT": fault or ""}
                 settings = _reference_agent("settings").Settings.from_env(local)
-                server = ServerThread(_reference_agent("app").create_app(settings)).start()
+                server = ServerThread(
+                    inject_app(_reference_agent("loop").ReferenceLoop(settings), name="reference")
+                ).start()
                 self.servers.append(server)
                 runtimes[profile_key(env)] = server.url
         stack = BoundStack(
@@ -158,3 +162,44 @@ def test_each_poison_passes_the_other_checks(
         other: detail for other, (status, detail) in statuses.items() if status is not CheckStatus.SUCCESS
     }
     assert not wrong, wrong
+
+
+def _result(runtime: BoundReferenceRuntime, check: str) -> Any:
+    return run_check(check_by_id(check), Subject(name="reference", runtime=runtime))
+
+
+def test_a_check_records_its_sessions_conversations_with_the_views_aligned(
+    stacks: Callable[[str | None], BoundReferenceRuntime],
+) -> None:
+    result = _result(stacks(None), "tool_call_ids")
+    (conversation,) = result.conversations
+    assert conversation.title.startswith("tool_call_ids: session ") and conversation.source == "session"
+    assert conversation.disagreements == []
+    (turn,) = conversation.turns
+    assert turn.user == "Read alpha and echo, then store beta." and len(turn.model_calls) == 3
+    assert [r.model.name if r.model else None for r in turn.tool_calls] == ["lookup", "echo", "store"]
+    assert all(r.mock is not None and r.runtime is not None for r in turn.tool_calls)
+    assert (
+        turn.tool_calls[0].result_to_model is not None and "first note" in turn.tool_calls[0].result_to_model
+    )
+    # the scripted run path (Session.run) records its trace's conversation too
+    (run,) = _result(stacks(None), "intermediate_tool_calls").conversations
+    assert run.source == "trace" and run.disagreements == []
+
+
+def test_a_poisons_failing_check_names_the_disagreement_in_its_conversation(
+    stacks: Callable[[str | None], BoundReferenceRuntime],
+) -> None:
+    hidden = _result(stacks("hide_intermediate_tool_calls"), "intermediate_tool_calls")
+    assert hidden.status is CheckStatus.FAILURE
+    (conversation,) = hidden.conversations
+    assert [(d.kind, d.text.split(" {")[0]) for d in conversation.disagreements] == [
+        (DiffKind.NOT_REPORTED, "the model emitted and the mock received lookup"),
+        (DiffKind.NOT_REPORTED, "the model emitted and the mock received store"),
+    ]
+    assert all(d.text.endswith("but the runtime did not report it") for d in conversation.disagreements)
+    ((only,),) = [
+        [d.kind for d in c.disagreements]
+        for c in _result(stacks("sort_tool_calls"), "raw_tool_call_shapes").conversations
+    ]
+    assert only is DiffKind.ORDER

@@ -12,7 +12,6 @@ from windtunnel._config import load_settings
 from windtunnel._conformance.checks_config import kit_configs
 from windtunnel._conformance.subject import kit_pack
 from windtunnel._drivers.bound import load_bound_stacks
-from windtunnel._drivers.manifest import RuntimeManifest, load_manifest
 from windtunnel._drivers.wheelhouse import project_dependencies, read_requirements
 from windtunnel._packs.loader import discover_packs
 from windtunnel._packs.selection import Selection, select
@@ -32,6 +31,7 @@ from windtunnel._pipeline.container_plan import (
     runtime_env,
 )
 from windtunnel._pipeline.plan import PLAN
+from windtunnel._runtimes.manifest import RuntimeManifest, load_manifest
 from windtunnel.errors import ConfigFileError
 from windtunnel.spi.agent_runtime import AgentConfig, MockServerPlan, ModelSpec, SamplingConfig
 
@@ -63,6 +63,11 @@ def test_commands_are_the_documented_wt_invocations() -> None:
     assert gateway_args("replay", ("--tape", "/t.jsonl"))[-2:] == ["--tape", "/t.jsonl"]
     assert mock_args("support_desk", "billing") == [
         "mcp", "serve", "--pack", "/packs/support-desk", "--server", "billing", "--host", "0.0.0.0", "--port", "8000",
+        "--allow-host", "mock-support-desk-billing",
+    ]  # fmt: skip
+    # The runner's own names for the mock (Dagger's service bindings) are accepted as Host too, once each.
+    assert mock_args("support_desk", "billing", ["r-mock", "mock-support-desk-billing"])[-4:] == [
+        "--allow-host", "mock-support-desk-billing", "--allow-host", "r-mock",
     ]  # fmt: skip
     assert pack_mount("support_desk") == "/packs/support-desk"
     assert mock_url("support_desk", "billing") == "http://mock-support-desk-billing:8000/mcp"
@@ -110,14 +115,21 @@ def test_images_name_the_repo_dockerfiles_build_args_and_wheelhouses(plan_json: 
     assert app["directory"] == "app-wheels" and app["projects"] == [
         {"path": ".", "include": ["pyproject.toml", "README.md", "LICENSE", "src"]}
     ]
+    library = REPO / "packages" / "windtunnel-inject"
     for name in ("runtime:reference", f"runtime:{POISON}"):  # the poison builds the reference image
         image = images[name]
-        assert image["dockerfile"] == "runtimes/reference/Dockerfile"
+        assert image["dockerfile"] == "containers/python-runtime.Dockerfile"
         assert image["context"] == "runtimes/reference"
-        assert image["build_args"] == {"BASE_IMAGE": "wt/base:test"}
-        assert image["wheelhouses"][0]["requirements"] == list(
-            read_requirements(REPO / "runtimes/reference/requirements.txt")
-        )
+        assert image["build_args"] == {"RUNTIME_PACKAGE": "reference_agent", "BASE_IMAGE": "wt/base:test"}
+        wheels, packages = image["wheelhouses"]
+        # The runtime's requirements and the library's dependencies; the library itself as a local project.
+        own = read_requirements(REPO / "runtimes/reference/requirements.txt")
+        assert set(wheels["requirements"]) == {*own, *project_dependencies(library)}
+        assert packages == {
+            "directory": "package-wheels",
+            "requirements": [],
+            "projects": [{"path": "packages/windtunnel-inject", "include": []}],
+        }
 
 
 def test_stacks_have_the_docker_aliases_and_commands_and_unique_runner_names(
@@ -134,7 +146,7 @@ def test_stacks_have_the_docker_aliases_and_commands_and_unique_runner_names(
         assert all(not mock["ready_any_answer"] for mock in stack["mocks"])
         assert all(runtime["ready_any_answer"] for runtime in stack["runtimes"])
         for mock in stack["mocks"]:
-            assert mock["args"] == mock_args(mock["pack"], mock["server"])
+            assert mock["args"] == mock_args(mock["pack"], mock["server"], [mock["runner_alias"]])
             (mount,) = mock["mounts"]
             assert mount["target"] == pack_mount(mock["pack"])
             assert mount["origin"] == "source" and (REPO / mount["source"] / "pack.py").is_file()

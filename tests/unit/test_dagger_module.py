@@ -31,8 +31,6 @@ from dagger.mod import default_module  # noqa: E402
 
 from windtunnel._config import load_settings  # noqa: E402
 from windtunnel._drivers.bound import load_bound_stacks  # noqa: E402
-from windtunnel._drivers.manifest import load_manifest  # noqa: E402
-from windtunnel._drivers.plugin import find_runtime_dir  # noqa: E402
 from windtunnel._drivers.wheelhouse import project_dependencies  # noqa: E402
 from windtunnel._packs.loader import discover_packs  # noqa: E402
 from windtunnel._packs.selection import Selection, select  # noqa: E402
@@ -52,6 +50,8 @@ from windtunnel._pipeline.container_plan import (  # noqa: E402
     runtime_env,
 )
 from windtunnel._pipeline.plan import PLAN  # noqa: E402
+from windtunnel._runtimes.manifest import load_manifest  # noqa: E402
+from windtunnel._runtimes.resolve import find_runtime_dir  # noqa: E402
 
 POISON = "reference-poison-reset_noop"
 BASE = "python:3.12-slim"
@@ -190,7 +190,8 @@ def test_images_build_the_plans_dockerfiles_with_its_build_args_and_wheelhouses(
     source = dagger.dag.directory()
     for spec in plan["images"]:
         chain = calls(builders.image(source, spec, BASE))
-        assert chain[-1] == ("dockerBuild", {"buildArgs": [{"name": "BASE_IMAGE", "value": BASE}]})
+        expected = sorted({**spec["build_args"], "BASE_IMAGE": BASE}.items())
+        assert chain[-1] == ("dockerBuild", {"buildArgs": [{"name": k, "value": v} for k, v in expected]})
         (dockerfile,) = args_of(chain, "withFile")
         assert dockerfile["path"] == "Dockerfile"
         assert dockerfile["source"] == [("directory", {}), ("file", {"path": spec["dockerfile"]})]
@@ -209,6 +210,18 @@ def test_images_build_the_plans_dockerfiles_with_its_build_args_and_wheelhouses(
             assert listing["contents"] == "".join(f"{line}\n" for line in house["requirements"])
             wheels = [a["args"] for a in args_of(built, "withExec") if "wheel" in a["args"]]
             assert len(wheels) == len(house["projects"]) + (1 if house["requirements"] else 0)
+
+
+def test_the_check_containers_install_the_contract_c_library_as_nox_does(builders: Any) -> None:
+    # The unit tests import windtunnel_inject: without it the unit-tests check could not even collect.
+    assert (REPO / builders.INJECT_LIBRARY / "pyproject.toml").is_file()
+    assert f'INJECT_LIBRARY = "{builders.INJECT_LIBRARY}"' in (REPO / "noxfile.py").read_text()
+    for container in (
+        builders.unit_tests(dagger.dag.directory()),
+        builders.typecheck(dagger.dag.directory()),
+    ):
+        (install, *_) = [a["args"] for a in args_of(calls(container), "withExec") if "install" in a["args"]]
+        assert install[-2:] == ["-e", builders.INJECT_LIBRARY]
 
 
 # -- services -------------------------------------------------------------------------------------------
@@ -238,7 +251,10 @@ def test_gateway_and_mocks_run_what_the_docker_executor_runs(builders: Any, plan
             mock = calls(builders.service(spec, built, source))
             assert spec["alias"] == mock_alias(spec["pack"], spec["server"])
             assert args_of(mock, "asService") == [
-                {"args": mock_args(spec["pack"], spec["server"]), "useEntrypoint": True}
+                {
+                    "args": mock_args(spec["pack"], spec["server"], [spec["runner_alias"]]),
+                    "useEntrypoint": True,
+                }
             ]
             (mount,) = args_of(mock, "withMountedDirectory")
             assert mount["path"] == pack_mount(spec["pack"])
@@ -254,7 +270,7 @@ def test_runtimes_run_with_the_env_the_docker_driver_gives_each_provision(
     source, built = dagger.dag.directory(), _images(plan)
     selected = select(discover_packs(_config().pack_refs, base=REPO), Selection())
     for stack in plan["stacks"]:
-        directory = find_runtime_dir(stack["runtime"])
+        directory = find_runtime_dir(stack["runtime"], [REPO])
         assert directory is not None
         manifest = load_manifest(directory)
         expected = {}

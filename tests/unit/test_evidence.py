@@ -14,7 +14,7 @@ from windtunnel._mcp.loopback import start_loopback, stop_loopback
 from windtunnel._runner.evidence import check_integrity, mcp_calls, served_tools
 from windtunnel._trace.models import Trace, Turn
 from windtunnel.api import MockServer, Scenario, Tool, run_scenario
-from windtunnel.errors import IntegrityError
+from windtunnel.errors import HarnessError, IntegrityError
 from windtunnel.spi import AgentConfig, MCPHandle, Message, MockServerPlan
 
 
@@ -115,7 +115,11 @@ def test_an_altered_call_and_a_hidden_one_are_integrity_errors(
 def test_a_forwarded_unknown_tool_matches_what_the_mock_recorded(
     mock: InProcessMCPHandle | HttpMCPHandle,
 ) -> None:
-    _execute(mock, "teleport", {"to": "moon"})  # the mock records unknown tools too (as errors)
+    if isinstance(mock, HttpMCPHandle):  # over MCP the mock refuses it (-32602) but records it all the same
+        with pytest.raises(HarnessError, match="JSON-RPC error -32602: unknown tool 'teleport'"):
+            _execute(mock, "teleport", {"to": "moon"})
+    else:
+        _execute(mock, "teleport", {"to": "moon"})  # the mock records unknown tools too (as errors)
     trace = _checked(_trace([{"name": "teleport", "arguments": {"to": "moon"}}]), [mock])
     assert trace.unknown_tool_calls is None and trace.mcp_calls is not None and trace.mcp_calls[0]["is_error"]
 

@@ -1,16 +1,25 @@
-"""A runtime's image inputs come from its runtime.toml: the Dockerfile, the requirements, the tag from its name."""
+"""A runtime's image inputs come from its runtime.toml: the Dockerfile, requirements, local packages, build
+arguments, the tag from its name."""
 
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
-from windtunnel._drivers.images import requirements_file, runtime_image_tag
-from windtunnel._drivers.manifest import check_buildable, load_manifest
+from windtunnel._drivers.images import (
+    PACKAGE_WHEELS,
+    requirements_file,
+    runtime_image_tag,
+    runtime_requirements,
+)
 from windtunnel._pipeline.container_plan import runtime_image_plan
+from windtunnel._runtimes.manifest import check_buildable, load_manifest
 from windtunnel.errors import ConfigFileError
+
+REPO = Path(__file__).resolve().parents[2]
 
 COMPONENT = re.compile(r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$")
 """A path component of a Docker image reference (distribution/reference's grammar)."""
@@ -122,3 +131,91 @@ def test_a_missing_dockerfile_or_requirements_file_names_its_key(
         check_buildable(manifest)
     assert raised.value.field == field  # type: ignore[attr-defined]
     assert "runtime.toml" in str(raised.value)
+
+
+LIBRARY = 'name = "lib"\nversion = "1.0"\ndependencies = ["anyio>=4", "starlette>=0.37"]\n'
+WITH_PACKAGES = (
+    'name = "alt"\n[image]\nbuild = "."\ndockerfile = "../../shared.Dockerfile"\n'
+    'packages = ["../../packages/lib"]\nargs = { RUNTIME_PACKAGE = "alt_runtime" }\n'
+)
+
+
+def _with_library(tmp_path: Path, toml: str = WITH_PACKAGES) -> Path:
+    (tmp_path / "packages" / "lib").mkdir(parents=True)
+    (tmp_path / "packages" / "lib" / "pyproject.toml").write_text(f"[project]\n{LIBRARY}")
+    (tmp_path / "shared.Dockerfile").write_text("ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\n")
+    return _runtime(tmp_path, toml, {"requirements.txt": "httpx\nanyio>=4\n"})
+
+
+def test_local_packages_are_built_from_their_directory_and_their_dependencies_join_the_wheels(
+    tmp_path: Path,
+) -> None:
+    manifest = load_manifest(_with_library(tmp_path))
+    check_buildable(manifest)
+    assert manifest.packages == ((tmp_path / "packages" / "lib").resolve(),)
+    plan = runtime_image_plan(manifest, tmp_path, "base:1")
+    assert plan.dockerfile == "shared.Dockerfile" and plan.context == "runtimes/alt"
+    assert plan.build_args == {"RUNTIME_PACKAGE": "alt_runtime", "BASE_IMAGE": "base:1"}
+    wheels, packages = plan.wheelhouses
+    # The package is never a requirement (no index is asked for its name), only its dependencies are.
+    assert wheels.requirements == ("anyio>=4", "httpx", "starlette>=0.37")
+    assert packages.directory == PACKAGE_WHEELS
+    assert [project.path for project in packages.projects] == ["packages/lib"]
+    assert runtime_requirements(manifest.directory, None, manifest.packages) == wheels.requirements
+
+
+def test_a_variant_inherits_the_packages_and_build_arguments(tmp_path: Path) -> None:
+    directory = _with_library(tmp_path)
+    variant = directory / "poison" / "p"
+    variant.mkdir(parents=True)
+    (variant / "runtime.toml").write_text(
+        'name = "alt-p"\nextends = "../.."\n[env]\nset = { WT_FAULT = "x" }\n'
+    )
+    manifest = load_manifest(variant)
+    assert manifest.packages == load_manifest(directory).packages
+    assert manifest.build_args == {"RUNTIME_PACKAGE": "alt_runtime"}
+
+
+@pytest.mark.parametrize(
+    ("toml", "field", "problem"),
+    [
+        (WITH_PACKAGES.replace("packages/lib", "packages/gone"), "image.packages", "not a Python project"),
+        (WITH_PACKAGES.replace('["../../packages/lib"]', '"../../packages/lib"'), "image.packages", "a list"),
+        (WITH_PACKAGES.replace("RUNTIME_PACKAGE", "BASE_IMAGE"), "image.args.BASE_IMAGE", "is set by Wind"),
+        (WITH_PACKAGES.replace('"alt_runtime"', "3"), "image.args", "must map names to strings"),
+    ],
+)
+def test_a_bad_package_or_build_argument_names_its_key(
+    tmp_path: Path, toml: str, field: str, problem: str
+) -> None:
+    with pytest.raises(ConfigFileError) as raised:
+        check_buildable(load_manifest(_with_library(tmp_path, toml)))
+    assert raised.value.field == field  # type: ignore[attr-defined]
+    assert problem in str(raised.value)
+
+
+def test_windtunnel_assets_resolve_wherever_the_runtime_directory_lives(tmp_path: Path) -> None:
+    """A copy of runtimes/reference outside the repository names the same Dockerfile and library."""
+    original = load_manifest(REPO / "runtimes" / "reference")
+    copy = tmp_path / "elsewhere" / "reference"
+    shutil.copytree(REPO / "runtimes" / "reference", copy, ignore=shutil.ignore_patterns("poison"))
+    moved = load_manifest(copy)
+    assert moved.dockerfile == original.dockerfile == str(REPO / "containers" / "python-runtime.Dockerfile")
+    assert moved.packages == original.packages == (REPO / "packages" / "windtunnel-inject",)
+    check_buildable(moved)
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('dockerfile = "windtunnel:no-such-thing"', "image.dockerfile"),
+        ('packages = ["windtunnel:no-such-thing"]', "image.packages"),
+    ],
+)
+def test_an_unknown_windtunnel_asset_is_named(tmp_path: Path, line: str, field: str) -> None:
+    (tmp_path / "runtime.toml").write_text(f'name = "x"\n[image]\nbuild = "."\n{line}\n', encoding="utf-8")
+    with pytest.raises(ConfigFileError) as raised:
+        load_manifest(tmp_path)
+    assert raised.value.context["field"] == field
+    assert "does not ship" in str(raised.value)
+    assert "windtunnel:python-runtime, windtunnel:windtunnel-inject" in (raised.value.hint or "")

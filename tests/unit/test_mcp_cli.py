@@ -72,3 +72,21 @@ def test_mcp_without_a_command_shows_its_help() -> None:
     done = wt("mcp")
     assert done.returncode == 2
     assert "serve" in done.stderr and "list" in done.stderr
+
+
+def test_a_malformed_allowed_host_is_a_usage_error_before_serving() -> None:
+    done = wt(
+        "mcp",
+        "serve",
+        "--pack",
+        SUPPORT_DESK,
+        "--server",
+        "billing",
+        "--port",
+        "0",
+        "--allow-host",
+        "mock:80",
+    )
+    assert done.returncode == 2
+    assert "--allow-host 'mock:80' is not a host name" in done.stderr
+    assert "Traceback" not in done.stderr and "serving MCP mock" not in done.stderr

@@ -55,3 +55,12 @@ def test_no_server_is_one_harness_error_naming_the_url() -> None:
         call_tool(url, "echo", {"text": "hi"}, timeout_s=5)
     with pytest.raises(HarnessError, match=rf"could not list the tools of {url}"):
         list_tools(url, timeout_s=5)
+
+
+def test_a_refused_call_is_one_harness_error_with_the_json_rpc_code(mock: LoopbackMCP) -> None:
+    with pytest.raises(
+        HarnessError, match=r"the server answered JSON-RPC error -32602: unknown tool 'nope'"
+    ) as raised:
+        call_tool(mock.url, "nope", {})
+    assert raised.value.hint and "tools/list" in raised.value.hint
+    assert [call["name"] for call in mock.calls()] == ["nope"]

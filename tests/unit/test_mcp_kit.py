@@ -54,3 +54,22 @@ def test_a_broken_schema_raises_on_every_call_as_before() -> None:
     for _ in range(2):
         with pytest.raises(jsonschema.SchemaError):
             broken.call("t", {"a": 1})
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "invalid_params"),
+    [
+        ("nope", {"order_id": "A-1", "amount": 1}, True),  # no such tool: a protocol error in MCP
+        ("t", '{"order_id": "A-1"}', True),  # arguments that are not an object: a malformed request
+        ("t", {"order_id": "a1", "amount": 1}, False),  # a schema violation: a tool error the model can read
+    ],
+)
+def test_which_refusals_are_invalid_params_and_all_are_recorded(
+    name: str, arguments: Any, invalid_params: bool
+) -> None:
+    mock = server(SCHEMA)
+    outcome = mock.call(name, arguments)
+    assert outcome.is_error and outcome.invalid_params is invalid_params and outcome.error
+    assert [(call["name"], call["arguments"], call["is_error"]) for call in mock.calls()] == [
+        (name, arguments, True)
+    ]

@@ -1,4 +1,7 @@
-"""The mock's ASGI app: MCP JSON-RPC at /mcp and the /wt admin routes, driven in-process over ASGI."""
+"""The mock's ASGI app: MCP JSON-RPC at /mcp and the /wt admin routes, driven in-process over ASGI.
+
+The Host/Origin guard in front of them is tested over real HTTP in test_mcp_hosts.py.
+"""
 
 from __future__ import annotations
 
@@ -52,9 +55,12 @@ def counter_server() -> MockServer:
     )
 
 
+LOCAL = "http://localhost:8000"  # TestClient's own "testserver" is no name a mock answers to
+
+
 @pytest.fixture
 def client() -> Iterator[TestClient]:
-    with TestClient(mock_app(MockHost(counter_server))) as test_client:
+    with TestClient(mock_app(MockHost(counter_server)), base_url=LOCAL) as test_client:
         yield test_client
 
 
@@ -71,6 +77,13 @@ def rpc(client: TestClient, method: str, params: dict[str, Any] | None = None) -
 def call(client: TestClient, name: str, arguments: Any) -> dict[str, Any]:
     result: dict[str, Any] = rpc(client, "tools/call", {"name": name, "arguments": arguments})["result"]
     return result
+
+
+def call_error(client: TestClient, name: str, arguments: Any) -> dict[str, Any]:
+    reply = rpc(client, "tools/call", {"name": name, "arguments": arguments})
+    assert "result" not in reply, reply
+    error: dict[str, Any] = reply["error"]
+    return error
 
 
 def recorded(client: TestClient) -> list[dict[str, Any]]:
@@ -101,24 +114,43 @@ def test_a_result_that_is_not_an_object_is_wrapped_for_structured_content(client
     assert json.loads(result["content"][0]["text"]) == ["a", "b"]
 
 
-def test_unknown_tool_and_bad_arguments_are_error_results_and_recorded(client: TestClient) -> None:
-    unknown = call(client, "subtract", {"by": 1})
+def test_an_unknown_tool_is_invalid_params_and_still_recorded(client: TestClient) -> None:
+    # The MCP spec's tools/call: an unknown tool is a protocol error (-32602), not a tool result. The
+    # runner's integrity checks read the call log, so the call the model made must show up there.
+    error = call_error(client, "subtract", {"by": 1})
+    assert error["code"] == -32602
+    assert "unknown tool 'subtract'" in error["message"] and "tools here: add, jam" in error["message"]
+    assert [(c["name"], c["arguments"], c["is_error"]) for c in recorded(client)] == [
+        ("subtract", {"by": 1}, True)
+    ]
+
+
+def test_arguments_breaking_the_schema_are_an_error_result_and_recorded_as_received(
+    client: TestClient,
+) -> None:
+    # Input validation errors are tool execution errors in the spec: the model can read and correct them.
     bad = call(client, "add", {"by": 0, "extra": True})
-    assert unknown["isError"] and "unknown tool 'subtract'" in unknown["content"][0]["text"]
     assert bad["isError"] and "bad arguments for 'add'" in bad["content"][0]["text"]
-    calls = recorded(client)
-    assert [(c["name"], c["arguments"], c["is_error"]) for c in calls] == [
-        ("subtract", {"by": 1}, True),
-        ("add", {"by": 0, "extra": True}, True),
+    assert [(c["name"], c["arguments"], c["is_error"]) for c in recorded(client)] == [
+        ("add", {"by": 0, "extra": True}, True)
     ]
     assert client.get("/wt/state").json()["state"] == {"count": 0}
 
 
 def test_arguments_that_are_not_an_object_still_reach_the_recording(client: TestClient) -> None:
-    # A runtime that forwards OpenAI's JSON-string arguments untouched: the SDK alone would reject it.
-    result = call(client, "add", '{"by": 1}')
-    assert result["isError"] and "takes an object of arguments, got str" in result["content"][0]["text"]
+    # A runtime that forwards OpenAI's JSON-string arguments untouched: the SDK alone would reject it
+    # before any handler saw it. The mock records it first, then answers as the SDK would (-32602).
+    error = call_error(client, "add", '{"by": 1}')
+    assert error["code"] == -32602 and "takes an object of arguments, got str" in error["message"]
     assert recorded(client)[0]["arguments"] == '{"by": 1}'
+
+
+def test_an_unknown_tool_with_arguments_that_are_not_an_object_is_one_recorded_call(
+    client: TestClient,
+) -> None:
+    error = call_error(client, "subtract", [1])
+    assert error["code"] == -32602 and "unknown tool 'subtract'" in error["message"]
+    assert [(c["name"], c["arguments"]) for c in recorded(client)] == [("subtract", [1])]
 
 
 def test_missing_arguments_are_recorded_as_an_empty_object(client: TestClient) -> None:
@@ -159,16 +191,37 @@ def test_health_names_the_server_and_its_tools(client: TestClient) -> None:
 
 
 def test_the_pack_name_of_the_server_is_what_the_admin_routes_report() -> None:
-    with TestClient(mock_app(MockHost(counter_server), name="tally")) as test_client:
+    with TestClient(mock_app(MockHost(counter_server), name="tally"), base_url=LOCAL) as test_client:
         assert test_client.get("/wt/state").json()["server"] == "tally"
 
 
-def test_a_container_hostname_is_accepted(client: TestClient) -> None:
-    # Agents in containers reach the mock as http://mock-counter:8000/mcp.
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-    response = client.post("/mcp", json=body, headers={**ACCEPT, "Host": "mock-counter:8000"})
-    assert response.status_code == 200
-    assert response.json()["result"]["tools"]
+def test_initialize_announces_only_the_tools_capability(client: TestClient) -> None:
+    # What the official conformance suite is run against (nox -s mcp_conformance): nothing more is claimed.
+    params = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    result = rpc(client, "initialize", params)["result"]
+    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert result["serverInfo"]["name"] == "windtunnel-mock-counter"
+    assert rpc(client, "ping") == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    unserved = {"prompts/list": None, "resources/list": None, "logging/setLevel": {"level": "info"}}
+    for method, method_params in unserved.items():
+        assert rpc(client, method, method_params)["error"]["code"] == -32601, method
+
+
+@pytest.mark.parametrize(("asked", "answered"), [("2025-06-18", "2025-06-18"), ("1999-01-01", "2025-11-25")])
+def test_the_protocol_version_is_negotiated(client: TestClient, asked: str, answered: str) -> None:
+    # A version the mock speaks is echoed; for another the server proposes its latest (lifecycle spec).
+    params = {"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    assert rpc(client, "initialize", params)["result"]["protocolVersion"] == answered
+
+
+def test_a_notification_is_accepted_without_a_body(client: TestClient) -> None:
+    body = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    response = client.post("/mcp", json=body, headers=ACCEPT)
+    assert response.status_code == 202 and response.content == b""
 
 
 def test_admin_routes_refuse_the_wrong_method(client: TestClient) -> None:
@@ -227,3 +280,40 @@ def test_a_blocking_tool_waits_in_a_thread_while_the_mock_answers_other_calls() 
     # The waiting handler saw no state (it may change none) and was released, not timed out.
     assert waiting["structuredContent"] == {"released": True, "state_seen": {}}
     assert [call["name"] for call in host.server.calls()] == ["add", "wait"]
+
+
+def test_a_request_body_over_the_limit_is_refused_with_413_and_the_mock_serves_on() -> None:
+    """Real HTTP: a tools/call whose declared or streamed body passes WT_MAX_BODY_BYTES never reaches the
+    mock (nothing is recorded); a call under it does."""
+    app = mock_app(MockHost(counter_server), max_body_bytes=4096)
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"by": 1}},
+    }
+    big = {**call, "params": {"name": "add", "arguments": {"by": 1, "pad": "x" * 8192}}}
+    headers = {**ACCEPT, "content-type": "application/json"}
+    with ServerThread(app) as server, httpx.Client(base_url=server.url, timeout=30) as http:
+        declared = http.post("/mcp", content=json.dumps(big), headers=headers)
+        assert declared.status_code == 413 and declared.json()["error"]["code"] == "body_too_large"
+
+        def streamed() -> Iterator[bytes]:
+            text = json.dumps(big).encode()
+            for start in range(0, len(text), 1000):
+                yield text[start : start + 1000]
+
+        assert http.post("/mcp", content=streamed(), headers=headers).status_code == 413
+        assert http.get("/wt/calls").json()["calls"] == []
+        assert http.post("/mcp", json=call, headers=ACCEPT).status_code == 200
+        assert [c["name"] for c in http.get("/wt/calls").json()["calls"]] == ["add"]
+
+
+def test_a_json_rpc_batch_is_refused(client: TestClient) -> None:
+    # Protocol versions since 2025-06-18 have no batches; the SDK refuses one as a whole, nothing is run.
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "arguments": {"by": 1}}}
+    ]
+    response = client.post("/mcp", json=batch, headers=ACCEPT)
+    assert response.status_code == 400
+    assert recorded(client) == []

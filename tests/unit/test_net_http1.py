@@ -12,6 +12,7 @@ import json
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from windtunnel._net.http1 import Http1Client, Http1Error, Http1Timeout
+from windtunnel._net.http1 import Http1Client, Http1Error, Http1Timeout, Http1TooLarge
 
 
 @dataclass
@@ -179,7 +180,7 @@ def test_no_answer_in_time_is_a_timeout_and_the_request_is_not_resent(
     answered = threading.Event()
     server = RawServer(lambda request: (answered.wait(5), None)[1])
     client = Http1Client(serve(server), timeout=0.2)
-    with pytest.raises(Http1Timeout, match=r"timed out after 0\.2s"):
+    with pytest.raises(Http1Timeout, match=r"no whole answer within 0\.2s"):
         client.post_json("/x", {"n": 1})
     answered.set()
     assert len(server.requests) == 1
@@ -252,3 +253,66 @@ def _tls_pair(tmp_path: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server.load_cert_chain(cert_file, key_file)
     return server, ssl.create_default_context(cafile=str(cert_file))
+
+
+def ok(body: bytes) -> bytes:
+    return f"HTTP/1.1 200 OK\r\ncontent-length: {len(body)}\r\n\r\n".encode() + body
+
+
+def chunked_ok(body: bytes) -> bytes:
+    chunks = b"".join(
+        f"{len(body[i : i + 500]):x}\r\n".encode() + body[i : i + 500] + b"\r\n"
+        for i in range(0, len(body), 500)
+    )
+    return b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n"
+
+
+@dataclass
+class TrickleServer(RawServer):
+    """Reads one request, then sends `prompt` at once and `trickled` one byte every `every` seconds."""
+
+    prompt: bytes = b""
+    trickled: bytes = b""
+    every: float = 0.05
+
+    def _connection(self, conn: socket.socket) -> None:
+        try:
+            if _read_request(conn.makefile("rb")) is None:
+                return
+            conn.sendall(self.prompt)
+            for byte in self.trickled:
+                conn.sendall(bytes([byte]))
+                time.sleep(self.every)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+
+@pytest.mark.parametrize("where", ["head", "body"])
+def test_an_answer_trickled_byte_by_byte_cannot_outlast_the_deadline(
+    serve: Callable[[RawServer], str], where: str
+) -> None:
+    body = json.dumps({"content": "x" * 200}).encode()
+    head = f"HTTP/1.1 200 OK\r\ncontent-length: {len(body)}\r\nx-pad: {'p' * 200}\r\n\r\n".encode()
+    prompt, trickled = (b"", head + body) if where == "head" else (head, body)
+    server = TrickleServer(answer=lambda request: None, prompt=prompt, trickled=trickled)
+    started = time.monotonic()
+    with Http1Client(serve(server), timeout=0.5) as client, pytest.raises(Http1Timeout):
+        client.post_json("/wt/inject", {})
+    assert time.monotonic() - started < 2.0  # a per-read timeout would sit through the whole ~25 s trickle
+
+
+def test_an_answer_over_the_size_limit_is_refused_unread(serve: Callable[[RawServer], str]) -> None:
+    big = json.dumps({"content": "x" * 5000}).encode()
+    announced = Http1Client(serve(RawServer(lambda request: ok(big))), timeout=5, max_response_bytes=1000)
+    with announced, pytest.raises(Http1TooLarge, match=f"announces {len(big)} bytes, more than the limit"):
+        announced.post_json("/x", {})
+    chunked = Http1Client(
+        serve(RawServer(lambda request: chunked_ok(big))), timeout=5, max_response_bytes=1000
+    )
+    with chunked, pytest.raises(Http1TooLarge, match="ran past 1000 bytes"):
+        chunked.post_json("/x", {})
+    small = RawServer(lambda request: ok(b'{"a": 1}'))
+    with Http1Client(serve(small), timeout=5, max_response_bytes=1000) as client:
+        assert client.post_json("/x", {}).json() == {"a": 1}

@@ -1,6 +1,6 @@
-"""CertifyConfig.from_settings and the runtimes it resolves (windtunnel._pipeline.config, .runtimes):
-CLI over config, the embedded default from any directory, the suite, build=/image= entries through the
-container driver's own manifest and plugin. Real files: the repository's runtimes and suite."""
+"""CertifyConfig.from_settings and the runtimes it resolves (windtunnel._pipeline.config, through the one
+resolver): CLI over config, the embedded default from any directory, the suite, build=/image= entries
+through the container driver's own manifest and plugin. Real files: the repository's runtimes and suite."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel._config import LATEST_REQUIREMENT_SET, load_settings
+from windtunnel._config import LATEST_REQUIREMENT_SET, bundled_root, load_settings
 from windtunnel._drivers.plugin import ContainerRuntimePlugin
 from windtunnel._pipeline.config import REFERENCE, CertifyConfig, suite_dir
-from windtunnel._pipeline.runtimes import ConfiguredRuntimePlugin, bundled_root
+from windtunnel._runtimes.resolve import Found
 from windtunnel.errors import ConfigFileError, UnknownRuntimeError, UsageError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,10 +39,12 @@ def test_an_empty_directory_gets_the_embedded_default(tmp_path: Path) -> None:
 
 
 def test_cli_runtimes_win_over_configured_ones(tmp_path: Path) -> None:
-    text = 'runtimes = ["a", "b"]\n'
-    assert config_in(tmp_path, text).runtimes == ("a", "b")
-    assert config_in(tmp_path, text, runtimes=("c",)).runtimes == ("c",)
-    assert config_in(tmp_path, text, runtimes=("c",)).all_runtimes == (REFERENCE, "c")
+    text = 'runtimes = ["in_memory", "http_inject"]\n'
+    assert config_in(tmp_path, text).runtimes == ("in_memory", "http_inject")
+    chosen = config_in(tmp_path, text, runtimes=("reference-poison-reset_noop",))
+    assert chosen.runtimes == ("reference-poison-reset_noop",)
+    assert chosen.all_runtimes == (REFERENCE, "reference-poison-reset_noop")
+    assert [d.name for d in chosen.descriptions()] == [REFERENCE, "reference-poison-reset_noop"]
 
 
 def test_a_project_without_a_suite_uses_the_bundled_one_and_its_own_when_it_has_one(tmp_path: Path) -> None:
@@ -64,12 +66,13 @@ def test_a_requirement_set_nobody_has_is_an_error_naming_where_it_looked(tmp_pat
 def test_a_build_entry_is_its_directorys_manifest_under_the_entry_name(tmp_path: Path) -> None:
     config = config_in(tmp_path, f'runtimes = [{{name = "mine", build = "{REFERENCE_DIR}"}}]\n')
     assert config.runtimes == ("mine",)
-    manifest = config.manifest_of("mine")
-    assert manifest is not None and manifest.name == "mine"
+    described = config.description_of("mine")
+    manifest = described.manifest
+    assert manifest is not None and manifest.name == "mine" and described.found is Found.CONFIG
     assert manifest.build_dir == REFERENCE_DIR and manifest.image_ref is None and manifest.reference
-    loaded = config.load_plugin("mine")
-    assert isinstance(loaded.plugin, ConfiguredRuntimePlugin) and loaded.plugin.manifest() is manifest
-    assert "build directory" in loaded.source
+    assert isinstance(described.plugin, ContainerRuntimePlugin) and described.plugin.manifest is manifest
+    assert "build directory" in described.origin
+    assert described.source == "mine"  # outside the project root: its name, never an absolute path
 
 
 def test_a_build_entry_relative_to_the_config_file(tmp_path: Path) -> None:
@@ -82,8 +85,9 @@ def test_a_build_entry_relative_to_the_config_file(tmp_path: Path) -> None:
     config = CertifyConfig.from_settings(
         load_settings(tmp_path / "sub", env={}), runtimes=(), out_dir=tmp_path
     )
-    manifest = config.manifest_of("y")
+    manifest = config.description_of("y").manifest
     assert manifest is not None and manifest.build_dir == runtime.resolve() and manifest.name == "y"
+    assert config.description_of("y").source == "rt"  # relative to the project root
 
 
 def test_a_build_entry_without_a_runtime_toml_is_an_error(tmp_path: Path) -> None:
@@ -94,19 +98,18 @@ def test_a_build_entry_without_a_runtime_toml_is_an_error(tmp_path: Path) -> Non
 
 def test_an_image_entry_is_a_plain_contract_c_manifest(tmp_path: Path) -> None:
     config = config_in(tmp_path, 'runtimes = [{name = "theirs", image = "registry.local/agent:1"}]\n')
-    manifest = config.manifest_of("theirs")
+    described = config.description_of("theirs")
+    manifest = described.manifest
     assert manifest is not None and manifest.image_ref == "registry.local/agent:1"
     assert manifest.build_dir is None and not manifest.reference and manifest.supported == frozenset()
     assert manifest.env_rename == {} and manifest.port == 8647
-    loaded = config.load_plugin("theirs")
-    assert (
-        isinstance(loaded.plugin, ContainerRuntimePlugin) and "image registry.local/agent:1" in loaded.source
-    )
+    assert isinstance(described.plugin, ContainerRuntimePlugin)
+    assert "image registry.local/agent:1" in described.origin and described.source == "registry.local/agent:1"
 
 
 def test_an_image_entry_with_a_manifest_takes_its_abilities_not_its_build(tmp_path: Path) -> None:
     text = f'runtimes = [{{name = "ref-image", image = "wt/ref:x", manifest = "{REFERENCE_DIR}/runtime.toml"}}]\n'
-    manifest = config_in(tmp_path, text).manifest_of("ref-image")
+    manifest = config_in(tmp_path, text).description_of("ref-image").manifest
     assert manifest is not None and manifest.name == "ref-image" and manifest.image_ref == "wt/ref:x"
     assert manifest.build_dir is None and manifest.reference and manifest.state_route == "/wt/state"
     assert "sampling.temperature" in manifest.supported
@@ -119,11 +122,10 @@ def test_the_reference_control_cannot_be_replaced_by_a_config_entry(tmp_path: Pa
 
 def test_plain_names_resolve_as_everywhere(tmp_path: Path) -> None:
     config = config_in(tmp_path, 'runtimes = ["reference"]\n')
-    reference = config.manifest_of(REFERENCE)
+    reference = config.description_of(REFERENCE).manifest
     assert reference is not None and reference.directory == REFERENCE_DIR
-    assert config.manifest_of("no-such-runtime") is None
-    with pytest.raises(UnknownRuntimeError):
-        config.load_plugin("no-such-runtime")
+    with pytest.raises(UnknownRuntimeError, match="no runtime named 'no-such-runtime'"):
+        config_in(tmp_path, runtimes=("no-such-runtime",))  # resolved up front: nothing starts
 
 
 def test_configured_entries_cannot_be_bound(tmp_path: Path) -> None:
@@ -132,4 +134,4 @@ def test_configured_entries_cannot_be_bound(tmp_path: Path) -> None:
     config = config_in(tmp_path, 'runtimes = [{name = "theirs", image = "x:1"}]\n')
     bound = dataclasses.replace(config, stack="bound", bound={"theirs": object()})  # type: ignore[dict-item]
     with pytest.raises(UsageError, match="--stack bound cannot bind"):
-        bound.load_plugin("theirs")
+        bound.descriptions()

@@ -15,6 +15,7 @@ from tests.unit.pipeline_steps import REPO, Executor, build, config, step
 from tests.unit.test_pipeline_publish import provided_signer
 from windtunnel._bundle.models import CheckRecord, CheckStatus, Stage
 from windtunnel._bundle.verify import verify_bundle
+from windtunnel._config import Settings
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.plan import Step, execute
 from windtunnel._pipeline.publish import publish
@@ -62,11 +63,10 @@ def test_run_json_evidence_and_report_carry_model_and_a_hand_checked_cost(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("WT_TEST_MODEL_LABEL", "test-model-a")
-    settings = dataclasses.replace(
-        config(tmp_path, runtimes=(LABELLED,)),
-        pricing={"test-model-a": PRICE},
-        ladder=Ladder(models=("test-model-a",)),
+    project = Settings(
+        root=tmp_path, source=None, pricing={"test-model-a": PRICE}, ladder=Ladder(models=("test-model-a",))
     )
+    settings = dataclasses.replace(config(tmp_path, runtimes=(LABELLED,)), project=project)
     outcome = execute((build(), step(Stage.CONFORMANCE), selftest_with_usage()), settings, Executor())
     signer = provided_signer()
     published = publish(settings, outcome, signer=signer)
@@ -95,7 +95,8 @@ def test_certify_rejects_an_unlisted_model_before_any_stage(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("WT_TEST_MODEL_LABEL", "test-model-a")
-    settings = dataclasses.replace(config(tmp_path, runtimes=(LABELLED,)), ladder=Ladder(models=("other",)))
+    project = Settings(root=tmp_path, source=None, ladder=Ladder(models=("other",)))
+    settings = dataclasses.replace(config(tmp_path, runtimes=(LABELLED,)), project=project)
     ran: list[str] = []
 
     def noting(ctx: StageContext) -> list[CheckRecord]:

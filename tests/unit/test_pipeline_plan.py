@@ -12,6 +12,7 @@ from tests.unit.pipeline_steps import OTHER, Closable, Executor, build, config, 
 from windtunnel._bundle import CertificationResult, ChecksFile, KeyOrigin, Verdict
 from windtunnel._bundle.models import CheckRecord, CheckScope, CheckStatus, Stage
 from windtunnel._pipeline.context import StageContext
+from windtunnel._pipeline.outdir import prepare_out_dir
 from windtunnel._pipeline.plan import PLAN, Step, execute
 from windtunnel._pipeline.publish import publish
 from windtunnel.errors import UsageError
@@ -157,9 +158,6 @@ def test_a_rerun_replaces_the_earlier_bundle_and_its_archive(tmp_path: Path) -> 
     assert sealed.verdict.result is CertificationResult.PASSED and sealed.seal is not None
     archive = sealed.seal.archive
     assert (out / "attestations").is_dir() and archive.is_file()
-    stale = out / "evidence" / "old-runtime" / "build" / "build.json"
-    stale.parent.mkdir(parents=True)
-    stale.write_text("{}")
     lines: list[str] = []
     second = execute(
         (build(), crashing(Stage.CONFORMANCE)), config(tmp_path), Executor(), progress=lines.append
@@ -167,29 +165,45 @@ def test_a_rerun_replaces_the_earlier_bundle_and_its_archive(tmp_path: Path) -> 
     published = publish(config(tmp_path), second)
     assert published.verdict.result is CertificationResult.HARNESS_INVALID and published.seal is None
     assert not (out / "attestations").exists() and not (out / "MANIFEST.sha256").exists()
-    assert not archive.exists() and not stale.exists()
+    assert not archive.exists()
     assert json.loads((out / "verdict.json").read_text())["result"] == "HARNESS_INVALID"
     assert f"removed the earlier bundle in {out}" in lines and f"removed {archive}" in lines
+
+
+def test_a_file_added_to_a_sealed_bundle_is_refused_and_nothing_is_removed(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    sealed = publish(config(tmp_path), execute((build(),), config(tmp_path), Executor()))
+    assert sealed.seal is not None
+    added = out / "evidence" / "notes.md"
+    added.write_text("mine")
+    before = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
+    with pytest.raises(UsageError, match=r"but also evidence/notes\.md, which that bundle does not list"):
+        execute((build(),), config(tmp_path), Executor())
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == before
+    assert added.read_text() == "mine" and sealed.seal.archive.is_file()
 
 
 def test_a_non_empty_directory_that_is_no_bundle_is_refused_untouched(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     (out / "notes.txt").write_text("mine")
-    with pytest.raises(UsageError, match="is not empty and holds no earlier bundle") as caught:
+    (out / "run.json").write_text("{}")  # a run.json alone is no bundle: only the marker says so
+    with pytest.raises(UsageError, match="is not empty and holds no Wind Tunnel bundle") as caught:
         execute((build(),), config(tmp_path), Executor())
     assert "how to fix" in str(caught.value)
     assert (out / "notes.txt").read_text() == "mine" and sorted(p.name for p in out.iterdir()) == [
-        "notes.txt"
+        "notes.txt",
+        "run.json",
     ]
 
 
 def test_a_killed_runs_partial_bundle_is_replaced(tmp_path: Path) -> None:
     out = tmp_path / "out"
+    prepare_out_dir(out)  # what a run does first; it was then killed after writing these
     stale = out / "evidence" / OTHER / "conformance" / "killed.json"
     stale.parent.mkdir(parents=True)
     stale.write_text("{}")
-    (out / "run.json").write_text("{}")  # run.json is written before the first stage: a bundle in progress
+    (out / "run.json").write_text("{}")
     execute((build(),), config(tmp_path), Executor())
     assert json.loads((out / "run.json").read_text())["run_id"].startswith("certify-")
     assert not stale.exists() and not stale.parent.exists()

@@ -23,6 +23,7 @@ from windtunnel._packs.selection import Selection, select
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import RuntimeRun, StageContext
 from windtunnel._pipeline.stages import selftest_stage
+from windtunnel._runtimes.resolve import Found, RuntimeDescription
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -30,6 +31,25 @@ sys.path.insert(0, str(FIXTURES))
 from plugins.reference_double import PlayingRuntime  # type: ignore[import-not-found]  # noqa: E402
 
 TIERS = str(FIXTURES / "packs" / "tiers")
+
+
+class _Labelled:
+    """A plugin that states its model; the stage takes the label from the run's description."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def build(self, runtime_name: str, label: str, soul_path: Path | None) -> PlayingRuntime:
+        return PlayingRuntime()
+
+    def model_label(self, runtime_name: str) -> str | None:
+        return self.label
+
+
+def _labelled(label: str) -> RuntimeDescription:
+    return RuntimeDescription(
+        name="reference", found=Found.ATTR, source="reference", origin="test", plugin=_Labelled(label)
+    )
 
 
 def _stage(tmp_path: Path, tiers: tuple[str, ...]) -> list[CheckRecord]:
@@ -45,7 +65,7 @@ def _stage(tmp_path: Path, tiers: tuple[str, ...]) -> list[CheckRecord]:
         config=config,
         suite=Suite.load(config.suite_dir),
         selected=select(discover_packs(config.pack_refs, base=REPO), Selection(tiers=config.tiers)),
-        run=RuntimeRun(name="reference", runtime=PlayingRuntime(), model_label="label-x"),
+        run=RuntimeRun(name="reference", description=_labelled("label-x"), runtime=PlayingRuntime()),
         stage=Stage.SELFTEST,
         run_id="certify-tiers",
     )

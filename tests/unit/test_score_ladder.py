@@ -9,7 +9,7 @@ import pytest
 from tests.unit.contract_c_endpoint import serving
 from tests.unit.test_cli_run import FIXTURES, wt
 from windtunnel._config import load_settings
-from windtunnel._score.ladder import Ladder
+from windtunnel._score.ladder import Ladder, check_model
 from windtunnel.errors import ConfigFileError
 
 PLUGIN = "plugins.usage_plugins:labelled"
@@ -17,6 +17,7 @@ CACHE = str(FIXTURES / "packs" / "cache")
 
 
 def ladder(tmp_path: Path, body: str) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "pyproject.toml").write_text(
         f"[tool.windtunnel]\npacks = []\n\n[tool.windtunnel.ladder]\n{body}\n"
     )
@@ -60,7 +61,8 @@ def test_no_ladder_accepts_every_label(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.windtunnel]\npacks = []\n")
     settings = load_settings(cwd=tmp_path, env={})
     assert settings.ladder is None
-    settings.check_model("rt", "anything")
+    check_model(settings.ladder, "rt", "anything")
+    check_model(settings.ladder, "rt", None)
 
 
 def test_wt_run_rejects_an_unlisted_model_label_before_any_run(tmp_path: Path) -> None:

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from windtunnel._config import load_settings
 from windtunnel._packs.loader import discover_packs, load_pack
 from windtunnel._packs.selection import Selected, Selection, select
-from windtunnel._runtimes.registry import LoadedPlugin, load_runtime_plugin
+from windtunnel._runtimes.resolve import Found, RuntimeDescription, resolve_runtime
 from windtunnel._selftest.engine import SelftestOptions, run_selftest
 from windtunnel._selftest.verdicts import Verdict, exit_code
 from windtunnel._trace.models import ErrorKind
@@ -26,6 +27,10 @@ FIXTURES = REPO / "tests" / "fixtures"
 sys.path.insert(0, str(FIXTURES))
 
 from plugins import reference_double  # type: ignore[import-not-found]  # noqa: E402
+
+
+def load_runtime_plugin(ref: str) -> RuntimeDescription:
+    return resolve_runtime(ref, load_settings(REPO))
 
 
 @pytest.fixture(autouse=True)
@@ -140,7 +145,7 @@ def test_cli_formats_and_exit_codes(tmp_path: Path) -> None:
 
 
 def _report(plugin: Any, packs: list[str], tmp_path: Path) -> Any:
-    loaded = LoadedPlugin(name="double", source="test", plugin=plugin)
+    loaded = RuntimeDescription(name="double", found=Found.ATTR, source="test", origin="test", plugin=plugin)
     return run_selftest(
         loaded,
         select([load_pack(p) for p in packs], Selection()),

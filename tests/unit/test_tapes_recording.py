@@ -13,13 +13,13 @@ from windtunnel._packs.loader import load_pack
 from windtunnel._tapes.containers import (
     KEY_PATH,
     agent_config,
-    golden_case,
     key_file_for,
     record_spec,
     replay_spec,
 )
 from windtunnel._tapes.promotion import supersede
 from windtunnel._tapes.recording import selected_scenarios
+from windtunnel._tapes.scripted import golden_case
 from windtunnel.errors import SelectionError, UsageError
 from windtunnel.spi import AgentConfig
 

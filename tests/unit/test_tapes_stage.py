@@ -14,13 +14,13 @@ import pytest
 
 from windtunnel._bundle.models import CheckStatus, Stage
 from windtunnel._conformance.suite import Suite
-from windtunnel._drivers.manifest import load_manifest
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import RuntimeRun, StageContext
 from windtunnel._pipeline.stage_tapes import tapes_stage
+from windtunnel._runtimes.manifest import load_manifest
 from windtunnel._score.models import Score, ScoreStatus
 from windtunnel._tapes.builder import TapeBuilder
 from windtunnel._tapes.containers import RuntimeImages, tape_name
@@ -48,9 +48,12 @@ def images() -> RuntimeImages:
     )
 
 
-def run_tape(directory: Path, **lineage: str) -> Path:
+LIVE = "https://api.example.test/v1"
+
+
+def run_tape(directory: Path, upstream: str = SCRIPTED_UPSTREAM, **lineage: str) -> Path:
     """A run tape naming `lineage` (runtime, pack, scenario), and no verdict: it was never promoted."""
-    builder = TapeBuilder("t", upstream=SCRIPTED_UPSTREAM, clock=lambda: WHEN, lineage=lineage)
+    builder = TapeBuilder("t", upstream=upstream, clock=lambda: WHEN, lineage=lineage)
     builder.add(
         "POST", "/v1/chat/completions", {"model": "m", "messages": []}, RecordedResponse(status=200, body={})
     )
@@ -58,12 +61,19 @@ def run_tape(directory: Path, **lineage: str) -> Path:
     return directory / "t.jsonl"
 
 
-def golden(directory: Path, *, runtime: str = "reference", pack: str = "support_desk", scenario: str) -> Path:
+def golden(
+    directory: Path,
+    *,
+    runtime: str = "reference",
+    pack: str = "support_desk",
+    scenario: str,
+    upstream: str = SCRIPTED_UPSTREAM,
+) -> Path:
     """A golden tape promoted from a passing run of `scenario` (its lineage names that run and its verdict)."""
     named = {"runtime": runtime, "pack": pack, "scenario": scenario}
     score = Score(run_id="run-1", status=ScoreStatus.PASSED, runtime=runtime, pack=pack, scenario=scenario)
     return promote(
-        run_tape(directory, **named), directory / "golden", scores=[score], clock=lambda: WHEN
+        run_tape(directory, upstream, **named), directory / "golden", scores=[score], clock=lambda: WHEN
     ).path
 
 
@@ -119,14 +129,37 @@ def test_a_tape_that_names_no_scenario_of_the_pack_is_not_replayed(
 def test_a_stale_tape_fails_certification_without_a_replay(
     images: RuntimeImages, pack: Pack, tmp_path: Path
 ) -> None:
-    path = golden(tmp_path, scenario="refund_damaged_item")
+    path = golden(tmp_path, scenario="refund_damaged_item", upstream=LIVE)
     result = replay(images, pack, path, days=31)
     assert result.result is None
     (problem,) = result.problems
     assert problem.startswith("TapeStale: tape ") and "31.0 days ago; the limit is 30 days" in problem
     detail = result.detail()
     assert "wt tapes record --runtime reference --pack support_desk --scenario refund_damaged_item" in detail
-    assert "--scripted-upstream" in detail
+    assert f"--upstream {LIVE}" in detail
+
+
+def test_a_tape_falsely_marked_scripted_is_refused_not_exempted(
+    images: RuntimeImages, pack: Pack, tmp_path: Path
+) -> None:
+    """Marked scripted by its recorder, but its one answer is no decision of the scenario's golden case."""
+    path = golden(tmp_path, scenario="refund_damaged_item")
+    result = replay(images, pack, path, days=400)
+    assert result.result is None and not any("TapeStale" in problem for problem in result.problems)
+    (problem,) = result.problems
+    assert problem.startswith(f"TapeCorrupt: tape {path} is marked scripted (exempt from the age limit), but")
+    assert "scenario 'refund_damaged_item' scripts" in problem
+
+
+def test_a_tape_dated_in_the_future_is_refused_as_suspect(
+    images: RuntimeImages, pack: Pack, tmp_path: Path
+) -> None:
+    path = golden(tmp_path, scenario="refund_damaged_item", upstream=LIVE)
+    result = replay(images, pack, path, days=-2)  # the clock says two days before the tape was recorded
+    assert result.result is None
+    (problem,) = result.problems
+    assert problem.startswith(f"TapeCorrupt: tape {path} is dated in the future")
+    assert "never goes stale" in problem
 
 
 def test_a_tape_recorded_through_another_runtime_is_a_problem(

@@ -23,6 +23,8 @@ BASE_IMAGE = "python:3.12-slim"
 SOURCE_DIR = "/src"
 BUNDLE_DIR = "/wt/bundle"
 PIP_VENV = "/opt/wt-pip"
+INJECT_LIBRARY = "packages/windtunnel-inject"
+"""noxfile.py's INJECT_LIBRARY: the tests import it, so every test venv installs it."""
 WHEELHOUSE_DIR = "/wt/wheelhouse"
 REQUIREMENTS_FILE = "requirements.txt"
 BOUND_ENV = "WT_BOUND_STACKS"
@@ -229,9 +231,20 @@ def runner(
 
 
 def test_container(source: dagger.Directory, python_image: str, extras: str) -> dagger.Container:
-    """The repo installed with pip in a fresh Python (as `nox` installs it), for the @check functions."""
+    """The repo installed with pip in a fresh Python (as `nox` installs it: with the Contract C server
+    library beside it), for the @check functions."""
     ctr = dag.container().from_(python_image).with_directory(SOURCE_DIR, source).with_workdir(SOURCE_DIR)
-    return ctr.with_exec(["pip", "install", "--disable-pip-version-check", "-q", "-e", f".[{extras}]"])
+    install = [
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "-q",
+        "-e",
+        f".[{extras}]",
+        "-e",
+        INJECT_LIBRARY,
+    ]
+    return ctr.with_exec(install)
 
 
 def same_windtunnel_image(plan: Plan, spec: Plan) -> bool:

@@ -1,28 +1,10 @@
-"""Entry point: `python -m oa_runtime` validates the WT_* environment, then serves Contract C."""
+"""Entry point: `python -m oa_runtime` validates the WT_* environment, then serves Contract C (windtunnel_inject)."""
 
 from __future__ import annotations
 
-import os
-import sys
+from windtunnel_inject import serve
 
-import uvicorn
-
-from oa_runtime.app import create_app
-from oa_runtime.settings import Settings, SettingsError
-
-
-def main() -> int:
-    try:
-        settings = Settings.from_env(os.environ)
-    except SettingsError as exc:
-        # Refuse to start: a runtime that guessed its configuration would certify something else.
-        print(f"openai-agents runtime: refusing to start: {exc}", file=sys.stderr)  # noqa: T201
-        return 2
-    uvicorn.run(
-        create_app(settings), host=settings.host, port=settings.port, lifespan="on", log_level="warning"
-    )
-    return 0
-
+from oa_runtime.agent import OpenAIAgentsLoop
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(serve(OpenAIAgentsLoop, name="openai-agents"))

@@ -1,4 +1,5 @@
-"""One Contract C turn through the OpenAI Agents SDK: its Runner, chat-completions model, MCP and sessions."""
+"""The agent loop: one Contract C turn through the OpenAI Agents SDK's Runner, chat-completions model, MCP
+and sessions; windtunnel_inject serves it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from typing import Any
 import anyio
 from agents import (
     Agent,
-    ModelResponse,
     ModelSettings,
     OpenAIChatCompletionsModel,
     RunConfig,
@@ -19,10 +19,10 @@ from agents import (
 )
 from agents.mcp import MCPServerStreamableHttp
 from openai import AsyncOpenAI
+from windtunnel_inject import McpServer, Settings, Transcript, Turn, TurnFailed, describe
+from windtunnel_inject.openai_errors import describe_model_failure
 
 from oa_runtime.sessions import SessionEntry, Sessions
-from oa_runtime.settings import McpServerRef, Settings
-from oa_runtime.transcript import TurnFailed, TurnResult, decode_arguments, describe, usage_total
 
 SESSION_HEADER = "X-WT-Session"
 API_KEY = "wt-gateway"  # the gateway needs no credential; the client insists on one
@@ -44,11 +44,12 @@ def model_settings(sampling: Mapping[str, Any]) -> ModelSettings:
     )
 
 
-class OpenAIAgentsRuntime:
-    """Turns, reset, health and state of the service; one model client, a fresh agent and MCP link per turn."""
+class OpenAIAgentsLoop:
+    """Turns, reset, tools and state; one model client, a fresh agent and MCP link per turn. The server
+    enters it as a context manager, so shutdown closes the sessions and the model client."""
 
     def __init__(self, settings: Settings) -> None:
-        set_tracing_disabled(True)  # also OPENAI_AGENTS_DISABLE_TRACING=1 in the image: nothing phones home
+        set_tracing_disabled(True)  # also OPENAI_AGENTS_DISABLE_TRACING=1 (oa_runtime): nothing phones home
         self._settings = settings
         self._client = AsyncOpenAI(
             base_url=settings.model_base_url, api_key=API_KEY, max_retries=0, timeout=MODEL_HTTP_TIMEOUT_S
@@ -57,7 +58,7 @@ class OpenAIAgentsRuntime:
         self._model_settings = model_settings(settings.sampling)
         self.sessions = Sessions()
 
-    async def inject(self, session_id: str, text: str) -> TurnResult:
+    async def turn(self, session_id: str, text: str) -> Turn:
         entry = self.sessions.get(session_id)
         async with entry.lock:  # turns of one session run one at a time, as a chat would
             before = await entry.session.get_items()
@@ -69,7 +70,7 @@ class OpenAIAgentsRuntime:
                 with anyio.CancelScope(shield=True):
                     await entry.restore(before)
                 if isinstance(exc, Exception) and not isinstance(exc, TurnFailed):
-                    raise TurnFailed(describe(exc)) from exc
+                    raise TurnFailed(describe_model_failure(exc)) from exc
                 raise
 
     async def _run(self, session_id: str, text: str, entry: SessionEntry) -> RunResult:
@@ -119,13 +120,16 @@ class OpenAIAgentsRuntime:
     async def snapshot(self) -> dict[str, Any]:
         return {"sessions": await self.sessions.snapshot()}
 
-    async def aclose(self) -> None:
+    async def __aenter__(self) -> OpenAIAgentsLoop:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
         await self.sessions.close()
         await self._client.close()
 
 
 @asynccontextmanager
-async def _connect(ref: McpServerRef) -> AsyncIterator[MCPServerStreamableHttp]:
+async def _connect(ref: McpServer) -> AsyncIterator[MCPServerStreamableHttp]:
     server = MCPServerStreamableHttp(
         {"url": ref.url, "timeout": MCP_TIMEOUT_S},
         name=ref.name,
@@ -143,24 +147,13 @@ async def _connect(ref: McpServerRef) -> AsyncIterator[MCPServerStreamableHttp]:
         await server.cleanup()  # type: ignore[no-untyped-call]
 
 
-def _report(result: RunResult) -> TurnResult:
+def _report(result: RunResult) -> Turn:
     """The turn as the model emitted it, from the SDK's raw model responses, in order."""
-    calls: list[dict[str, Any]] = []
-    usages: list[dict[str, Any]] = []
-    for step, response in enumerate(result.raw_responses):
-        calls.extend(_tool_calls(response, step))
-        usages.append(dict(response.raw_usage or {}))
+    transcript = Transcript()
+    for response in result.raw_responses:
+        transcript.model_call(response.raw_usage)
+        for item in response.output:
+            if getattr(item, "type", None) == "function_call":
+                transcript.tool_call(str(getattr(item, "name", "")), getattr(item, "arguments", None))
     content = result.final_output
-    return TurnResult("" if content is None else str(content), calls, usage_total(usages))
-
-
-def _tool_calls(response: ModelResponse, step: int) -> list[dict[str, Any]]:
-    found = []
-    for index, item in enumerate(response.output):
-        if getattr(item, "type", None) == "function_call":
-            name = str(getattr(item, "name", ""))
-            where = f"model call {step + 1}, output item {index}"
-            found.append(
-                {"name": name, "arguments": decode_arguments(name, getattr(item, "arguments", None), where)}
-            )
-    return found
+    return transcript.turn("" if content is None else str(content))

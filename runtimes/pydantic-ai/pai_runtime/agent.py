@@ -1,4 +1,5 @@
-"""One Contract C turn through pydantic-ai: its Agent, OpenAI chat model, MCP toolset and conversation store."""
+"""The agent loop: one Contract C turn through pydantic-ai's Agent, OpenAI chat model, MCP toolset and
+conversation store; windtunnel_inject serves it."""
 
 from __future__ import annotations
 
@@ -20,9 +21,8 @@ from pydantic_ai.profiles.openai import OpenAIModelProfile
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import UsageLimits
-
-from pai_runtime.settings import McpServerRef, Settings
-from pai_runtime.transcript import TurnFailed, TurnResult, decode_arguments, describe, usage_total
+from windtunnel_inject import McpServer, Settings, Transcript, Turn, TurnFailed, describe
+from windtunnel_inject.openai_errors import describe_model_failure
 
 SESSION_HEADER = "X-WT-Session"
 API_KEY = "wt-gateway"  # the gateway needs no credential; the client insists on one
@@ -63,8 +63,9 @@ class Sampling(AbstractCapability[Any]):
         return lambda _ctx: ModelSettings(**self.settings)
 
 
-class PydanticAIRuntime:
-    """Turns, reset, health and state of the service; one model, a fresh agent and MCP link per turn."""
+class PydanticAILoop:
+    """Turns, reset, tools and state; one model, a fresh agent and MCP link per turn. The server enters it
+    as a context manager, so shutdown closes the model client."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
@@ -77,7 +78,7 @@ class PydanticAIRuntime:
         self._store = InMemoryConversationStore()
         self._locks: dict[str, anyio.Lock] = {}
 
-    async def inject(self, session_id: str, text: str) -> TurnResult:
+    async def turn(self, session_id: str, text: str) -> Turn:
         lock = self._locks.setdefault(session_id, anyio.Lock())
         async with lock:  # turns of one session run one at a time, as a chat would
             store = self._store  # a reset during the turn swaps the store: this turn then saves nowhere
@@ -93,7 +94,7 @@ class PydanticAIRuntime:
             except TurnFailed:
                 raise
             except Exception as exc:
-                raise TurnFailed(describe(exc)) from exc
+                raise TurnFailed(describe_model_failure(exc)) from exc
             await store.save(result)  # only a finished turn joins the conversation
         return _report(result)
 
@@ -146,11 +147,14 @@ class PydanticAIRuntime:
                 )
         return {"sessions": sessions}
 
-    async def aclose(self) -> None:
+    async def __aenter__(self) -> PydanticAILoop:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
         await self._client.close()
 
 
-def _toolset(ref: McpServerRef) -> MCPToolset[None]:
+def _toolset(ref: McpServer) -> MCPToolset[None]:
     # 'failed': a tool error goes back to the model as the tool's answer, as with any platform, instead of
     # counting against the SDK's retry budget.
     return MCPToolset(
@@ -162,29 +166,16 @@ def _toolset(ref: McpServerRef) -> MCPToolset[None]:
     )
 
 
-def _report(result: AgentRunResult[str]) -> TurnResult:
+def _report(result: AgentRunResult[str]) -> Turn:
     """The turn as the model emitted it, from the SDK's ModelResponse parts, in order."""
-    calls: list[dict[str, Any]] = []
-    usages: list[dict[str, Any]] = []
-    responses = [m for m in result.new_messages() if isinstance(m, ModelResponse)]
-    for step, response in enumerate(responses):
-        calls.extend(_tool_calls(response, step))
-        usages.append(_usage(response))
-    return TurnResult(str(result.output), calls, usage_total(usages))
-
-
-def _tool_calls(response: ModelResponse, step: int) -> list[dict[str, Any]]:
-    found = []
-    for index, part in enumerate(response.parts):
-        # Calls the model asked this agent to run; a NativeToolCallPart (run by the provider) is not one.
-        if isinstance(part, ToolCallPart):
-            where = f"model call {step + 1}, part {index}"
-            args = part.args
-            arguments = (
-                dict(args) if isinstance(args, dict) else decode_arguments(part.tool_name, args, where)
-            )
-            found.append({"name": part.tool_name, "arguments": arguments})
-    return found
+    transcript = Transcript()
+    for response in (m for m in result.new_messages() if isinstance(m, ModelResponse)):
+        transcript.model_call(_usage(response))
+        for part in response.parts:
+            # Calls the model asked this agent to run; a NativeToolCallPart (run by the provider) is not one.
+            if isinstance(part, ToolCallPart):
+                transcript.tool_call(part.tool_name, part.args)
+    return transcript.turn(str(result.output))
 
 
 def _usage(response: ModelResponse) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 It is a standalone service, as a third-party platform would ship one: it speaks only the OpenAI
 chat-completions wire format (to the model), MCP streamable HTTP (to its tools) and Contract C (to the
-harness), and imports nothing from windtunnel.
+harness, through the windtunnel-inject library), and imports nothing from windtunnel.
 """
 
 __version__ = "1.0.0"

@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from windtunnel_inject import ToolCall, Transcript, Turn, TurnFailed, usage_total
 
 from reference_agent.memory import Memory, Note, render_notes
 from reference_agent.model import ModelClient
 from reference_agent.settings import Fault, Settings
 from reference_agent.tools import OfferedTool, ToolBox
-
-
-class TurnFailed(Exception):
-    """The turn cannot finish (bad tool call, endless loop); answered 502 with this message."""
-
-
-@dataclass(frozen=True, slots=True)
-class TurnResult:
-    content: str
-    tool_calls: list[dict[str, Any]]
-    usage: dict[str, Any] | None
-
-    def envelope(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"content": self.content, "tool_calls": self.tool_calls}
-        if self.usage is not None:
-            body["usage"] = self.usage
-        return body
 
 
 @dataclass(slots=True)
@@ -36,9 +20,8 @@ class _Turn:
 
     session_id: str
     messages: list[dict[str, Any]]
-    steps: list[list[dict[str, Any]]]  # the tool calls each model call emitted, decoded, in order
-    usages: list[dict[str, Any]]
     notes: list[Note]
+    transcript: Transcript = field(default_factory=Transcript)  # each model call's tool calls and usage
 
 
 class Agent:
@@ -48,21 +31,21 @@ class Agent:
         self._tools = tools
         self.memory = memory
         # Fault `cache_answers_across_reset`: answers by user text, shared by sessions, never wiped.
-        self._answers: dict[str, TurnResult] = {}
+        self._answers: dict[str, Turn] = {}
 
-    async def inject(self, session_id: str, text: str) -> TurnResult:
+    async def turn(self, session_id: str, text: str) -> Turn:
         if self._settings.fault is Fault.CACHE_ANSWERS_ACROSS_RESET and text in self._answers:
             return self._answers[text]  # fault: served without a model call, even after a reset
-        result = await self._inject(session_id, text)
+        result = await self._turn(session_id, text)
         if self._settings.fault is Fault.CACHE_ANSWERS_ACROSS_RESET:
             self._answers[text] = result
         return result
 
-    async def _inject(self, session_id: str, text: str) -> TurnResult:
+    async def _turn(self, session_id: str, text: str) -> Turn:
         session = self.memory.session(session_id)
         async with session.lock:  # turns of one session run one at a time, as a chat would
             generation = self.memory.generation
-            turn = _Turn(session_id, messages=[], steps=[], usages=[], notes=[Note(session_id, "user", text)])
+            turn = _Turn(session_id, messages=[], notes=[Note(session_id, "user", text)])
             recalled = self.memory.index.search(text, session_id=session_id, generation=generation)
             if recalled:
                 turn.messages.append({"role": "system", "content": render_notes(recalled)})
@@ -73,7 +56,8 @@ class Agent:
             content = await self._loop(session_id, session.messages, turn)
             if late:  # fault: the model answered without this turn's message; history gets it afterwards
                 turn.messages.insert(1 if recalled else 0, user)
-            result = TurnResult(content, self._report(turn.steps), self._usage(turn.usages))
+            transcript = turn.transcript
+            result = Turn(content, self._report(transcript.steps), self._usage(transcript.usages))
             entry = {
                 "session_id": session_id,
                 "user": text,
@@ -88,11 +72,10 @@ class Agent:
         schemas = [tool.openai() for tool in offered.values()]
         for _ in range(self._settings.max_steps):
             reply = await self._model.complete([*history, *turn.messages], schemas, session_id)
-            turn.usages.append(reply.usage or {})
+            turn.transcript.model_call(reply.usage)
             message = _assistant_message(reply.message)
             turn.messages.append(message)
             calls = message.get("tool_calls") or []
-            turn.steps.append([])
             if not calls:
                 return str(message.get("content") or "")
             for index, call in enumerate(calls):
@@ -105,8 +88,7 @@ class Agent:
     async def _execute(
         self, offered: Mapping[str, OfferedTool], call: Mapping[str, Any], index: int, turn: _Turn
     ) -> None:
-        name, arguments = _decode_call(call, len(turn.steps), index)
-        turn.steps[-1].append({"name": name, "arguments": arguments})
+        name, arguments = _record_call(call, turn.transcript, index)
         tool = offered.get(name)
         if tool is None:
             # The model named a tool nobody offers: it hears so and may correct itself, as with any tool error.
@@ -116,19 +98,19 @@ class Agent:
             turn.notes.append(Note(turn.session_id, "tool", output))
             if self._settings.fault is Fault.SUMMARIZE_TOOL_RESULTS:
                 output = f"{name} succeeded"  # fault: the model never sees what the tool answered
-        call_id = call.get("id") or f"call_{len(turn.steps)}_{index}"
+        call_id = call.get("id") or f"call_{len(turn.transcript.steps)}_{index}"
         answer = {"role": "tool", "tool_call_id": call_id, "content": output}
         if self._settings.fault is Fault.DROP_TOOL_CALL_IDS:
             del answer["tool_call_id"]  # fault: the model cannot tell which call a result answers
         turn.messages.append(answer)
 
-    def _report(self, steps: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    def _report(self, steps: list[list[ToolCall]]) -> list[ToolCall]:
         fault = self._settings.fault
         if fault is Fault.HIDE_INTERMEDIATE_TOOL_CALLS:
             return list(steps[-1])  # fault: only the final model call's tool calls, i.e. none
         calls = [call for step in steps for call in step]
         if fault is Fault.NORMALIZE_TOOL_ARGUMENTS:
-            return [{"name": call["name"], "arguments": _normalize(call["arguments"])} for call in calls]
+            return [ToolCall(name=call["name"], arguments=_normalize(call["arguments"])) for call in calls]
         if fault is Fault.SORT_TOOL_CALLS:
             return sorted(calls, key=lambda call: str(call["name"]))  # fault: the model's order is lost
         return calls
@@ -136,7 +118,7 @@ class Agent:
     def _usage(self, calls: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
         if self._settings.fault is Fault.REPORT_LAST_CALL_USAGE and any(calls):
             return dict(calls[-1])  # fault: one aggregate that is really the last call's usage
-        return _usage(calls)
+        return usage_total(calls)
 
 
 def _assistant_message(message: Mapping[str, Any]) -> dict[str, Any]:
@@ -147,24 +129,15 @@ def _assistant_message(message: Mapping[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def _decode_call(call: Mapping[str, Any], step: int, index: int) -> tuple[str, dict[str, Any]]:
+def _record_call(call: Mapping[str, Any], transcript: Transcript, index: int) -> tuple[str, dict[str, Any]]:
+    """An OpenAI-shaped tool call of the last model answer, recorded in the transcript with its arguments
+    decoded as the model emitted them; TurnFailed when it has no function name or arguments not an object."""
     function = call.get("function")
-    where = f"model call {step}, tool call {index}"
+    where = f"model call {len(transcript.steps)}, tool call {index}"
     if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
         raise TurnFailed(f"{where} has no function.name: {call!r}")
-    text = function.get("arguments") or "{}"
-    try:
-        arguments = json.loads(text) if isinstance(text, str) else text
-    except json.JSONDecodeError as exc:
-        raise TurnFailed(
-            f"{where} ({function['name']}) has arguments that are not JSON ({exc}): {text[:300]!r}"
-        ) from exc
-    if not isinstance(arguments, dict):
-        # Contract C reports arguments as an object; anything else cannot be reported without reshaping it.
-        raise TurnFailed(
-            f"{where} ({function['name']}) has arguments that are not a JSON object: {text[:300]!r}"
-        )
-    return function["name"], arguments
+    recorded = transcript.tool_call(function["name"], function.get("arguments"), where)
+    return recorded["name"], recorded["arguments"]
 
 
 def _normalize(value: Any) -> Any:
@@ -176,25 +149,3 @@ def _normalize(value: Any) -> Any:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
     return value
-
-
-def _usage(calls: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    """The turn's usage: every reported count summed, plus one usage dict per model call (seed 002)."""
-    if not any(calls):
-        return None  # no model call reported usage: say nothing rather than report zeros
-    total: dict[str, Any] = {}
-    for call in calls:
-        _add(total, call)
-    total["calls"] = [dict(call) for call in calls]
-    return total
-
-
-def _add(total: dict[str, Any], usage: Mapping[str, Any]) -> None:
-    for key, value in usage.items():
-        if isinstance(value, bool):
-            continue
-        current = total.get(key)
-        if isinstance(value, int | float) and (current is None or isinstance(current, int | float)):
-            total[key] = (current or 0) + value
-        elif isinstance(value, Mapping) and (current is None or isinstance(current, dict)):
-            _add(total.setdefault(key, {}), value)

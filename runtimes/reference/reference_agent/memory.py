@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+from windtunnel_inject import DEFAULT_SYSTEM_PROMPT
 
-from reference_agent.settings import DEFAULT_SYSTEM_PROMPT, Fault
+from reference_agent.settings import Fault
 
 SHARED_HISTORY_KEY = "<shared>"
 TOKEN = re.compile(r"[a-z0-9]+")

@@ -12,14 +12,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+from windtunnel_inject import TurnFailed
 
 from reference_agent.settings import Fault, Settings
 
 SESSION_HEADER = "X-WT-Session"
 
 
-class ModelError(Exception):
-    """A model call failed; the message names the cause, including the gateway's own error text."""
+class ModelError(TurnFailed):
+    """A model call failed; the message names the cause, including the gateway's own error text (502)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,21 +1,14 @@
-"""The runtime's configuration, read once from the WT_* environment and validated before serving."""
+"""The reference runtime's settings: windtunnel_inject's WT_* settings plus its own WT_STREAM and WT_FAULT."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any
+from typing import Self
 
-DEFAULT_PORT = 8647
-DEFAULT_MODEL = "wt-default"
-DEFAULT_SYSTEM_PROMPT = (
-    "You are a careful support agent. Use the tools you are given to look things up and to act; "
-    "never invent facts a tool can tell you. Answer briefly once the task is done."
-)
-SAMPLING_KEYS = ("temperature", "top_p", "max_tokens", "tool_choice")
-DEFAULT_MAX_STEPS = 16
+import windtunnel_inject
+from windtunnel_inject import SettingsError, env_flag
 
 
 class Fault(Enum):
@@ -38,95 +31,20 @@ class Fault(Enum):
     SEND_USER_TURN_LATE = "send_user_turn_late"
 
 
-class SettingsError(ValueError):
-    """The environment does not describe a runtime we can start; the message names the variable."""
-
-
-@dataclass(frozen=True, slots=True)
-class McpServerRef:
-    name: str
-    url: str
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Settings:
-    model_base_url: str
-    model_name: str = DEFAULT_MODEL
-    mcp_servers: tuple[McpServerRef, ...] = ()
-    system_prompt: str = DEFAULT_SYSTEM_PROMPT
-    sampling: Mapping[str, Any] = field(default_factory=dict)
+class Settings(windtunnel_inject.Settings):
+    """Contract C's settings and the runtime's own: WT_STREAM=1 (model answers as SSE streams) and WT_FAULT
+    (a poison's known-broken behaviour)."""
+
     stream: bool = False
     fault: Fault | None = None
-    host: str = "0.0.0.0"  # noqa: S104 - the container's published port must be reachable from its network
-    port: int = DEFAULT_PORT
-    max_steps: int = DEFAULT_MAX_STEPS
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> Settings:
-        """Build settings from `env` (os.environ in the service); raises SettingsError naming the variable."""
-        base_url = env.get("WT_MODEL_BASE_URL", "").strip()
-        if not base_url:
-            raise SettingsError(
-                "WT_MODEL_BASE_URL is not set: expected the OpenAI-compatible base URL of the model gateway, "
-                "e.g. http://gateway:8000/v1"
-            )
-        return cls(
-            model_base_url=base_url.rstrip("/"),
-            model_name=env.get("WT_MODEL_NAME") or DEFAULT_MODEL,
-            mcp_servers=_mcp_servers(env.get("WT_MCP_SERVERS", "")),
-            system_prompt=env.get("WT_SYSTEM_PROMPT") or DEFAULT_SYSTEM_PROMPT,
-            sampling=_sampling(env.get("WT_SAMPLING", "")),
-            stream=_flag(env, "WT_STREAM"),
-            fault=_fault(env.get("WT_FAULT", "")),
-            host=env.get("WT_INJECT_HOST") or "0.0.0.0",  # noqa: S104 - see the field's comment
-            port=_int(env, "WT_INJECT_PORT", DEFAULT_PORT),
-            max_steps=_int(env, "WT_MAX_STEPS", DEFAULT_MAX_STEPS),
-        )
-
-
-def _json(name: str, text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SettingsError(f"{name} is not valid JSON ({exc}): {text[:200]!r}") from exc
-
-
-def _mcp_servers(text: str) -> tuple[McpServerRef, ...]:
-    if not text.strip():
-        return ()
-    data = _json("WT_MCP_SERVERS", text)
-    if not isinstance(data, list):
-        raise SettingsError(
-            f'WT_MCP_SERVERS must be a JSON list of {{"name", "url"}}, got {type(data).__name__}'
-        )
-    servers: list[McpServerRef] = []
-    for index, item in enumerate(data):
-        if not (
-            isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("url"), str)
-        ):
-            raise SettingsError(f'WT_MCP_SERVERS[{index}] must be {{"name": str, "url": str}}, got {item!r}')
-        servers.append(McpServerRef(name=item["name"], url=item["url"]))
-    names = [server.name for server in servers]
-    duplicates = sorted({name for name in names if names.count(name) > 1})
-    if duplicates:
-        raise SettingsError(f"WT_MCP_SERVERS names must be unique; repeated: {', '.join(duplicates)}")
-    return tuple(servers)
-
-
-def _sampling(text: str) -> dict[str, Any]:
-    if not text.strip():
-        return {}
-    data = _json("WT_SAMPLING", text)
-    if not isinstance(data, dict):
-        raise SettingsError(f"WT_SAMPLING must be a JSON object, got {type(data).__name__}")
-    unknown = sorted(set(data) - set(SAMPLING_KEYS))
-    if unknown:
-        # Refusing beats ignoring: a knob we silently drop would make the bench lie (seed 002).
-        raise SettingsError(
-            f"WT_SAMPLING has keys this runtime cannot honour: {unknown}; known: {list(SAMPLING_KEYS)}"
-        )
-    # A key set to null is "not set": forward only what the caller actually chose.
-    return {key: value for key, value in data.items() if value is not None}
+    def from_env(cls, env: Mapping[str, str]) -> Self:
+        """Settings from `env`; raises SettingsError naming the variable, WT_STREAM and WT_FAULT included."""
+        # super() with arguments: a slots dataclass is a new class, which the bare form's cell does not name.
+        contract = super(Settings, cls).from_env(env)
+        return replace(contract, stream=env_flag(env, "WT_STREAM"), fault=_fault(env.get("WT_FAULT", "")))
 
 
 def _fault(text: str) -> Fault | None:
@@ -139,25 +57,3 @@ def _fault(text: str) -> Fault | None:
         raise SettingsError(
             f"WT_FAULT={text!r} is not a known fault; known faults: {known} (unset = correct)"
         ) from None
-
-
-def _flag(env: Mapping[str, str], name: str) -> bool:
-    value = env.get(name, "").strip().lower()
-    if value in ("", "0", "false", "no"):
-        return False
-    if value in ("1", "true", "yes"):
-        return True
-    raise SettingsError(f"{name}={value!r}: expected 1 or 0")
-
-
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
-    text = env.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        raise SettingsError(f"{name}={text!r} is not an integer") from None
-    if value <= 0:
-        raise SettingsError(f"{name}={value} must be positive")
-    return value

@@ -18,9 +18,9 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from windtunnel_inject import McpServer, TurnFailed, describe
 
 from reference_agent.mcp_http import mcp_http_client
-from reference_agent.settings import McpServerRef
 
 T = TypeVar("T")
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
@@ -30,7 +30,7 @@ MAX_PAGES = 100
 DEATH_GRACE_S = 0.5
 
 
-class ToolServerError(Exception):
+class ToolServerError(TurnFailed):
     """An MCP server could not be reached or listed; the turn fails (502) with this message."""
 
 
@@ -61,7 +61,7 @@ class _Link:
 
 
 class McpConnection:
-    def __init__(self, ref: McpServerRef, spawn: Spawn) -> None:
+    def __init__(self, ref: McpServer, spawn: Spawn) -> None:
         self.ref = ref
         self._spawn = spawn
         self._link: _Link | None = None
@@ -76,8 +76,9 @@ class McpConnection:
             link = self._link
         await link.ready.wait()
         if link.client is None:
+            reason = describe(link.error) if link.error is not None else "unknown error"
             raise ToolServerError(
-                f"cannot connect to MCP server {self.ref.name!r} at {self.ref.url}: {_describe(link.error)}"
+                f"cannot connect to MCP server {self.ref.name!r} at {self.ref.url}: {reason}"
             )
         return link
 
@@ -115,7 +116,7 @@ class McpConnection:
             return await operation(link.client)
         except Exception as exc:
             raise ToolServerError(
-                f"MCP server {self.ref.name!r} at {self.ref.url} failed twice: {_describe(exc)}"
+                f"MCP server {self.ref.name!r} at {self.ref.url} failed twice: {describe(exc)}"
             ) from exc
 
     async def close(self) -> None:
@@ -126,7 +127,7 @@ class McpConnection:
 class ToolBox:
     """Every configured MCP server's tools under one namespace; calls go to the server that owns the tool."""
 
-    def __init__(self, refs: Sequence[McpServerRef], spawn: Spawn) -> None:
+    def __init__(self, refs: Sequence[McpServer], spawn: Spawn) -> None:
         self._connections = {ref.name: McpConnection(ref, spawn) for ref in refs}
         self._listed: dict[str, OfferedTool] | None = None
 
@@ -205,12 +206,3 @@ def result_text(result: types.CallToolResult) -> str:
 
 def _block_json(block: Any) -> str:
     return json.dumps(block.model_dump(mode="json", by_alias=True, exclude_none=True))
-
-
-def _describe(exc: BaseException | None) -> str:
-    """The innermost causes of a (possibly grouped) failure, one line: task groups wrap the real error."""
-    if exc is None:
-        return "unknown error"
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_describe(inner) for inner in exc.exceptions)
-    return f"{type(exc).__name__}: {exc}"

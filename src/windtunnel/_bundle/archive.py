@@ -8,6 +8,7 @@ import tarfile
 from pathlib import Path, PurePosixPath
 
 from windtunnel._bundle.layout import LayoutError, bundle_files, check_name
+from windtunnel._files import write_atomic_bytes
 
 FIXED_MTIME = 0
 MAX_MEMBERS = 10_000
@@ -27,14 +28,10 @@ def write_archive(root: Path, target: Path) -> Path:
         for name in files:
             data = (root / name).read_bytes()
             tar.addfile(_entry(f"{prefix}/{name}", tarfile.REGTYPE, len(data)), io.BytesIO(data))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
-    with (
-        partial.open("wb") as raw,
-        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=FIXED_MTIME) as gz,
-    ):
+    packed = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=packed, mtime=FIXED_MTIME) as gz:
         gz.write(buffer.getvalue())
-    partial.replace(target)
+    write_atomic_bytes(target, packed.getvalue())  # a crash leaves the old archive or the new, never half
     return target
 
 

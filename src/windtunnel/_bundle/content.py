@@ -1,5 +1,6 @@
 """What the signed files say must agree: checks.json, junit.xml and verdict.json, run.json and the
-statement, tape ages at run time, and no credentials anywhere. Seal and verify run the same checks."""
+statement, tape ages at run time, no credentials and no host facts anywhere. Seal and verify run the same
+checks."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from windtunnel._bundle import layout
 from windtunnel._bundle.junit_map import JUnitShapeError, junit_statuses
 from windtunnel._bundle.models import ChecksFile, CheckStatus, RunInfo, TapeIndex, Verdict
+from windtunnel._bundle.privacy_scan import HostFacts, scan_files
 from windtunnel._bundle.secret_scan import scan_file
 from windtunnel.errors import VerificationError
 
@@ -75,6 +77,14 @@ def check_secrets(root: Path, files: list[str]) -> None:
         if findings:
             more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
             raise fail("secrets", f"a credential is in the bundle: {findings[0]}{more}")
+
+
+def check_privacy(root: Path, files: list[str], facts: HostFacts) -> None:
+    """No file names the host: its home, user, host name, the project's absolute path (privacy_scan)."""
+    findings = scan_files(root, files, facts)
+    if findings:
+        more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
+        raise fail("privacy", f"a bundle file names the machine it ran on: {findings[0]}{more}")
 
 
 def _requirement_sets(contents: Contents) -> None:
@@ -154,6 +164,8 @@ def _tape_ages(contents: Contents) -> None:
         return
     started = contents.run.started_at
     for tape in contents.tapes.tapes:
+        if tape.scripted:
+            continue  # its answers are the scenario's script: nothing on it ages (docs/tapes.md)
         age = started - tape.recorded_at
         if age > MAX_TAPE_AGE:
             raise fail(

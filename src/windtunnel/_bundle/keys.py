@@ -1,12 +1,16 @@
 """Signing keys: ECDSA P-256 from PKCS#8 PEM (a file or the WT_SIGNING_KEY text) or an ephemeral dev key.
 
 keyid = hex SHA-256 of the DER SubjectPublicKeyInfo (RFC 6962 section 3.2 style, the form the Sigstore
-bundle spec recommends for a public key hint). Signatures are DER ECDSA over SHA-256 of the signed bytes.
+bundle spec recommends for a public key hint); its fingerprint, what a verifier pins, is the same digest
+written `SHA256:<64 hex>` (`SHA256:<base64>` of the digest, with or without padding, is accepted too).
+Signatures are DER ECDSA over SHA-256 of the signed bytes.
 Nothing here reads the environment: callers pass the path or the PEM text they were given.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -50,7 +54,9 @@ class Signer:
         try:
             key = serialization.load_pem_private_key(data, password=None)
         except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
-            raise SigningKeyError(f"{source} could not be loaded: {exc}", hint=_CONVERT_HINT) from exc
+            raise SigningKeyError(
+                f"{source} could not be loaded: {_first_sentence(exc)}", hint=_CONVERT_HINT
+            ) from exc
         if not isinstance(key, ec.EllipticCurvePrivateKey) or not isinstance(key.curve, ec.SECP256R1):
             found = key.curve.name if isinstance(key, ec.EllipticCurvePrivateKey) else type(key).__name__
             raise SigningKeyError(
@@ -108,21 +114,63 @@ def keyid_of(public_key: ec.EllipticCurvePublicKey) -> str:
     return sha256_hex(der)
 
 
+FINGERPRINT_PREFIX = "SHA256:"
+
+
+def fingerprint_of(keyid: str) -> str:
+    """The fingerprint certify prints and a verifier pins: `SHA256:` + the hex keyid."""
+    return f"{FINGERPRINT_PREFIX}{keyid}"
+
+
+def parse_fingerprint(text: str) -> str:
+    """The keyid (64 lowercase hex) a `SHA256:<hex>` or `SHA256:<base64>` fingerprint pins."""
+    prefix, _, value = text.strip().partition(":")
+    digest: bytes | None = None
+    if prefix.upper() == FINGERPRINT_PREFIX[:-1] and value:
+        if len(value) == 64 and all(c in "0123456789abcdefABCDEF" for c in value):
+            digest = bytes.fromhex(value)
+        else:
+            try:
+                digest = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+            except binascii.Error:
+                digest = None
+    if digest is None or len(digest) != 32:
+        raise SigningKeyError(
+            f"--key-fingerprint {text!r} is not a SHA-256 key fingerprint",
+            hint="pass SHA256:<64 hex digits> as `wt certify` prints it (the SHA-256 of the key's DER "
+            "SubjectPublicKeyInfo: `openssl pkey -pubin -in signer.pub.pem -outform DER | sha256sum`)",
+            field="--key-fingerprint",
+        )
+    return digest.hex()
+
+
 def load_public_key(pem: bytes, *, source: str = "the public key") -> ec.EllipticCurvePublicKey:
     """A P-256 public key from SubjectPublicKeyInfo PEM; anything else is a SigningKeyError."""
     try:
         key = serialization.load_pem_public_key(pem)
     except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
         raise SigningKeyError(
-            f"{source} is not a PEM public key ({exc})",
-            hint="pass the keys/signer.pub.pem of the bundle, or the public key published by the signer",
+            f"{source} is not a PEM public key ({_first_sentence(exc)})",
+            hint=_PUBLIC_HINT,
         ) from exc
     if not isinstance(key, ec.EllipticCurvePublicKey) or not isinstance(key.curve, ec.SECP256R1):
+        found = f"{key.curve.name} EC" if isinstance(key, ec.EllipticCurvePublicKey) else type(key).__name__
         raise SigningKeyError(
-            f"{source} is a {type(key).__name__} key, expected an ECDSA P-256 public key",
-            hint="Wind Tunnel bundles are signed with ECDSA P-256",
+            f"{source} is a {found.removesuffix('PublicKey')} key, expected an ECDSA P-256 public key",
+            hint=f"Wind Tunnel bundles are signed with ECDSA P-256; {_PUBLIC_HINT}",
         )
     return key
+
+
+_PUBLIC_HINT = (
+    "pass the signer's public key (PEM SubjectPublicKeyInfo, `openssl pkey -in signing.pem -pubout`) from "
+    "your own store, or pin it with --key-fingerprint SHA256:..."
+)
+
+
+def _first_sentence(exc: Exception) -> str:
+    """cryptography's message up to its first full stop: the rest is a link to its FAQ."""
+    return str(exc).split(". ")[0].rstrip(".")
 
 
 def signature_valid(public_key: ec.EllipticCurvePublicKey, signature: bytes, data: bytes) -> bool:

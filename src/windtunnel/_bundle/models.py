@@ -142,9 +142,11 @@ def _runtime_verdict(name: str, scored: list[CheckRecord]) -> RuntimeVerdict:
 
 
 class HostInfo(_Model):
-    platform: str
+    """Host facts limited to OS, architecture and engine: a bundle does not say which machine made it."""
+
+    platform: str = Field(description="OS and architecture, e.g. Linux-x86_64")
     python: str
-    hostname: str | None = None
+    hostname: str | None = Field(default=None, description="no longer written; older bundles may carry it")
     engine: str | None = Field(default=None, description="container engine and version, e.g. docker 20.10")
 
 
@@ -152,7 +154,11 @@ class RuntimeInfo(_Model):
     """A runtime under certification; its image digest is `RunInfo.images[name]` once it was built."""
 
     name: str
-    source: str | None = Field(default=None, description="image reference or build directory")
+    source: str | None = Field(
+        default=None,
+        description="where the runtime came from: an image reference, its name, or its directory relative to "
+        "the project root (never an absolute path)",
+    )
     model_label: str | None = Field(
         default=None, description="the model its plugin says it answers with; null: unknown, never guessed"
     )
@@ -208,6 +214,10 @@ class TapeEntry(_Model):
     sha256: str | None = None
     interactions: int = 0
     recorded_at: AwareDatetime = Field(description="when the oldest interaction of the tape was recorded")
+    scripted: bool = Field(
+        default=False,
+        description="recorded from the scripted upstream, checked against its scenario: exempt from the age limit",
+    )
 
 
 class TapeIndex(_Model):

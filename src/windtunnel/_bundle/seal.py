@@ -15,16 +15,18 @@ from typing import Any
 from windtunnel._bundle import layout
 from windtunnel._bundle.archive import write_archive
 from windtunnel._bundle.canonical import canonical_json, sha256_file
-from windtunnel._bundle.content import Contents, check_contents, check_secrets, load_contents
+from windtunnel._bundle.content import Contents, check_contents, check_privacy, check_secrets, load_contents
 from windtunnel._bundle.dsse import IN_TOTO_PAYLOAD_TYPE, sign_envelope
 from windtunnel._bundle.errors import BundleSealError
 from windtunnel._bundle.keys import KeyOrigin, Signer
 from windtunnel._bundle.layout import LayoutError
 from windtunnel._bundle.models import CertificationResult
+from windtunnel._bundle.privacy_scan import HostFacts
 from windtunnel._bundle.sigstore import sigstore_bundle
 from windtunnel._bundle.statement import MAX_SUBJECTS, Statement
 from windtunnel._bundle.verify import verify_bundle
 from windtunnel._bundle.verify_md import verify_md
+from windtunnel._files import write_atomic
 from windtunnel.errors import VerificationError
 
 _REWRITTEN = (layout.MANIFEST, layout.PUBLIC_KEY, layout.VERIFY_MD, *sorted(layout.ATTESTATIONS))
@@ -52,14 +54,20 @@ def default_archive(directory: Path) -> Path:
 
 
 def seal_bundle(
-    directory: Path, *, signer: Signer, archive: Path | None = None, now: datetime | None = None
+    directory: Path,
+    *,
+    signer: Signer,
+    archive: Path | None = None,
+    now: datetime | None = None,
+    host: HostFacts | None = None,
 ) -> SealResult:
     """Sign the bundle in `directory` (run.json, checks.json, junit.xml, verdict.json... already written).
 
     Subjects and the predicate come from the files themselves: every file, `image:<name>` for each
     digest in run.json's `images`, and verdict.json as the predicate. Raises BundleSealError when a
-    required file is missing or malformed, the files disagree, a credential is found, or the verdict is
-    HARNESS_INVALID (never signed). Re-sealing replaces the previous key, manifest and attestations.
+    required file is missing or malformed, the files disagree, a credential or a fact of `host` (default:
+    this machine) is found, or the verdict is HARNESS_INVALID (never signed). Re-sealing replaces the
+    previous key, manifest and attestations.
     """
     if now is not None and now.tzinfo is None:
         raise ValueError("seal_bundle(now=...) needs a timezone-aware datetime")
@@ -70,13 +78,14 @@ def seal_bundle(
             f"the archive {target} would be inside the bundle {root}",
             hint="write the .tar.gz beside the bundle directory",
         )
-    contents = _prepare(root, signer, now or datetime.now(UTC))
+    host = host or HostFacts.here()
+    contents = _prepare(root, signer, now or datetime.now(UTC), host)
     files = _listing(root)
     _write(root, layout.MANIFEST, layout.render_manifest({name: sha256_file(root / name) for name in files}))
     statement = _statement(root, [*files, layout.MANIFEST], contents, signer)
     _sign(root, statement, signer)
     write_archive(root, target)
-    _self_check(root, target, signer, now)
+    _self_check(root, target, signer, now, host)
     return SealResult(
         directory=root,
         archive=target,
@@ -88,7 +97,7 @@ def seal_bundle(
     )
 
 
-def _prepare(root: Path, signer: Signer, now: datetime) -> Contents:
+def _prepare(root: Path, signer: Signer, now: datetime, host: HostFacts) -> Contents:
     if not root.is_dir():
         raise BundleSealError(f"bundle directory {root} does not exist", hint="write the result files first")
     for name in _REWRITTEN:
@@ -100,6 +109,7 @@ def _prepare(root: Path, signer: Signer, now: datetime) -> Contents:
         contents = load_contents(root)
         check_contents(contents, files, now=now)
         check_secrets(root, files)
+        check_privacy(root, files, host)
     except VerificationError as exc:
         raise BundleSealError(
             f"cannot seal {root}: {exc.message}", hint=_HINTS.get(exc.context.get("check", ""))
@@ -120,6 +130,7 @@ def _prepare(root: Path, signer: Signer, now: datetime) -> Contents:
 
 _HINTS = {
     "secrets": "remove or redact the credential before sealing; tapes and traces are redacted at write time",
+    "privacy": "write paths relative to the project root and no host names (a Wind Tunnel bug if it wrote it)",
     "content.missing": "the pipeline writes run.json, checks.json, junit.xml and verdict.json before sealing",
     "agreement.junit": "write junit.xml with windtunnel._bundle.junit_for(checks)",
     "agreement.verdict": "write verdict.json with Verdict.from_checks(checks, signing_key=...)",
@@ -160,9 +171,9 @@ def _sign(root: Path, statement: Statement, signer: Signer) -> None:
     _write(root, layout.SIGSTORE_BUNDLE, json.dumps(bundle, indent=2) + "\n")
 
 
-def _self_check(root: Path, archive: Path, signer: Signer, now: datetime | None) -> None:
+def _self_check(root: Path, archive: Path, signer: Signer, now: datetime | None, host: HostFacts) -> None:
     for path in (root, archive):
-        report = verify_bundle(path, signer.public_pem, now=now)
+        report = verify_bundle(path, signer.public_pem, now=now, host=host)
         if not report.valid:
             raise BundleSealError(
                 f"the sealed bundle {path} does not verify: {report.reason}",
@@ -171,6 +182,4 @@ def _self_check(root: Path, archive: Path, signer: Signer, now: datetime | None)
 
 
 def _write(root: Path, name: str, text: str) -> None:
-    path = root / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    write_atomic(root / name, text)  # a crash never leaves half a file

@@ -1,7 +1,10 @@
-"""Verify a bundle (directory or .tar.gz) against a public key: signature first, then digests, then content.
+"""Verify a bundle (directory or .tar.gz) against a trusted key: signature first, then digests, then content.
 
-Never raises for an invalid bundle: the report says valid or names the first failed check and why.
-A key that cannot be read is a usage error (SigningKeyError), not a property of the bundle.
+The trust comes from outside the bundle: a public key the verifier holds, or the fingerprint of the key
+that must have signed it (then the bundle's own keys/signer.pub.pem is used only if it has that
+fingerprint). Never raises for an invalid bundle: the report says valid or names the first failed check
+and why. A key or fingerprint that cannot be read is a usage error (SigningKeyError), not a property of
+the bundle.
 """
 
 from __future__ import annotations
@@ -19,11 +22,27 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from windtunnel._bundle import layout
 from windtunnel._bundle.archive import extract_archive
 from windtunnel._bundle.canonical import sha256_file
-from windtunnel._bundle.content import Contents, check_contents, check_secrets, fail, load_contents
+from windtunnel._bundle.content import (
+    Contents,
+    check_contents,
+    check_privacy,
+    check_secrets,
+    fail,
+    load_contents,
+)
 from windtunnel._bundle.dsse import IN_TOTO_PAYLOAD_TYPE, Envelope, envelope_from_json
-from windtunnel._bundle.keys import KeyOrigin, keyid_of, load_public_key, signature_valid
+from windtunnel._bundle.errors import SigningKeyError
+from windtunnel._bundle.keys import (
+    KeyOrigin,
+    fingerprint_of,
+    keyid_of,
+    load_public_key,
+    parse_fingerprint,
+    signature_valid,
+)
 from windtunnel._bundle.layout import LayoutError
 from windtunnel._bundle.models import CertificationResult
+from windtunnel._bundle.privacy_scan import HostFacts
 from windtunnel._bundle.sigstore import check_sigstore_bundle
 from windtunnel._bundle.statement import Statement, parse_statement
 from windtunnel.errors import VerificationError
@@ -43,6 +62,11 @@ class VerifyReport:
     result: CertificationResult | None = None
     subjects: int = 0
 
+    @property
+    def fingerprint(self) -> str | None:
+        """The signing key's fingerprint, `SHA256:<hex keyid>`, as `wt certify` prints it."""
+        return fingerprint_of(self.keyid) if self.keyid else None
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "bundle": self.bundle,
@@ -51,6 +75,7 @@ class VerifyReport:
             "reason": self.reason,
             "passed": list(self.passed),
             "keyid": self.keyid,
+            "fingerprint": self.fingerprint,
             "key_origin": self.key_origin.value if self.key_origin else None,
             "result": self.result.value if self.result else None,
             "subjects": self.subjects,
@@ -75,19 +100,71 @@ class _Progress:
     subjects: int = 0
 
 
-def verify_bundle(path: Path, public_key_pem: bytes, *, now: datetime | None = None) -> VerifyReport:
-    """Check the bundle at `path` (a directory or its .tar.gz) with the given PEM public key."""
+@dataclass(frozen=True, slots=True)
+class _Trust:
+    """What the verifier brought: a public key, a pinned keyid (from a fingerprint), or both."""
+
+    key: ec.EllipticCurvePublicKey | None
+    pinned: str | None
+
+    def public_key(self, root: Path, progress: _Progress) -> ec.EllipticCurvePublicKey:
+        if self.key is not None:
+            return self.key
+        assert self.pinned is not None
+        path = root / layout.PUBLIC_KEY
+        if not path.is_file():
+            raise fail(
+                "key.pinned", f"{layout.PUBLIC_KEY} is missing: no key to match the pinned fingerprint"
+            )
+        try:
+            key = load_public_key(path.read_bytes(), source=layout.PUBLIC_KEY)
+        except SigningKeyError as exc:
+            raise fail("key.pinned", exc.message) from exc
+        progress.keyid = keyid_of(key)
+        if progress.keyid != self.pinned:
+            raise fail(
+                "key.pinned",
+                f"the bundle was signed with key {fingerprint_of(progress.keyid)}, not the pinned "
+                f"{fingerprint_of(self.pinned)}: another key signed it",
+            )
+        return key
+
+
+def verify_bundle(
+    path: Path,
+    public_key_pem: bytes | None = None,
+    *,
+    fingerprint: str | None = None,
+    now: datetime | None = None,
+    host: HostFacts | None = None,
+    key_source: str = "the public key",
+) -> VerifyReport:
+    """Check the bundle at `path` (a directory or its .tar.gz) with the given PEM public key, or with the
+    key of `fingerprint` (`SHA256:<hex>`, see keys.parse_fingerprint); with both, the key must have it.
+    `host` is what no file may name (default: this machine's home, user and host name); `key_source`
+    names the key in errors (e.g. its path)."""
     if now is not None and now.tzinfo is None:
         raise ValueError("verify_bundle(now=...) needs a timezone-aware datetime")
-    public_key = load_public_key(public_key_pem)
-    progress = _Progress(keyid=keyid_of(public_key))
+    if public_key_pem is None and fingerprint is None:
+        raise ValueError("verify_bundle needs a public key or a key fingerprint to trust")
+    trust = _Trust(
+        load_public_key(public_key_pem, source=key_source) if public_key_pem is not None else None,
+        parse_fingerprint(fingerprint) if fingerprint is not None else None,
+    )
+    if trust.key is not None and trust.pinned is not None and keyid_of(trust.key) != trust.pinned:
+        raise SigningKeyError(
+            f"the public key has fingerprint {fingerprint_of(keyid_of(trust.key))}, not the pinned "
+            f"{fingerprint_of(trust.pinned)}",
+            hint="pass the key and the fingerprint of the same signer, or only one of them",
+        )
+    progress = _Progress(keyid=keyid_of(trust.key) if trust.key is not None else None)
     try:
         if path.is_file():
             with tempfile.TemporaryDirectory(prefix="wt-verify-") as scratch:
                 root = _extract(path, Path(scratch))
-                _verify_tree(root, public_key, progress, now or datetime.now(UTC))
+                _verify_tree(root, trust, progress, now or datetime.now(UTC), host or HostFacts.here())
         elif path.is_dir():
-            _verify_tree(path, public_key, progress, now or datetime.now(UTC))
+            _verify_tree(path, trust, progress, now or datetime.now(UTC), host or HostFacts.here())
         else:
             raise fail("bundle.layout", f"{path} is neither a bundle directory nor a .tar.gz")
     except VerificationError as exc:
@@ -116,10 +193,8 @@ def _extract(archive: Path, into: Path) -> Path:
         raise fail("bundle.layout", f"{archive} is not a readable bundle archive: {exc}") from exc
 
 
-def _verify_tree(
-    root: Path, public_key: ec.EllipticCurvePublicKey, progress: _Progress, now: datetime
-) -> None:
-    envelope = _signed_envelope(root, public_key, progress)
+def _verify_tree(root: Path, trust: _Trust, progress: _Progress, now: datetime, host: HostFacts) -> None:
+    envelope = _signed_envelope(root, trust.public_key(root, progress), progress)
     statement = parse_statement(envelope.payload)
     progress.passed.append("statement.format")
     progress.subjects = len(statement.subjects)
@@ -134,6 +209,8 @@ def _verify_tree(
     progress.passed.append("agreement")
     check_secrets(root, files)
     progress.passed.append("secrets")
+    check_privacy(root, files, host)
+    progress.passed.append("privacy")
 
 
 def _signed_envelope(root: Path, public_key: ec.EllipticCurvePublicKey, progress: _Progress) -> Envelope:

@@ -3,33 +3,40 @@
 from __future__ import annotations
 
 from windtunnel._bundle import layout
-from windtunnel._bundle.keys import KeyOrigin
+from windtunnel._bundle.keys import KeyOrigin, fingerprint_of
 from windtunnel._bundle.statement import PREDICATE_TYPE
 
 _TEMPLATE = """\
 # Verifying this certification bundle
 
-Signed by key `{keyid}` ({origin}).{dev_note}
+Signed by key `{fingerprint}` ({origin}).{dev_note}
 
-The key in `{public_key}` came with the bundle, so checking against it only proves the bundle is
-intact and self-consistent. To know *who* signed it, compare the keyid above (the SHA-256 of the DER
-SubjectPublicKeyInfo) with the key the signer publishes, and verify against that key.
+That is the key's fingerprint: the SHA-256 of its DER SubjectPublicKeyInfo, in hex (`wt certify` prints
+it as `signer:`). The key in `{public_key}` came with the bundle, so checking against it only proves the
+bundle is intact and self-consistent: whoever changed the bundle could have re-signed it and swapped that
+key too. To know *who* signed it, pin the signer: take the fingerprint (or the public key) from the
+signer, never from this bundle, and verify against it.
 
 ## With Wind Tunnel
 
 From this directory (or pass the `.tar.gz` instead of `.`):
 
 ```
-wt verify . --key {public_key}
+wt verify . --key-fingerprint {fingerprint}
+wt verify . --key /path/to/your/copy/of/the/signer.pub.pem
 ```
 
-Exit 0: valid. Exit 1: invalid, with the first reason. Exit 2: the bundle or key could not be read.
-It checks, in order: one DSSE signature by the key over an in-toto Statement v1, every subject digest
-against the files (no file added, none missing), `{manifest}`, agreement between `{checks}`,
-`{junit}` and `{verdict}`, tape ages at run time (30 days at most), and that no credential is in any file.
+Exit 0: valid. Exit 1: invalid, with the first reason. Exit 2: the bundle, key or fingerprint could not
+be read. It checks, in order: that the key has the pinned fingerprint (`--key-fingerprint`), one DSSE
+signature by the key over an in-toto Statement v1, every subject digest against the files (no file added,
+none missing), `{manifest}`, agreement between `{checks}`, `{junit}` and `{verdict}`, tape ages at run
+time (30 days at most; tapes recorded from the scripted upstream are exempt), that no credential is in
+any file, and that no file holds a home-directory path or the verifying machine's user or host name.
 
 ## With cosign (offline, no transparency log)
 
+cosign takes a key file: first check that `{public_key}` is the signer's (`openssl pkey -pubin -in
+{public_key} -outform DER | sha256sum` must print the fingerprint's hex digits), or use your own copy.
 cosign checks the signature and that the file you name is a subject of the statement; run it from this
 directory for any file listed in `{manifest}` (here `{verdict}`):
 
@@ -68,7 +75,7 @@ def verify_md(*, keyid: str, origin: KeyOrigin) -> str:
         else ""
     )
     return _TEMPLATE.format(
-        keyid=keyid,
+        fingerprint=fingerprint_of(keyid),
         origin=origin.value,
         dev_note=dev_note,
         public_key=layout.PUBLIC_KEY,

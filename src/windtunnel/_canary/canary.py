@@ -1,4 +1,4 @@
-"""The reset canary (seed 002): seed a random nonce, reset, and look for it afterwards.
+"""The reset canary (docs/writing-a-runtime.md): seed a random nonce, reset, and look for it afterwards.
 
 The seed turn carries the nonce in the user message and, through the kit's `echo` tool, into a tool call
 and its result, so state a runtime keeps of its tools (call logs, indexed results) is seeded too.
@@ -25,8 +25,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
 from windtunnel._runner.evidence import drain_model_requests
+from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
 from windtunnel._scenario.model import ReferenceCase, ReferenceDecision, ReferenceToolCall
 from windtunnel._trace.shapes import read_response
 from windtunnel.errors import ProbeError, UsageError
@@ -34,7 +34,6 @@ from windtunnel.spi.agent_runtime import (
     AgentConfig,
     AgentHandle,
     AgentRuntime,
-    MCPHandle,
     ReferenceCapableAgentRuntime,
     StateProbe,
 )
@@ -76,21 +75,19 @@ def script(nonce: str) -> tuple[ReferenceDecision, ...]:
 
 @contextmanager
 def _handle(runtime: AgentRuntime, config: AgentConfig, nonce: str) -> Iterator[AgentHandle]:
+    """A handle with the kit's mocks; a reference-capable runtime gets the canary's scripted replies."""
     from windtunnel._conformance.subject import kit_pack
 
-    with started_mcps(runtime, kit_pack().plans()) as mcps:
-        handle = _provision(runtime, with_mcp_specs(config, mcps), list(mcps), nonce)
-        try:
-            yield handle
-        finally:
-            safe_teardown(handle, "canary")
-
-
-def _provision(runtime: AgentRuntime, config: AgentConfig, mcps: list[MCPHandle], nonce: str) -> AgentHandle:
-    if isinstance(runtime, ReferenceCapableAgentRuntime):
-        case = ReferenceCase(name="reset-canary", kind="golden", decisions=script(nonce))
-        return runtime.provision_reference(config, case, mcps)
-    return runtime.provision(config, mcps)
+    case = (
+        ReferenceCase(name="reset-canary", kind="golden", decisions=script(nonce))
+        if isinstance(runtime, ReferenceCapableAgentRuntime)
+        else None
+    )
+    with (
+        started_mcps(runtime, kit_pack().plans()) as mcps,
+        provisioned(runtime, with_mcp_specs(config, mcps), mcps, runtime_name="canary", case=case) as handle,
+    ):
+        yield handle
 
 
 def _found(nonce: str, value: Any) -> bool:

@@ -8,16 +8,17 @@ Healthy only when every step passed.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
 
 from windtunnel._canary.canary import run_reset_canary
 from windtunnel._canary.doctor_tools import tools_step
 from windtunnel._packs.pack import Pack
-from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
-from windtunnel._runtimes.registry import LoadedPlugin, build_runtime
+from windtunnel._runner.lifecycle import open_runtime, provisioned
+from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel.errors import WindTunnelError
 from windtunnel.spi.agent_runtime import AgentConfig, AgentRuntime
 
@@ -60,44 +61,53 @@ def _step(report: DoctorReport, name: str, on_step: Callable[[Step], None]) -> I
         raise _StepFailed(name)
 
 
-def diagnose(loaded: LoadedPlugin, packs: Sequence[Pack], on_step: Callable[[Step], None]) -> DoctorReport:
-    report = DoctorReport(runtime=loaded.name)
-    runtime: Any = None
-    try:
-        from windtunnel._drivers.plugin import ContainerRuntimePlugin
+def diagnose(
+    description: RuntimeDescription,
+    packs: Sequence[Pack],
+    on_step: Callable[[Step], None],
+    *,
+    lock_dir: Path,
+) -> DoctorReport:
+    """Every step in order until one fails; the runtime lives in the one lifecycle (lock, build, pre_run,
+    post_run, close), and a post_run() or close() that fails is a failed step of its own."""
+    report = DoctorReport(runtime=description.name)
 
-        if isinstance(loaded.plugin, ContainerRuntimePlugin):
-            with _step(report, "engine", on_step) as detail:
-                from windtunnel._drivers.docker_env import docker_client, engine_version
+    def problem(exc: WindTunnelError) -> None:
+        step = Step("cleanup", False, str(exc))
+        report.steps.append(step)
+        on_step(step)
 
-                detail.append(f"docker {engine_version(docker_client())}")
-        with _step(report, "build", on_step) as detail:
-            runtime = build_runtime(loaded)
-            detail.append(f"built {type(runtime).__name__}")
-        with _step(report, "tools", on_step) as detail:
-            detail.extend(tools_step(runtime, packs))
-        with _step(report, "reset", on_step) as detail:
-            _reset(runtime)
-            detail.append("reset_state() answered")
-        with _step(report, "canary", on_step) as detail:
-            result = run_reset_canary(runtime, AgentConfig())
-            if result.leaked:
-                raise WindTunnelError(f"LEAK: {result.detail} (nonce {result.nonce})")
-            detail.append(result.detail)
-    except _StepFailed:
-        pass
-    finally:
-        close = getattr(runtime, "close", None)
-        if callable(close):
-            close()
+    with contextlib.ExitStack() as lifecycle:
+        try:
+            if description.driver == "container":
+                with _step(report, "engine", on_step) as detail:
+                    from windtunnel._drivers.docker_env import docker_client, engine_version
+
+                    detail.append(f"docker {engine_version(docker_client())}")
+            with _step(report, "build", on_step) as detail:
+                opened = lifecycle.enter_context(
+                    open_runtime(description, lock_dir=lock_dir, on_problem=problem)
+                )
+                opened.pre_run([scenario for pack in packs for scenario in pack.scenarios])
+                detail.append(f"built {type(opened.runtime).__name__}")
+            _diagnose_built(opened.runtime, packs, report, on_step)
+        except _StepFailed:
+            pass
     return report
 
 
-def _reset(runtime: AgentRuntime) -> None:
-    with started_mcps(runtime, []) as mcps:
-        handle = runtime.provision(with_mcp_specs(AgentConfig(), mcps), list(mcps))
-        try:
+def _diagnose_built(
+    runtime: AgentRuntime, packs: Sequence[Pack], report: DoctorReport, on_step: Callable[[Step], None]
+) -> None:
+    with _step(report, "tools", on_step) as detail:
+        detail.extend(tools_step(runtime, packs))
+    with _step(report, "reset", on_step) as detail:
+        with provisioned(runtime, AgentConfig(), runtime_name="doctor") as handle:
             handle.reset_state()
             handle.reset_state()
-        finally:
-            safe_teardown(handle, "doctor")
+        detail.append("reset_state() answered")
+    with _step(report, "canary", on_step) as detail:
+        result = run_reset_canary(runtime, AgentConfig())
+        if result.leaked:
+            raise WindTunnelError(f"LEAK: {result.detail} (nonce {result.nonce})")
+        detail.append(result.detail)

@@ -12,10 +12,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from windtunnel._packs.pack import Pack
-from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
+from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
 from windtunnel._scenario.model import ReferenceCase, ReferenceDecision, ReferenceToolCall
 from windtunnel.errors import WindTunnelError
-from windtunnel.spi.agent_runtime import AgentConfig, AgentRuntime, MCPHandle, ReferenceCapableAgentRuntime
+from windtunnel.spi.abilities import ToolListingMCPHandle
+from windtunnel.spi.agent_runtime import (
+    AgentConfig,
+    AgentRuntime,
+    MCPHandle,
+    RecordingMCPHandle,
+    ReferenceCapableAgentRuntime,
+)
 
 CALLED = "Every tool answered."
 PLACEHOLDERS: Mapping[str, Any] = {
@@ -50,14 +57,13 @@ def tools_step(runtime: AgentRuntime, packs: Sequence[Pack]) -> list[str]:
 
 
 def _listed(handle: MCPHandle) -> list[dict[str, Any]]:
-    tools = getattr(handle, "tools", None)
-    if callable(tools):
-        found: list[dict[str, Any]] = list(tools())
+    """The mock's tools, asked of the mock itself when it can say, else over MCP at the agent's URL."""
+    if isinstance(handle, ToolListingMCPHandle):
+        found = list(handle.tools())
     else:
         from windtunnel._mcp.client import list_tools
 
-        base = getattr(handle, "admin_url", None)
-        found = list_tools(f"{base}/mcp" if base else handle.url)
+        found = list_tools(handle.url)
     return sorted(found, key=lambda tool: str(tool["name"]))
 
 
@@ -75,12 +81,10 @@ def _called_through(
         kind="golden",
         decisions=(ReferenceDecision(tool_calls=calls), ReferenceDecision(content=CALLED)),
     )
-    handle = runtime.provision_reference(with_mcp_specs(AgentConfig(), mcps), case, list(mcps))
-    try:
+    config = with_mcp_specs(AgentConfig(), mcps)
+    with provisioned(runtime, config, mcps, runtime_name="doctor", case=case) as handle:
         handle.reset_state()
         handle.send([{"role": "user", "content": "Call each tool once."}], "wt-doctor-tools")
-    finally:
-        safe_teardown(handle, "doctor")
     lines = []
     for mcp in mcps:
         tool = chosen[mcp.name]["name"]
@@ -103,8 +107,7 @@ def _schema(tool: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _calls(mcp: MCPHandle) -> list[dict[str, Any]]:
-    calls = getattr(mcp, "calls", None)
-    return list(calls()) if callable(calls) else []
+    return list(mcp.calls()) if isinstance(mcp, RecordingMCPHandle) else []
 
 
 def sample_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:

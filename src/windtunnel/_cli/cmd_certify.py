@@ -8,12 +8,13 @@ import sys
 from pathlib import Path
 
 from windtunnel._bundle import CertificationResult, load_signer
+from windtunnel._bundle.keys import fingerprint_of
 from windtunnel._cli.common import add_tier
 from windtunnel._config import Settings
 from windtunnel._pipeline.bound_executor import BoundExecutor
 from windtunnel._pipeline.config import STACKS, CertifyConfig
 from windtunnel._pipeline.docker_executor import DockerExecutor
-from windtunnel._pipeline.outdir import prepare_out_dir
+from windtunnel._pipeline.outdir import out_lock, prepare_out_dir
 from windtunnel._pipeline.plan import PLAN, Executor, execute
 from windtunnel._pipeline.publish import publish
 from windtunnel._pipeline.summary import summary_table
@@ -35,7 +36,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "the bundled reference runtime.",
     )
     parser.add_argument(
-        "--runtime", action="append", default=[], metavar="NAME", help="runtime to certify (repeatable)"
+        "--runtime",
+        action="append",
+        default=[],
+        metavar="NAME|DIR",
+        help="runtime to certify (repeatable): a name (registered, a runtimes/**/runtime.toml, or a "
+        "[tool.windtunnel] runtimes entry), a runtime directory, module:attr, or an image reference",
     )
     parser.add_argument(
         "--out", type=Path, default=Path("out"), metavar="DIR", help="bundle directory (default out/)"
@@ -63,10 +69,20 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
-    if not args.print_plan:  # first: an earlier bundle must not outlive a run that stops on a bad flag
+    if args.print_plan:
+        config = _config(args, settings)
+        sys.stdout.write(json.dumps(_plan(config, settings), indent=2) + "\n")
+        return 0
+    # First, before the key or the runtimes: --out is locked and checked (only a bundle Wind Tunnel wrote
+    # is replaced), and an earlier bundle must not outlive a run that stops on a bad flag.
+    with out_lock(args.out):
         for line in prepare_out_dir(args.out):
             _progress(f"removed {line}")
-    config = CertifyConfig.from_settings(
+        return _certify(_config(args, settings))
+
+
+def _config(args: argparse.Namespace, settings: Settings) -> CertifyConfig:
+    return CertifyConfig.from_settings(
         settings,
         runtimes=tuple(args.runtime),
         out_dir=args.out.resolve(),
@@ -75,12 +91,12 @@ def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
         stack=args.stack,
         tiers=certify_tiers(args.tier),
     )
-    if args.print_plan:
-        sys.stdout.write(json.dumps(_plan(config, settings), indent=2) + "\n")
-        return 0
+
+
+def _certify(config: CertifyConfig) -> int:
     signer = load_signer(key_path=config.key_path, key_pem=config.key_pem)  # a bad key stops it here
     _progress(
-        f"runtimes {', '.join(config.all_runtimes)}; bundle in {config.out_dir}; signing with a {signer.origin.value}"
+        f"runtimes {', '.join(d.name for d in config.descriptions())}; bundle in {config.out_dir}; signing with a {signer.origin.value}"
     )
     executor: Executor = BoundExecutor() if config.stack == "bound" else DockerExecutor()
     outcome = execute(PLAN, config, executor, progress=_progress)
@@ -89,10 +105,14 @@ def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
     if published.seal is None:
         sys.stdout.write("HARNESS_INVALID: nothing was signed\n")
     else:
-        dev = " (unverified dev key)" if published.seal.dev_key else ""
+        seal = published.seal
+        dev = " (unverified dev key: it proves integrity, not who signed)" if seal.dev_key else ""
+        fingerprint = fingerprint_of(seal.keyid)
+        # The pinned form: the fingerprint comes from this run, not from the bundle a verifier is handed.
         sys.stdout.write(
-            f"signed{dev}: {published.seal.archive}\n"
-            f"verify: wt verify {config.out_dir} --key {config.out_dir / 'keys' / 'signer.pub.pem'}\n"
+            f"signed{dev}: {seal.archive}\n"
+            f"signer: {fingerprint}\n"
+            f"verify: wt verify {config.out_dir} --key-fingerprint {fingerprint}\n"
         )
     return EXIT[published.verdict.result]
 

@@ -8,7 +8,7 @@ import sys
 from windtunnel._canary.doctor import Step, diagnose
 from windtunnel._cli.common import add_selection, selected_scenarios
 from windtunnel._config import Settings
-from windtunnel._runtimes.registry import load_runtime_plugin
+from windtunnel._runtimes.resolve import resolve_runtime
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,15 +23,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "live model behind them.",
     )
     parser.add_argument(
-        "--runtime", required=True, metavar="NAME", help="registered runtime name or module:attr"
+        "--runtime",
+        required=True,
+        metavar="NAME|DIR",
+        help="the runtime: a name (registered, a runtimes/**/runtime.toml, or a [tool.windtunnel] runtimes "
+        "entry), a runtime directory, module:attr, or an image reference with its tag",
     )
     add_selection(parser)
     parser.set_defaults(handler=execute)
 
 
 def execute(args: argparse.Namespace, settings: Settings) -> int:
-    loaded = load_runtime_plugin(args.runtime)
-    settings.check_model(loaded.name, loaded.model_label())  # the model ladder, before the runtime is driven
+    description = resolve_runtime(args.runtime, settings)
     packs = list({id(item.pack): item.pack for item in selected_scenarios(args, settings)}.values())
 
     def show(step: Step) -> None:
@@ -39,7 +42,7 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
         sys.stdout.write(f"{mark} {step.name:8} {step.detail}\n")
         sys.stdout.flush()
 
-    report = diagnose(loaded, packs, show)
+    report = diagnose(description, packs, show, lock_dir=settings.lock_dir)
     verdict = "healthy" if report.healthy else "NOT healthy"
     sys.stdout.write(f"wt doctor {report.runtime}: {verdict}\n")
     return 0 if report.healthy else 1

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from windtunnel._cli.values import http_url, port
 from windtunnel._config import Settings
 from windtunnel._gateway.mode import GatewayMode
 from windtunnel._gateway.upstream_key import KEY_ENV, KEY_FILE_ENV, add_key_file_argument, upstream_key
@@ -42,6 +43,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     serve.add_argument(
         "--upstream",
+        type=http_url,
         metavar="URL",
         help="live and record modes: OpenAI-compatible base URL, e.g. http://host:11434/v1",
     )
@@ -77,7 +79,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         serve, what="the upstream API key (live and record; replay only redacts it from requests)"
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="port to listen on; 0 picks a free one")
+    serve.add_argument("--port", type=port, default=8000, help="port to listen on; 0 picks a free one")
     serve.add_argument(
         "--model",
         dest="models",
@@ -93,10 +95,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def execute_serve(args: argparse.Namespace, settings: Settings) -> int:
     from windtunnel._gateway.app import create_app
     from windtunnel._gateway.serve import serve
+    from windtunnel._limits import max_body_bytes
 
+    limit = max_body_bytes(settings.env)  # a bad WT_MAX_BODY_BYTES stops it before it listens
     mode = _mode(args, settings)
     models = args.models or [DEFAULT_MODEL]
-    app = create_app(mode, models=models)
+    app = create_app(mode, models=models, max_body_bytes=limit)
     sock = _bind(args.host, args.port)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host

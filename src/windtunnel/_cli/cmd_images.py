@@ -23,8 +23,9 @@ from windtunnel._drivers.images import (
     build_windtunnel_image,
     windtunnel_source_root,
 )
-from windtunnel._drivers.manifest import MANIFEST, RuntimeManifest, check_buildable, load_manifest
 from windtunnel._drivers.plugin import build_manifest_image
+from windtunnel._runtimes.manifest import MANIFEST, RuntimeManifest, check_buildable, load_manifest
+from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel.errors import UsageError
 
 
@@ -82,10 +83,10 @@ def _build(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--runtime",
         action="append",
         default=[],
-        type=Path,
-        metavar="DIR",
-        help="also build the runtime in DIR: as its runtime.toml says ([image] build, dockerfile, "
-        "requirements), else DIR/Dockerfile with an optional DIR/requirements.txt",
+        metavar="NAME|DIR",
+        help="also build this runtime's image, as its runtime.toml says ([image] build, dockerfile, "
+        "requirements): a runtime name or directory resolved as every verb resolves it; a directory without "
+        "a runtime.toml builds DIR/Dockerfile with an optional DIR/requirements.txt",
     )
     parser.add_argument(
         "--cache-dir",
@@ -106,7 +107,7 @@ def _run_bootstrap(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _run_build(args: argparse.Namespace, settings: Settings) -> int:
-    runtimes = [_runtime_build(directory) for directory in args.runtime]
+    runtimes = [_runtime_build(ref, settings) for ref in args.runtime]
     client = docker_client(env=settings.env)
     requested = args.base_image or settings.env_value("WT_BASE_IMAGE") or DEFAULT_BASE_IMAGE
     base = ensure_base_image(client, requested)
@@ -126,27 +127,35 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _runtime_build(directory: Path) -> RuntimeManifest:
-    """What `--runtime DIR` builds: its runtime.toml when it has one (the driver builds exactly that),
-    else DIR/Dockerfile with DIR/requirements.txt, named after the directory."""
-    if (directory / MANIFEST).is_file():
-        manifest = load_manifest(directory)
-        check_buildable(manifest)
-        if manifest.plugin is not None:
+def _runtime_build(ref: str, settings: Settings) -> RuntimeManifest:
+    """What `--runtime REF` builds: the manifest of the container runtime it resolves to (the driver builds
+    exactly that); a directory with a Dockerfile and no runtime.toml builds that Dockerfile, named after the
+    directory."""
+    directory = Path(ref)
+    if directory.is_dir() and not (directory / MANIFEST).is_file():
+        if not (directory / "Dockerfile").is_file():
             raise UsageError(
-                f"--runtime {directory}: its {MANIFEST} names a Python driver ([driver] plugin), no image",
-                hint="build only container runtimes; a Python driver runs on the host",
+                f"--runtime {ref}: expected a directory with a {MANIFEST} or a Dockerfile, found neither",
+                hint="point --runtime at runtimes/<name>/",
                 field="--runtime",
             )
-        return manifest
-    if not (directory / "Dockerfile").is_file():
-        raise UsageError(
-            f"--runtime {directory}: expected a directory with a {MANIFEST} or a Dockerfile, found neither",
-            hint="point --runtime at runtimes/<name>/",
-            field="--runtime",
+        return RuntimeManifest(
+            name=directory.resolve().name, path=directory / MANIFEST, build_dir=directory.resolve()
         )
-    return RuntimeManifest(
-        name=directory.resolve().name, path=directory / MANIFEST, build_dir=directory.resolve()
+    if directory.exists() and load_manifest(directory).plugin is not None:  # refused before its module loads
+        raise _no_image(ref, f"its {MANIFEST} names a Python driver ([driver] plugin)")
+    description = resolve_runtime(ref, settings)
+    if description.manifest is None or description.driver != "container":
+        raise _no_image(ref, f"{description.origin} is not a container runtime")
+    check_buildable(description.manifest)
+    return description.manifest
+
+
+def _no_image(ref: str, why: str) -> UsageError:
+    return UsageError(
+        f"--runtime {ref}: {why}, no image: a Python driver or plugin runs on the host",
+        hint="build only container runtimes",
+        field="--runtime",
     )
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from windtunnel._cli.values import port
 from windtunnel._config import Settings
 from windtunnel._mcp.kit import MockHost, MockServer, Tool
 from windtunnel._mcp.server import ADMIN_PREFIX, MCP_PATH, mock_app
@@ -34,6 +35,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="serve one MCP mock until interrupted",
         description=f"Serve one of the pack's MCP mocks: MCP at {MCP_PATH}, and {ADMIN_PREFIX}/calls, "
         f"{ADMIN_PREFIX}/state, {ADMIN_PREFIX}/reset (POST) and {ADMIN_PREFIX}/health for the harness. "
+        "Requests must name the mock as Host (and Origin, when sent) by a loopback name, an --allow-host "
+        "name or the IP address they reached; others are refused (DNS-rebinding protection). "
         "Stops gracefully on SIGINT or SIGTERM, then exits by that signal.",
     )
     serve.add_argument(
@@ -41,7 +44,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     serve.add_argument("--server", required=True, metavar="NAME", help="which of the pack's MCP servers")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="port to listen on; 0 picks a free one")
+    serve.add_argument("--port", type=port, default=8000, help="port to listen on; 0 picks a free one")
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name clients reach this mock by, accepted as Host and Origin besides localhost, "
+        "127.0.0.1, ::1 and the IP address a request reached (repeatable)",
+    )
     serve.set_defaults(handler=execute_serve)
     listing = verbs.add_parser("list", help="list the pack's MCP servers and their tools")
     listing.add_argument(
@@ -54,10 +65,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def execute_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
+    from windtunnel._limits import max_body_bytes
+
+    limit = max_body_bytes(settings.env)  # a bad WT_MAX_BODY_BYTES stops it before it listens
     pack = _load(args.pack, settings)
     factory = server_factory(pack, args.server)
     host = _built(pack, args.server, lambda: MockHost(factory))
-    app = mock_app(host, name=args.server)
+    app = mock_app(host, name=args.server, max_body_bytes=limit, allowed_hosts=args.allow_host)
     sock = _bind(args.host, args.port)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host

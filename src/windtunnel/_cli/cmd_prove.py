@@ -42,8 +42,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--runtime",
-        metavar="NAME",
-        help=f"reference-capable runtime that plays the cases (default: {DEFAULT_RUNTIME})",
+        metavar="NAME|DIR",
+        help=f"reference-capable runtime that plays the cases (default: {DEFAULT_RUNTIME}): a name, a "
+        "runtime directory, module:attr or an image reference",
     )
     where.add_argument(
         "--local",
@@ -151,13 +152,12 @@ def case_runner(
         yield LocalCaseRunner(out_dir=traces)
         return
     from windtunnel._prove.runtime_executor import runtime_case_runner
-    from windtunnel._runtimes.registry import load_runtime_plugin
+    from windtunnel._runtimes.resolve import resolve_runtime
 
-    loaded = load_runtime_plugin(args.runtime or DEFAULT_RUNTIME)
-    settings.check_model(loaded.name, loaded.model_label())  # the model ladder, before any case is played
+    description = resolve_runtime(args.runtime or DEFAULT_RUNTIME, settings)
     scenarios = [item.scenario for item in selected]
     with runtime_case_runner(
-        loaded, scenarios, out_dir=traces, lock_dir=settings.lock_dir, run_id=run_id
+        description, scenarios, out_dir=traces, lock_dir=settings.lock_dir, run_id=run_id
     ) as runner:
         yield runner
 

@@ -10,7 +10,7 @@ from windtunnel._cli.run_report import render
 from windtunnel._config import Settings
 from windtunnel._runner.output import append_ledger
 from windtunnel._runner.sweep import SweepOptions, SweepResult, run_sweep
-from windtunnel._runtimes.registry import load_runtime_plugin
+from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel._scenario.tiers import DEFAULT_FLAKY_RETRIES, live_upstream
 from windtunnel._score.models import ScoreStatus
 from windtunnel._score.pricing import RunCost, run_cost, summarize
@@ -28,7 +28,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "2 on bad input.",
     )
     parser.add_argument(
-        "--runtime", required=True, metavar="NAME", help="registered runtime name or module:attr"
+        "--runtime",
+        required=True,
+        metavar="NAME|DIR",
+        help="the runtime: a name (registered, a runtimes/**/runtime.toml, or a [tool.windtunnel] runtimes "
+        "entry), a runtime directory, module:attr, or an image reference with its tag",
     )
     add_selection(parser)
     parser.add_argument("--runs", type=int, default=1, metavar="N", help="runs per scenario (default 1)")
@@ -62,8 +66,7 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
         raise UsageError(
             f"--flaky-retries is {args.flaky_retries}", hint="pass 0 or more", field="--flaky-retries"
         )
-    loaded = load_runtime_plugin(args.runtime)
-    settings.check_model(loaded.name, loaded.model_label())  # the model ladder, before any run starts
+    description = resolve_runtime(args.runtime, settings)  # the model ladder too, before any run starts
     selected = selected_scenarios(args, settings, live_upstream=live_upstream(settings.env))
     runs_dir = args.runs_dir or settings.runs_dir
     options = SweepOptions(
@@ -75,7 +78,7 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
         max_concurrency=args.max_concurrency,
         flaky_retries=args.flaky_retries,
     )
-    sweep = run_sweep(loaded, selected, options)
+    sweep = run_sweep(description, selected, options)
     costs = {r.trace.run_id: run_cost(r.trace, settings.pricing) for r in sweep.results}
     _ledger(runs_dir, sweep, args, costs)
     emit(render(sweep, args.format, runs_dir, costs), args.out)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from windtunnel._cli.common import add_output, add_selection, emit, selected_scenarios
 from windtunnel._config import Settings
-from windtunnel._runtimes.registry import load_runtime_plugin
+from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel._selftest.engine import SelftestOptions, run_selftest
 from windtunnel._selftest.report import line, render_json, render_junit, render_text
 from windtunnel._selftest.verdicts import CaseVerdict, exit_code
@@ -23,7 +23,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "ERROR; 2 unsupported runtime, bad usage, or no reference cases selected.",
     )
     parser.add_argument(
-        "--runtime", required=True, metavar="NAME", help="registered runtime name or module:attr"
+        "--runtime",
+        required=True,
+        metavar="NAME|DIR",
+        help="the runtime: a name (registered, a runtimes/**/runtime.toml, or a [tool.windtunnel] runtimes "
+        "entry), a runtime directory, module:attr, or an image reference with its tag",
     )
     add_selection(parser)
     parser.add_argument(
@@ -34,8 +38,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def execute(args: argparse.Namespace, settings: Settings) -> int:
-    loaded = load_runtime_plugin(args.runtime)
-    settings.check_model(loaded.name, loaded.model_label())  # the model ladder, before any case runs
+    description = resolve_runtime(args.runtime, settings)
     progress = args.format != "text" or args.out is not None
 
     def show(case: CaseVerdict) -> None:
@@ -45,8 +48,8 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
     options = SelftestOptions(
         out_root=(args.runs_dir or settings.runs_dir) / "selftest", lock_dir=settings.lock_dir, on_case=show
     )
-    # Seed 000: the engine builds the runtime first, then selects (and refuses a selection without cases).
-    report = run_selftest(loaded, lambda: selected_scenarios(args, settings), options)
+    # The engine builds the runtime first, then selects (and refuses a selection without cases).
+    report = run_selftest(description, lambda: selected_scenarios(args, settings), options)
     renderers = {"text": render_text, "json": render_json, "junit": render_junit}
     emit(renderers[args.format](report), args.out)
     return exit_code(report.cases)

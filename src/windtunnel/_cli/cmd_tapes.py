@@ -13,6 +13,7 @@ from typing import Any
 
 from windtunnel._cli.common import selected_packs
 from windtunnel._cli.tapes_record import add_record
+from windtunnel._cli.values import http_url
 from windtunnel._config import Settings
 from windtunnel._gateway.upstream_key import KEY_ENV, add_key_file_argument, upstream_key
 from windtunnel._packs.pack import Pack
@@ -160,7 +161,9 @@ def _add_rerecord(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _expiring_flag(rerecord_parser)
     rerecord_parser.add_argument("--all", action="store_true", help="propose every tape, not only stale ones")
     rerecord_parser.add_argument("--tape", type=Path, metavar="PATH", help="the tape to re-record")
-    rerecord_parser.add_argument("--upstream", metavar="URL", help="OpenAI-compatible base URL (…/v1)")
+    rerecord_parser.add_argument(
+        "--upstream", type=http_url, metavar="URL", help="OpenAI-compatible base URL (…/v1)"
+    )
     rerecord_parser.add_argument("--api-key-env", default=API_KEY_ENV, metavar="VAR")
     add_key_file_argument(rerecord_parser)
     rerecord_parser.add_argument(

@@ -1,4 +1,5 @@
-"""`wt verify BUNDLE --key PUB`: check a certification bundle offline. Exit 0 valid, 1 invalid, 2 usage."""
+"""`wt verify BUNDLE --key PUB | --key-fingerprint SHA256:...`: check a certification bundle offline.
+Exit 0 valid, 1 invalid, 2 usage."""
 
 from __future__ import annotations
 
@@ -15,24 +16,39 @@ from windtunnel.errors import UsageError
 EXIT_VALID = 0
 EXIT_INVALID = 1
 
+OWN_KEY_WARNING = (
+    "the key came from the bundle itself ({key}): this proves the bundle is intact, not who signed it; "
+    "pin the signer with --key-fingerprint {fingerprint}, checked against the fingerprint the signer "
+    "publishes, or with --key from your own store"
+)
+
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "verify",
         help="verify a signed certification bundle offline",
-        description="Verify a certification bundle (its directory or .tar.gz) with a public key: one DSSE "
-        "signature over an in-toto statement, every file digest, the MANIFEST, agreement between "
-        "checks.json, junit.xml and verdict.json, tape ages at run time, and no credentials. "
-        "Exit 0 when valid, 1 when invalid (the first reason is printed), 2 when the bundle or key "
-        "cannot be read.",
+        description="Verify a certification bundle (its directory or .tar.gz) against a key you trust: "
+        "--key with the signer's public key from your own store, or --key-fingerprint with the signer's "
+        "fingerprint (SHA256:<hex>, the SHA-256 of the key's DER SubjectPublicKeyInfo, as `wt certify` "
+        "prints it; the bundle's keys/signer.pub.pem is then used only if it has that fingerprint). It "
+        "checks one DSSE signature over an in-toto statement, every file digest, the MANIFEST, agreement "
+        "between checks.json, junit.xml and verdict.json, tape ages at run time, no credentials, and no "
+        "host path, user or host name of this machine. Exit 0 when valid, 1 when invalid (the first reason "
+        "is printed), 2 when the bundle, key or fingerprint cannot be read. A key taken from the bundle "
+        "itself only proves integrity: a warning says so.",
     )
     parser.add_argument("bundle", type=Path, metavar="BUNDLE", help="bundle directory or .tar.gz")
-    parser.add_argument(
+    trust = parser.add_mutually_exclusive_group(required=True)
+    trust.add_argument(
         "--key",
-        required=True,
         type=Path,
         metavar="PUB",
-        help="PEM public key of the signer; keys/signer.pub.pem in the bundle only proves self-consistency",
+        help="PEM public key of the signer, from your own store (not the bundle's keys/signer.pub.pem)",
+    )
+    trust.add_argument(
+        "--key-fingerprint",
+        metavar="SHA256:HEX",
+        help="fingerprint of the signer's key, as `wt certify` prints it and the signer publishes it",
     )
     parser.add_argument(
         "--require-passed",
@@ -53,16 +69,14 @@ def execute(args: argparse.Namespace, _settings: Settings) -> int:
             hint="pass the directory `wt certify --out` wrote, or its .tar.gz",
             path=str(bundle),
         )
-    try:
-        key_pem = Path(args.key).read_bytes()
-    except OSError as exc:
-        raise UsageError(
-            f"cannot read the public key {args.key}: {exc.strerror}",
-            hint="pass --key with a PEM public key file, e.g. BUNDLE/keys/signer.pub.pem",
-            path=str(args.key),
-        ) from exc
-    report = verify_bundle(bundle, key_pem)
-    print(_render(report, args.format))  # noqa: T201
+    if args.key is None:
+        report = verify_bundle(bundle, fingerprint=args.key_fingerprint)
+        warnings = []
+    else:
+        report = verify_bundle(bundle, _read_key(args.key), key_source=f"--key {args.key}")
+        own = report.valid and _inside_bundle(args.key, bundle)
+        warnings = [OWN_KEY_WARNING.format(key=args.key, fingerprint=report.fingerprint)] if own else []
+    print(_render(report, args.format, warnings))  # noqa: T201
     if not report.valid:
         return EXIT_INVALID
     if args.require_passed and report.result is not CertificationResult.PASSED:
@@ -70,17 +84,36 @@ def execute(args: argparse.Namespace, _settings: Settings) -> int:
     return EXIT_VALID
 
 
-def _render(report: VerifyReport, fmt: str) -> str:
+def _read_key(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise UsageError(
+            f"cannot read the public key {path}: {exc.strerror}",
+            hint="pass --key with the signer's PEM public key file, or --key-fingerprint SHA256:...",
+            path=str(path),
+        ) from exc
+
+
+def _inside_bundle(key: Path, bundle: Path) -> bool:
+    """Whether --key lies in the bundle directory (or, for BUNDLE.tar.gz, in the BUNDLE directory beside it):
+    a key the bundle brought with it, which anyone who re-signed the bundle would have swapped too."""
+    directory = bundle if bundle.is_dir() else bundle.with_name(bundle.name.removesuffix(".tar.gz"))
+    return key.resolve().is_relative_to(directory.resolve())
+
+
+def _render(report: VerifyReport, fmt: str, warnings: list[str]) -> str:
     if fmt == "json":
-        return json.dumps(report.to_dict(), indent=2)
+        return json.dumps(report.to_dict() | {"warnings": warnings}, indent=2)
     if not report.valid:
         return f"INVALID {report.bundle}\n  {report.check}: {report.reason}"
     lines = [
         f"VALID {report.bundle}",
         f"  verdict: {report.result.value if report.result else 'unknown'}",
-        f"  signed by key {report.keyid} ({report.key_origin.value if report.key_origin else 'unknown'})",
+        f"  signed by key {report.fingerprint} ({report.key_origin.value if report.key_origin else 'unknown'})",
         f"  {report.subjects} subjects; checks passed: {', '.join(report.passed)}",
     ]
     if report.key_origin is KeyOrigin.DEV:
         lines.append("  warning: an unverified dev key signed it; it proves integrity, not who produced it")
+    lines += [f"  warning: {warning}" for warning in warnings]
     return "\n".join(lines)

@@ -10,10 +10,11 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from windtunnel._config import Settings
+from windtunnel._files import write_atomic
 from windtunnel._packs.loader import discover_packs, installed_packs, load_pack, shadowed
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected, Selection, select
-from windtunnel.errors import PackError, SelectionError
+from windtunnel.errors import PackError, SelectionError, UsageError
 
 
 def add_selection(parser: argparse.ArgumentParser) -> None:
@@ -134,5 +135,17 @@ def emit(text: str, out: Path | None) -> None:
     if out is None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
+    if out.is_dir():
+        raise UsageError(
+            f"--out {out} is a directory; --out names the report file to write",
+            hint="pass a file path, e.g. --out report.txt",
+            path=str(out),
+        )
+    try:
+        write_atomic(out, text)  # the report replaces the file whole, or not at all
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write the report to --out {out}: {exc.strerror or exc}",
+            hint="pass a path in a directory you can write to",
+            path=str(out),
+        ) from exc

@@ -19,6 +19,7 @@ VERB_ORDER: tuple[str, ...] = (
     "doctor",
     "certify",
     "verify",
+    "report",
     "tapes",
     "gateway",
     "mcp",

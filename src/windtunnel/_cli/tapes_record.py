@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from windtunnel._cli.values import http_url
 from windtunnel._config import Settings
 from windtunnel._gateway.upstream_key import (
     KEY_ENV,
@@ -38,7 +39,12 @@ def add_record(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "record", help="record tapes: run scenarios through a runtime and promote passing runs' tapes"
     )
     record.description = DESCRIPTION
-    record.add_argument("--runtime", required=True, metavar="NAME|DIR", help="a container runtime")
+    record.add_argument(
+        "--runtime",
+        required=True,
+        metavar="NAME|DIR",
+        help="a container runtime: a name, a runtime directory, a [tool.windtunnel] runtimes entry or an image",
+    )
     record.add_argument(
         "--pack", action="append", default=[], metavar="NAME|PATH", help="pack name, glob or directory"
     )
@@ -46,7 +52,7 @@ def add_record(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--scenario", action="append", default=[], metavar="NAME", help="scenario name or glob (repeatable)"
     )
     source = record.add_mutually_exclusive_group(required=True)
-    source.add_argument("--upstream", metavar="URL", help="OpenAI-compatible base URL (…/v1)")
+    source.add_argument("--upstream", type=http_url, metavar="URL", help="OpenAI-compatible base URL (…/v1)")
     source.add_argument(
         "--scripted-upstream",
         action="store_true",
@@ -64,6 +70,7 @@ def add_record(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 def execute_record(args: argparse.Namespace, settings: Settings) -> int:
     from windtunnel._cli.cmd_tapes import load_packs
+    from windtunnel._runtimes.resolve import resolve_runtime
     from windtunnel._tapes.recording import (
         RecordOptions,
         error_text,
@@ -73,12 +80,13 @@ def execute_record(args: argparse.Namespace, settings: Settings) -> int:
     )
 
     args.profile = None
+    description = resolve_runtime(args.runtime, settings)  # a bad name stops it before anything is built
     packs = load_packs(args, settings)
     for pack in skipped_by_profile(packs, "record"):
         print(f"wt: skipped pack {pack.name}: it does not declare profile record", file=sys.stderr)  # noqa: T201
     items = selected_scenarios(profile_filter(packs, "record"), args.scenario)
     options = RecordOptions(
-        runtime=args.runtime,
+        runtime=description.name,
         out_dir=(args.out or settings.runs_dir / "tapes").resolve(),
         upstream=args.upstream,
         api_key=upstream_key(settings.env, given=args.upstream_key_file, key_env=args.api_key_env)
@@ -92,8 +100,8 @@ def execute_record(args: argparse.Namespace, settings: Settings) -> int:
     def progress(line: str) -> None:
         print(f"wt tapes record: {line}", file=sys.stderr, flush=True)  # noqa: T201
 
-    progress(f"building the images of {args.runtime}")
-    images = runtime_images(args.runtime, settings.env)
+    progress(f"building the images of {description.name} ({description.source})")
+    images = runtime_images(description, settings.env)
     failed = 0
     for recorded in record_tapes(images, items, options, progress=progress):
         problem = error_text(recorded)

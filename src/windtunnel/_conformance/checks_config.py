@@ -11,8 +11,8 @@ from typing import Any
 from windtunnel._conformance.evidence import message_text, offered_tool_names
 from windtunnel._conformance.model import CheckFailed, NotMeasured
 from windtunnel._conformance.subject import Subject, TurnRecord, call, say, tools
-from windtunnel._drivers.manifest import CONFIG_FIELDS
-from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
+from windtunnel._runner.lifecycle import provisioned
+from windtunnel._runtimes.manifest import CONFIG_FIELDS
 from windtunnel.errors import UnsupportedConfigError
 from windtunnel.spi.agent_runtime import AgentConfig, ModelSpec, SamplingConfig
 
@@ -201,12 +201,10 @@ def unsupported_config(subject: Subject) -> dict[str, Any]:
 
 
 def _provision_outcome(subject: Subject, config: AgentConfig) -> str:
-    with started_mcps(subject.runtime, []) as mcps:
-        try:
-            handle = subject.runtime.provision(with_mcp_specs(config, mcps), list(mcps))
-        except UnsupportedConfigError:
-            return "raised UnsupportedConfigError"
-        except Exception as exc:  # noqa: BLE001 - any other exception is the finding
-            return f"raised {type(exc).__name__}: {exc}"
-        safe_teardown(handle, subject.name)
-        return "accepted silently"
+    try:
+        with provisioned(subject.runtime, config, runtime_name=subject.name):
+            return "accepted silently"
+    except UnsupportedConfigError:
+        return "raised UnsupportedConfigError"
+    except Exception as exc:  # noqa: BLE001 - any other exception is the finding
+        return f"raised {type(exc).__name__}: {exc}"

@@ -8,13 +8,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from windtunnel._conformance.containers import attachments, run_view, runtime_containers
 from windtunnel._conformance.evidence import raise_for_run_error
 from windtunnel._conformance.model import CheckFailed, NotMeasured
 from windtunnel._conformance.subject import Subject, two_step_script
-from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
+from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
 from windtunnel._trace.models import ModelCall, Trace
-from windtunnel.spi.agent_runtime import AgentConfig
+from windtunnel.spi.abilities import ContainerListingRuntime, EgressProbingRuntime
+from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle
 
 USAGE_FIELDS = ("prompt_tokens", "completion_tokens")
 
@@ -91,42 +91,40 @@ def _differs(reported: ModelCall, served: dict[str, Any]) -> bool:
 def egress_closed(subject: Subject) -> dict[str, Any]:
     """From the runtime's network, the gateway and its mocks answer and nothing outside does; and each
     runtime container is attached to the run's internal network only."""
-    probe = getattr(subject.runtime, "probe_egress", None)
-    view = run_view(subject.runtime)
-    if not callable(probe) or view is None:
+    runtime = subject.runtime
+    if not isinstance(runtime, EgressProbingRuntime) or not isinstance(runtime, ContainerListingRuntime):
         raise NotMeasured(f"{subject.name} runs where Wind Tunnel cannot place an egress probe or inspect it")
-    with started_mcps(subject.runtime, subject.pack.plans()) as mcps:
-        report = probe()
-        attached = _attachments_while_running(subject, mcps, view)
+    with started_mcps(runtime, subject.pack.plans()) as mcps:
+        report = runtime.probe_egress()
+        attached = _attachments_while_running(subject, runtime, mcps)
+    network = runtime.run_network()
     evidence = {
         "reached": dict(report.reached),
         "default_route": report.default_route,
         "expected_reachable": list(report.expected_reachable),
         "expected_blocked": list(report.expected_blocked),
-        "run_network": view.network,
+        "run_network": network,
         "attached": attached,
     }
     if not report.closed:
         raise CheckFailed("the runtime's network is not closed: " + json.dumps(evidence["reached"]), evidence)
     for name, networks in attached.items():
-        if networks != {view.network: True}:
+        if networks != {network: True}:
             raise CheckFailed(
                 f"runtime container {name} is attached to {networks} (network: is internal); it must be on "
-                f"the run's internal network {view.network} only",
+                f"the run's internal network {network} only",
                 evidence,
             )
     return evidence
 
 
 def _attachments_while_running(
-    subject: Subject, mcps: Sequence[Any], view: Any
+    subject: Subject, runtime: ContainerListingRuntime, mcps: Sequence[MCPHandle]
 ) -> dict[str, dict[str, bool]]:
     """Provision an ordinary handle and inspect every runtime container of the run while it runs."""
-    handle = subject.runtime.provision(with_mcp_specs(AgentConfig(), mcps), list(mcps))
-    try:
-        found = runtime_containers(view)
-        if not found:
-            raise CheckFailed(f"{subject.name} was provisioned but the run shows no runtime container")
-        return {name: attachments(view, container) for name, container in found.items()}
-    finally:
-        safe_teardown(handle, subject.name)
+    config = with_mcp_specs(AgentConfig(), mcps)
+    with provisioned(subject.runtime, config, mcps, runtime_name=subject.name):
+        found = runtime.runtime_containers()
+    if not found:
+        raise CheckFailed(f"{subject.name} was provisioned but the run shows no runtime container")
+    return {name: dict(networks) for name, networks in found.items()}

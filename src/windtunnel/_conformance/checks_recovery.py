@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from windtunnel._conformance.checks_state import plain_answer
-from windtunnel._conformance.containers import run_view, runtime_containers
 from windtunnel._conformance.evidence import raise_for_run_error
 from windtunnel._conformance.model import CheckFailed, NotMeasured
 from windtunnel._conformance.subject import Subject, call, say, tools, two_step_script
 from windtunnel._runner.evidence import drain_model_requests
 from windtunnel.errors import RuntimeUnavailableError
+from windtunnel.spi.abilities import ContainerListingRuntime, KillableHandle
 from windtunnel.spi.agent_runtime import AgentHandle
 
 PAUSE_S = 5.0  # the kit's `pause` tool holds the turn this long: the kill lands while it waits
@@ -37,14 +37,13 @@ class Killed:
 def recovery(subject: Subject) -> dict[str, Any]:
     """Kill the runtime while a turn waits on a tool: the turn fails as RuntimeUnavailable, no script or
     container is left behind, and a new provision runs the kit's scenario to its scripted end."""
-    view = run_view(subject.runtime)
-    before = set(runtime_containers(view)) if view is not None else set()
+    listing = subject.runtime if isinstance(subject.runtime, ContainerListingRuntime) else None
+    before = set(listing.runtime_containers()) if listing is not None else set()
     with subject.scripted([tools(call("pause", seconds=PAUSE_S)), say(LEFTOVER)]) as session:
-        kill = getattr(session.handle, "kill", None)
-        if not callable(kill):
+        if not isinstance(session.handle, KillableHandle):
             raise NotMeasured(f"{subject.name}'s handle cannot be killed from outside (no kill())")
         subject.needs_model_evidence(session)
-        killed = _kill_mid_turn(session.handle, kill)
+        killed = _kill_mid_turn(session.handle, session.handle.kill)
     evidence: dict[str, Any] = {
         "killed_after_model_calls": killed.killed_after_model_calls,
         "kill": "answered"
@@ -61,7 +60,7 @@ def recovery(subject: Subject) -> dict[str, Any]:
             "RuntimeUnavailableError, so the run is never scored",
             evidence,
         )
-    _no_leftovers(subject, view, before, evidence)
+    _no_leftovers(subject, listing, before, evidence)
     evidence["after"] = _clean_run(subject)
     return evidence
 
@@ -97,15 +96,17 @@ def _kill_mid_turn(handle: AgentHandle, kill: Callable[[], None]) -> Killed:
     return killed
 
 
-def _no_leftovers(subject: Subject, view: Any, before: set[str], evidence: dict[str, Any]) -> None:
+def _no_leftovers(
+    subject: Subject, listing: ContainerListingRuntime | None, before: set[str], evidence: dict[str, Any]
+) -> None:
     """After the killed handle's teardown: no runtime container of it remains and its script is gone."""
-    if view is not None:
-        stale = sorted(set(runtime_containers(view)) - before)
+    if listing is not None:
+        stale = sorted(set(listing.runtime_containers()) - before)
         evidence["stale_containers"] = stale
         if stale:
             raise CheckFailed(f"the killed runtime's container(s) {stale} survived its teardown", evidence)
     else:
-        evidence["stale_containers"] = "not inspectable (the driver keeps no run stack)"
+        evidence["stale_containers"] = "not inspectable (the runtime cannot list its containers)"
     leftover = plain_answer(subject)
     evidence["plain_answer_after_kill"] = leftover
     if leftover == LEFTOVER:

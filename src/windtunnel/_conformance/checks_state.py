@@ -10,9 +10,10 @@ from windtunnel._canary.canary import run_reset_canary
 from windtunnel._conformance.evidence import message_text
 from windtunnel._conformance.model import CheckFailed
 from windtunnel._conformance.subject import Subject, say
-from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
+from windtunnel._runner.lifecycle import provisioned
 from windtunnel._trace.shapes import read_response
 from windtunnel.errors import WindTunnelError
+from windtunnel.spi.abilities import StateProbingRuntime
 from windtunnel.spi.agent_runtime import AgentConfig, AgentHandle
 
 
@@ -74,8 +75,7 @@ def reset_isolation(subject: Subject) -> dict[str, Any]:
     }
     if recall.leaked:
         raise CheckFailed(f"state survived reset_state(): {recall.detail}", evidence)
-    probe_factory = getattr(subject.runtime, "state_probe", None)
-    probe = probe_factory() if callable(probe_factory) else None
+    probe = subject.runtime.state_probe() if isinstance(subject.runtime, StateProbingRuntime) else None
     if probe is not None:
         hermetic = run_reset_canary(subject.runtime, AgentConfig(), probe_recall=False, state_probe=probe)
         evidence["hermetic"] = {"leaked": hermetic.leaked, "detail": hermetic.detail}
@@ -106,8 +106,7 @@ def reference_capability(subject: Subject) -> dict[str, Any]:
 
 def plain_answer(subject: Subject) -> str | None:
     """What an ordinary (non-reference) handle answers now; a refusal from the model seam is None."""
-    with started_mcps(subject.runtime, []) as mcps:
-        handle = subject.runtime.provision(with_mcp_specs(AgentConfig(), mcps), list(mcps))
+    with provisioned(subject.runtime, AgentConfig(), runtime_name=subject.name) as handle:
         try:
             handle.reset_state()
             return read_response(
@@ -115,8 +114,6 @@ def plain_answer(subject: Subject) -> str | None:
             ).content
         except WindTunnelError:
             return None
-        finally:
-            safe_teardown(handle, subject.name)
 
 
 def teardown(subject: Subject) -> dict[str, Any]:

@@ -145,6 +145,7 @@ def check_by_id(check_id: str) -> Check:
 
 def run_check(check: Check, subject: Subject) -> CheckResult:
     started = time.perf_counter()
+    subject.recorded.clear()  # the conversations of this check's sessions only
     status, detail, evidence = CheckStatus.SUCCESS, "", {}
     try:
         evidence = check.run(subject)
@@ -167,6 +168,7 @@ def run_check(check: Check, subject: Subject) -> CheckResult:
         detail=detail,
         evidence=_jsonable(evidence),
         seconds=round(time.perf_counter() - started, 3),
+        conversations=[c.model_copy(update={"title": f"{check.id}: {c.title}"}) for c in subject.recorded],
     )
 
 

@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from windtunnel._conversation.model import Conversation
+
 
 class CheckStatus(StrEnum):
     SUCCESS = "SUCCESS"
@@ -28,6 +30,9 @@ class CheckResult(BaseModel):
     detail: str
     evidence: dict[str, Any] = Field(default_factory=dict)
     seconds: float = 0.0
+    conversations: list[Conversation] = Field(
+        default_factory=list, description="the scripted sessions the check ran, in the three views"
+    )
 
 
 class NotMeasured(Exception):

@@ -2,13 +2,15 @@
 
 A suite file needs only `def test_conformance(wt_case, wt_conformance): wt_conformance(*wt_case)`.
 
-`--wt-runtime NAME` (repeatable) picks runtimes; by default every runtime.toml under `runtimes/` of the
-project, the suite's poison variants included. A test asks for the `wt_case` fixture (runtime, check id)
-and `wt_run_check`; runtimes are built once, in order, and closed when the suite moves to the next one.
+`--wt-runtime NAME|DIR` (repeatable) picks runtimes, resolved as every verb resolves them; by default
+every runtime.toml under `runtimes/` of the project, the suite's poison variants included. A test asks for
+the `wt_case` fixture (runtime name, check id) and `wt_run_check`; runtimes are built once, in order, in
+the one runtime lifecycle, and closed when the suite moves to the next one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,9 +29,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         WT_RUNTIME_OPTION,
         action="append",
         default=[],
-        metavar="NAME",
-        help="run the Wind Tunnel conformance kit against this runtime (repeatable; default: every runtime "
-        "under runtimes/)",
+        metavar="NAME|DIR",
+        help="run the Wind Tunnel conformance kit against this runtime: a name, a runtime directory, "
+        "module:attr or an image reference (repeatable; default: every runtime under runtimes/)",
     )
     group.addoption("--wt-results", default=None, metavar="DIR", help="write each check result as JSON here")
     group.addoption(
@@ -41,12 +43,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def selected_runtimes(config: pytest.Config) -> list[str]:
+    """What --wt-runtime names, as given; by default every runtime.toml under the project's runtimes/."""
     chosen: list[str] = config.getoption(WT_RUNTIME_OPTION)
     if chosen:
         return chosen
-    from windtunnel._drivers.plugin import runtime_manifests
+    from windtunnel._runtimes.resolve import runtime_manifests
 
     return [manifest.name for manifest in runtime_manifests(Path(str(config.rootpath)))]
+
+
+_DESCRIBED = pytest.StashKey[dict[str, Any]]()
+
+
+def described_runtimes(config: pytest.Config) -> dict[str, Any]:
+    """The selected runtimes resolved once (the one resolver every verb uses), by runtime name: a runtime
+    given by directory is judged under its own name, with everything its manifest declares."""
+    if _DESCRIBED not in config.stash:
+        from windtunnel._config import load_settings
+        from windtunnel._runtimes.resolve import resolve_runtimes
+        from windtunnel.errors import WindTunnelError
+
+        try:
+            found = resolve_runtimes(selected_runtimes(config), load_settings(Path(str(config.rootpath))))
+        except WindTunnelError as exc:
+            raise pytest.UsageError(f"{WT_RUNTIME_OPTION}: {exc}") from exc
+        config.stash[_DESCRIBED] = {description.name: description for description in found}
+    return config.stash[_DESCRIBED]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -54,41 +76,50 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     from windtunnel._conformance.kit import CHECK_IDS
 
-    cases = [(runtime, check) for runtime in selected_runtimes(metafunc.config) for check in CHECK_IDS]
+    runtimes = described_runtimes(metafunc.config)
+    cases = [(runtime, check) for runtime in runtimes for check in CHECK_IDS]
     metafunc.parametrize("wt_case", cases, ids=[f"{runtime}::{check}" for runtime, check in cases])
 
 
 class _Subjects:
-    """Builds one runtime at a time; switching runtimes closes the previous one (its containers go)."""
+    """Opens one runtime at a time in the one runtime lifecycle (lock, build, pre_run with the kit's
+    scenarios); switching runtimes closes the previous one (post_run, close: its containers go)."""
 
-    def __init__(self) -> None:
+    def __init__(self, config: pytest.Config) -> None:
+        self._config = config
         self._name: str | None = None
         self._subject: Any = None
+        self._lifecycle = contextlib.ExitStack()
 
     def get(self, name: str) -> Any:
         if name != self._name:
             self.close()
-            from windtunnel._conformance.subject import Subject
-            from windtunnel._drivers.manifest import load_manifest
-            from windtunnel._drivers.plugin import find_runtime_dir
-            from windtunnel._runtimes.registry import build_runtime, load_runtime_plugin
-
-            runtime = build_runtime(load_runtime_plugin(name))
-            directory = find_runtime_dir(name)
-            supported = load_manifest(directory).supported if directory else None
-            self._name, self._subject = name, Subject(name=name, runtime=runtime, supported=supported)
+            self._subject = self._open(name)
+            self._name = name
         return self._subject
 
+    def _open(self, name: str) -> Any:
+        from windtunnel._config import load_settings
+        from windtunnel._conformance.subject import Subject
+        from windtunnel._runner.lifecycle import open_runtime
+
+        description = described_runtimes(self._config)[name]
+        settings = load_settings(Path(str(self._config.rootpath)))
+        with contextlib.ExitStack() as opening:
+            opened = opening.enter_context(open_runtime(description, lock_dir=settings.lock_dir))
+            subject = Subject(name=name, runtime=opened.runtime, supported=description.supported)
+            opened.pre_run(subject.pack.scenarios)
+            self._lifecycle = opening.pop_all()  # kept open until the suite moves on
+        return subject
+
     def close(self) -> None:
-        close = getattr(getattr(self._subject, "runtime", None), "close", None)
-        if callable(close):
-            close()
         self._name, self._subject = None, None
+        self._lifecycle.close()
 
 
 @pytest.fixture(scope="session")
-def wt_subjects() -> Iterator[_Subjects]:
-    subjects = _Subjects()
+def wt_subjects(request: pytest.FixtureRequest) -> Iterator[_Subjects]:
+    subjects = _Subjects(request.config)
     yield subjects
     subjects.close()
 

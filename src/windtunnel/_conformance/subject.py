@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from windtunnel._conformance.model import NotMeasured
+from windtunnel._conversation.build import TurnEvidence, conversation, from_trace
+from windtunnel._conversation.model import Conversation
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack
-from windtunnel._runner.batch import safe_teardown, started_mcps, with_mcp_specs
-from windtunnel._runner.evidence import drain_model_requests
+from windtunnel._runner.evidence import drain_model_requests, mcp_calls
 from windtunnel._runner.execute import RunContext, RunResult, run_once
+from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
 from windtunnel._scenario.model import ReferenceCase, ReferenceDecision, ReferenceToolCall, Scenario
+from windtunnel._trace.models import Trace
 from windtunnel._trace.shapes import ReadResponse, read_response
 from windtunnel.spi.agent_runtime import (
     AgentConfig,
@@ -59,6 +62,7 @@ class TurnRecord:
     read: ReadResponse
     requests: list[dict[str, Any]] | None
     session_id: str
+    user: str | None = None
 
 
 @dataclass(slots=True)
@@ -70,11 +74,12 @@ class Session:
     config: AgentConfig
     runtime_name: str
     turns: list[TurnRecord] = field(default_factory=list)
+    traces: list[Trace] = field(default_factory=list)
 
     def turn(self, text: str, session_id: str = "wt-kit-1", history: Sequence[Any] = ()) -> TurnRecord:
         drain_model_requests(self.handle)
         response = self.handle.send([*history, {"role": "user", "content": text}], session_id)
-        record = TurnRecord(read_response(response), drain_model_requests(self.handle), session_id)
+        record = TurnRecord(read_response(response), drain_model_requests(self.handle), session_id, text)
         self.turns.append(record)
         return record
 
@@ -87,10 +92,30 @@ class Session:
             mcps=self.mcps,
             reference_case=case,
         )
-        return run_once(self.handle, context)
+        result = run_once(self.handle, context)
+        self.traces.append(result.trace)
+        return result
 
     def model_evidence(self) -> bool:
         return isinstance(self.handle, ModelEvidenceHandle)
+
+    def conversations(self) -> list[Conversation]:
+        """What this session's runs and turns looked like to the model, the mocks and the runtime (read
+        before teardown: the mocks' call logs go with them)."""
+        found = [from_trace(trace) for trace in self.traces]
+        if self.turns:
+            sessions = ", ".join(sorted({turn.session_id for turn in self.turns}))
+            turns = [TurnEvidence(t.user, t.requests, t.read.tool_calls, t.read.content) for t in self.turns]
+            found.append(
+                conversation(
+                    title=f"session {sessions}",
+                    runtime=self.runtime_name,
+                    source="session",
+                    turns=turns,
+                    mock_calls=mcp_calls(self.mcps),
+                )
+            )
+        return found
 
 
 @dataclass(slots=True)
@@ -101,6 +126,8 @@ class Subject:
     runtime: AgentRuntime
     supported: frozenset[str] | None = None
     pack: Pack = field(default_factory=kit_pack)
+    recorded: list[Conversation] = field(default_factory=list)
+    """The conversations of the scripted sessions since the last check began (the kit empties it)."""
 
     def reference(self) -> ReferenceCapableAgentRuntime:
         if not isinstance(self.runtime, ReferenceCapableAgentRuntime):
@@ -124,12 +151,28 @@ class Subject:
         case = ReferenceCase(name=name, kind="golden", decisions=tuple(decisions))
         with started_mcps(runtime, self.pack.plans() if with_tools else []) as mcps:
             full = with_mcp_specs(config or AgentConfig(), mcps)
-            handle = runtime.provision_reference(full, case, list(mcps))
-            try:
-                handle.reset_state()
-                yield Session(handle, list(mcps), full, self.name)
-            finally:
-                safe_teardown(handle, self.name)
+            with provisioned(runtime, full, mcps, runtime_name=self.name, case=case) as handle:
+                session = Session(handle, list(mcps), full, self.name)
+                try:
+                    handle.reset_state()
+                    yield session
+                finally:
+                    self._record(session)
+
+    def _record(self, session: Session) -> None:
+        """Keep the session's conversations as evidence; a failure to read them never changes a check."""
+        try:
+            self.recorded += session.conversations()
+        except Exception as exc:  # noqa: BLE001 - evidence for the report only: noted where a reader sees it
+            self.recorded.append(
+                Conversation(
+                    title=f"session of {self.name}",
+                    runtime=self.name,
+                    source="session",
+                    views=[],
+                    error=f"the conversation could not be read: {type(exc).__name__}: {exc}",
+                )
+            )
 
     def needs_model_evidence(self, session: Session) -> None:
         if not session.model_evidence():

@@ -70,8 +70,8 @@ def known_runtimes(directory: Path) -> frozenset[str]:
     the suite's), the runtimes its config lists, and every runtime registered under the
     `windtunnel.runtimes` entry-point group."""
     from windtunnel._config import load_settings
-    from windtunnel._drivers.plugin import runtime_manifests
     from windtunnel._runtimes.registry import available_runtimes
+    from windtunnel._runtimes.resolve import runtime_manifests
 
     manifests = runtime_manifests(directory.resolve().parent)
     configured = load_settings(directory.resolve()).runtimes

@@ -32,7 +32,6 @@ from typing import Any
 
 import httpx
 
-from windtunnel._drivers.manifest import RuntimeManifest, load_manifest
 from windtunnel._drivers.readiness import wait_listening
 from windtunnel._drivers.state_probe import LatestStateProbe
 from windtunnel._gateway.client import GatewayClient
@@ -40,13 +39,12 @@ from windtunnel._mcp.http_handle import HttpMCPHandle
 from windtunnel._pipeline.container_plan import GATEWAY_URL_FOR_AGENTS, profile_key, runtime_env
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
-from windtunnel._runtimes.registry import LoadedPlugin
+from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel._scenario.model import ReferenceCase
 from windtunnel.errors import (
     ConfigFileError,
     HarnessError,
     ProbeError,
-    UnknownRuntimeError,
 )
 from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response, StateProbe
 
@@ -284,32 +282,18 @@ class BoundRuntimePlugin:
 
     max_concurrency = 1
 
-    def __init__(self, manifest_path: Path, stack: BoundStack, env: Mapping[str, str] | None = None) -> None:
-        self._manifest_path = manifest_path
+    def __init__(
+        self, manifest: RuntimeManifest, stack: BoundStack, env: Mapping[str, str] | None = None
+    ) -> None:
+        self.manifest = manifest
         self._stack = stack
         self._env = env
 
     def build(self, runtime_name: str, label: str, soul_path: Path | None) -> BoundRuntime:
-        manifest = load_manifest(self._manifest_path)
         env = os.environ if self._env is None else self._env
         timeout = float(env.get("WT_INJECT_TIMEOUT_S", DEFAULT_TIMEOUT_S))
-        kind = BoundReferenceRuntime if manifest.reference else BoundRuntime
-        return kind(manifest, self._stack, timeout_s=timeout)
+        kind = BoundReferenceRuntime if self.manifest.reference else BoundRuntime
+        return kind(self.manifest, self._stack, timeout_s=timeout)
 
     def lock_key(self, runtime_name: str) -> str:
         return f"bound:{runtime_name}:{self._stack.gateway}"
-
-
-def bound_plugin(name: str, stack: BoundStack) -> LoadedPlugin:
-    """The plugin of runtime `name` (found by its runtime.toml, as the Docker driver finds it), bound."""
-    from windtunnel._drivers.plugin import find_runtime_dir
-
-    directory = find_runtime_dir(name)
-    if directory is None:
-        raise UnknownRuntimeError(
-            f"{ENV_VAR} binds runtime {name!r}, but no runtimes/**/runtime.toml is named {name!r}",
-            hint="run from the repository the plan was made from",
-            runtime=name,
-        )
-    source = f"runtime manifest {directory / 'runtime.toml'}, bound ({ENV_VAR})"
-    return LoadedPlugin(name=name, source=source, plugin=BoundRuntimePlugin(directory, stack))

@@ -1,8 +1,10 @@
 """The container driver: a runtime image speaking Contract C, wired to the model gateway and the pack's
 MCP mocks on a per-run network it cannot leave.
 
-`ContainerRuntime` implements AgentRuntime and MCPHostingAgentRuntime; `ReferenceContainerRuntime` adds
-provision_reference() for runtimes whose manifest says every model call goes through the gateway.
+`ContainerRuntime` implements AgentRuntime and MCPHostingAgentRuntime, and the optional abilities of
+windtunnel.spi.abilities (close, image digests, state probe, egress probe, container listing; its handles
+can be killed); `ReferenceContainerRuntime` adds provision_reference() for runtimes whose manifest says
+every model call goes through the gateway.
 """
 
 from __future__ import annotations
@@ -11,12 +13,10 @@ import contextlib
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from docker.errors import DockerException
 
-from windtunnel._drivers.manifest import RuntimeManifest
 from windtunnel._drivers.stack import ContainerStack, RunningContainer, logs_tail
 from windtunnel._drivers.state_probe import LatestStateProbe
 
@@ -24,8 +24,16 @@ from windtunnel._drivers.state_probe import LatestStateProbe
 from windtunnel._pipeline.container_plan import DEFAULT_MODEL, runtime_alias, runtime_env
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
+from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel._scenario.model import ReferenceCase
-from windtunnel.errors import ProbeError, RuntimeFault, RuntimeTimeoutError, RuntimeUnavailableError
+from windtunnel.errors import (
+    HarnessError,
+    ProbeError,
+    RuntimeFault,
+    RuntimeTimeoutError,
+    RuntimeUnavailableError,
+)
+from windtunnel.spi.abilities import EgressReport
 from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response, StateProbe
 
 __all__ = [
@@ -42,26 +50,6 @@ START_TIMEOUT_S = 60.0
 # sockets); the engine may take a moment longer to report the container as exited.
 DEATH_CONFIRM_S = 2.0
 DEATH_POLL_S = 0.05
-
-
-@dataclass(frozen=True, slots=True)
-class EgressReport:
-    """What a probe container on the runtime's network could reach.
-
-    `default_route` is evidence only: Docker 20.10 gives internal networks a default route and blocks
-    egress with firewall rules, newer engines drop the route; either way the canary must be unreachable.
-    """
-
-    default_route: bool
-    reached: Mapping[str, bool]
-    expected_reachable: tuple[str, ...]
-    expected_blocked: tuple[str, ...]
-
-    @property
-    def closed(self) -> bool:
-        inside = all(self.reached.get(target, False) for target in self.expected_reachable)
-        outside = not any(self.reached.get(target, True) for target in self.expected_blocked)
-        return inside and outside
 
 
 class ContainerHandle:
@@ -87,12 +75,18 @@ class ContainerHandle:
         which fails the turn at once; the failure then names the death, its exit code and last log lines."""
         try:
             return self._inject.send(messages, session_id)
-        except RuntimeUnavailableError as exc:
-            if not self._torn_down:  # a torn-down handle's container is gone by design, not mid-turn
-                self._raise_if_gone(exc, confirm_s=DEATH_CONFIRM_S)
-            raise
-        except RuntimeTimeoutError as exc:
-            self._raise_if_gone(exc, confirm_s=0.0)  # a turn that ran out of time because its container died
+        except RuntimeFault as exc:
+            if isinstance(exc, RuntimeUnavailableError) and not self._torn_down:
+                self._raise_if_gone(exc, confirm_s=DEATH_CONFIRM_S)  # torn down: gone by design, not mid-turn
+            elif isinstance(exc, RuntimeTimeoutError):
+                self._raise_if_gone(
+                    exc, confirm_s=0.0
+                )  # a turn that ran out of time because its container died
+            if (gone := self._runtime.stack.gateway_gone()) is not None:  # the runtime's model calls failed
+                raise HarnessError(
+                    f"{gone}\n  so the turn failed: {exc.message}",
+                    hint="Wind Tunnel's model gateway died (killed, out of memory, crashed), not the runtime",
+                ) from exc
             raise
 
     def _raise_if_gone(self, cause: RuntimeFault, *, confirm_s: float) -> None:
@@ -176,11 +170,13 @@ class ContainerRuntime:
         runtime_image: str,
         *,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        image_digests: Mapping[str, str] | None = None,
     ) -> None:
         self.manifest = manifest
         self.stack = stack
         self.runtime_image = runtime_image
         self.timeout_s = timeout_s
+        self.image_digests: Mapping[str, str] = dict(image_digests or {})
         self.latest: ContainerHandle | None = None
 
     def gateway_cursor(self) -> int:
@@ -223,6 +219,13 @@ class ContainerRuntime:
         from windtunnel._drivers.egress import run_egress_probe
 
         return run_egress_probe(self.stack)
+
+    def run_network(self) -> str:
+        return str(self.stack.network.name)
+
+    def runtime_containers(self) -> dict[str, dict[str, bool]]:
+        """Every runtime container of this run (running or not) with its networks (name -> internal)."""
+        return self.stack.runtime_containers()
 
     def close(self) -> list[str]:
         return self.stack.close()

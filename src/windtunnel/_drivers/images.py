@@ -15,7 +15,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,11 +25,13 @@ from docker.errors import DockerException, ImageNotFound
 from docker.models.images import Image
 
 from windtunnel import __version__
+from windtunnel._config import WINDTUNNEL_DOCKERFILE, bundled_root
 from windtunnel._drivers.base_image import probe_python
 from windtunnel._drivers.wheelhouse import (
     REQUIREMENTS_FILE,
     LocalProject,
     build_wheelhouse,
+    normalize_requirements,
     project_dependencies,
     read_requirements,
     tree_files,
@@ -47,12 +49,12 @@ WHEELHOUSE_LABEL = "windtunnel.wheelhouse"
 PRUNE_AFTER = "1h"
 BUILD_STAGE_LABEL = "windtunnel.build-stage"
 """Set by a Dockerfile on its intermediate stages, so their untagged images can be told apart."""
-WINDTUNNEL_DOCKERFILE = Path("containers") / "windtunnel.Dockerfile"
-"""Not docker/: a top-level docker/ directory shadows the docker package for mypy (noxfile.py puts the
-repo root on its search path)."""
 WINDTUNNEL_TAG = f"windtunnel/windtunnel:{__version__}"
 WINDTUNNEL_SOURCES: tuple[str, ...] = ("pyproject.toml", "README.md", "LICENSE", "src")
 """The files of the repo that go into the windtunnel wheel, and so into its image's hash."""
+PACKAGE_WHEELS = "package-wheels"
+"""The build-context directory with the wheels of a runtime's local packages (runtime.toml [image] packages);
+their dependencies go into wheels/ with the runtime's requirements."""
 
 
 class ImageBuildError(HarnessError):
@@ -286,12 +288,13 @@ def _build_error(tag: str, reason: str, log_lines: list[str]) -> ImageBuildError
 
 def windtunnel_source_root() -> Path:
     """The source checkout this windtunnel runs from: the image is built from source, not from PyPI."""
-    import windtunnel
+    root = bundled_root()
+    if root is None:
+        import windtunnel
 
-    root = Path(windtunnel.__file__).resolve().parents[2]
-    if not (root / "pyproject.toml").is_file() or not (root / WINDTUNNEL_DOCKERFILE).is_file():
         raise ImageBuildError(
-            f"windtunnel runs from {root.parent}, not from a source checkout with {WINDTUNNEL_DOCKERFILE}",
+            f"windtunnel runs from {Path(windtunnel.__file__).resolve().parent}, not from a source checkout "
+            f"with {WINDTUNNEL_DOCKERFILE}",
             hint="install windtunnel from a clone (`pip install -e .`) to build its image",
         )
     return root
@@ -362,6 +365,19 @@ def requirements_file(build_dir: Path, requirements: Path | None) -> Path | None
     return default if default.is_file() else None
 
 
+def runtime_requirements(
+    build_dir: Path, requirements: Path | None, packages: Sequence[Path] = ()
+) -> tuple[str, ...]:
+    """What a runtime's wheels/ is made from: its requirements file plus each local package's dependencies.
+
+    A local package itself is never a requirement: its wheel is built from its directory (PACKAGE_WHEELS),
+    so no index is ever asked for a package of that name.
+    """
+    source = requirements_file(build_dir, requirements)
+    wanted = read_requirements(source) if source is not None else ()
+    return normalize_requirements([*wanted, *(dep for pkg in packages for dep in project_dependencies(pkg))])
+
+
 def build_runtime_image(
     client: docker.DockerClient,
     runtime_dir: Path,
@@ -372,18 +388,24 @@ def build_runtime_image(
     labels: Mapping[str, str] | None = None,
     dockerfile: str = "Dockerfile",
     requirements: Path | None = None,
+    packages: Sequence[Path] = (),
+    build_args: Mapping[str, str] | None = None,
     name: str | None = None,
 ) -> BuiltImage:
-    """A runtime under certification: `runtime_dir/<dockerfile>` with the directory as context and a
-    wheelhouse of `requirements` (default: `runtime_dir/requirements.txt`, if present) as `wheels/`.
+    """A runtime under certification: `runtime_dir/<dockerfile>` with the directory as context, a
+    wheelhouse of runtime_requirements() as `wheels/` and, with `packages`, their wheels as `package-wheels/`.
 
     The tag comes from `name` (the runtime's name; default: the directory's), see runtime_image_tag().
     """
     directory = runtime_dir.resolve().name
-    source = requirements_file(runtime_dir, requirements)
-    wanted = read_requirements(source) if source is not None else ()
     target = probe_python(client, base_image, cache_dir=cache_dir)
+    wanted = runtime_requirements(runtime_dir, requirements, packages)
     wheelhouse = build_wheelhouse(wanted, target=target, cache_dir=cache_dir)
+    extra, keys = {}, [wheelhouse.key]
+    if packages:
+        projects = [LocalProject(path=package) for package in packages]
+        local = build_wheelhouse((), target=target, projects=projects, cache_dir=cache_dir)
+        extra, keys = {PACKAGE_WHEELS: local.path}, [*keys, local.key]
     return build_image(
         client,
         context_dir=runtime_dir,
@@ -391,11 +413,13 @@ def build_runtime_image(
         tag=tag or runtime_image_tag(name or directory),
         base_image=base_image,
         wheelhouse_dir=wheelhouse.path,
+        extra_wheels=extra,
+        build_args=build_args,
         labels={
             # By directory, not runtime name: variants built from one directory share one image.
             IMAGE_KIND_LABEL: f"runtime:{directory}",
             "windtunnel.version": __version__,
-            WHEELHOUSE_LABEL: wheelhouse.key,
+            WHEELHOUSE_LABEL: " ".join(keys),
             **(labels or {}),
         },
     )

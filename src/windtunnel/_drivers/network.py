@@ -25,6 +25,8 @@ from docker.models.networks import Network
 from windtunnel.errors import HarnessError
 
 RUN_LABEL = "windtunnel.run"
+ROLE_LABEL = "windtunnel.role"
+"""Each container's role in its run: runtime, gateway, mock, egress..."""
 SESSION_LABEL = "windtunnel.session"
 CALLER_LABEL = "windtunnel.caller"
 """The label a runtime plugin's build() was given (`wt certify`'s run id), under its own key:

@@ -20,10 +20,11 @@ from docker.models.containers import Container
 from docker.models.networks import Network
 
 from windtunnel._drivers.cleanup import remove_run
-from windtunnel._drivers.network import create_run_network, run_labels
+from windtunnel._drivers.network import ROLE_LABEL, RUN_LABEL, create_run_network, run_labels
 from windtunnel._drivers.readiness import wait_listening
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._mcp.http_handle import HttpMCPHandle
+from windtunnel._net.liveness import Liveness
 
 # Commands, aliases and ports come from the container plan that the Dagger executor reads too.
 from windtunnel._pipeline.container_plan import (
@@ -123,8 +124,14 @@ class ContainerStack:
             running = self._start_gateway()
             client = GatewayClient(f"http://{running.ip}:{GATEWAY_PORT}")
             self._wait(lambda: client.wait_until_healthy(timeout=30.0), running, "model gateway")
+            client.liveness = container_liveness(running, "model gateway")  # from now on, a death is named
             self._gateway_client = client
         return self._gateway_client
+
+    def gateway_gone(self) -> str | None:
+        """Why the model gateway's container is gone (exit code, log lines), or None (also before it ran)."""
+        client = self._gateway_client
+        return client.liveness() if client is not None and client.liveness is not None else None
 
     def start_early(self, plans: Sequence[MockServerPlan]) -> None:
         """Start the gateway's and the plans' mock containers without waiting for any: they boot side by
@@ -157,7 +164,7 @@ class ContainerStack:
     def _attach_egress(self, container: Container) -> None:
         """Live and record modes reach an upstream model: only the gateway joins a second, open network."""
         name = f"{self.network.name}-egress"
-        labels = {**self.labels, "windtunnel.role": "egress"}
+        labels = {**self.labels, ROLE_LABEL: "egress"}
         network = self.client.networks.create(name, driver="bridge", internal=False, labels=labels)
         network.connect(container)
 
@@ -180,7 +187,9 @@ class ContainerStack:
             handle = HttpMCPHandle(
                 plan.server, mock_url(plan.pack, plan.server), f"http://{running.ip}:{MOCK_PORT}"
             )
-            self._wait(lambda: handle.wait_ready(30.0), running, f"MCP mock {plan.pack}/{plan.server}")
+            what = f"MCP mock {plan.pack}/{plan.server}"
+            self._wait(lambda: handle.wait_ready(30.0), running, what)
+            handle.liveness = container_liveness(running, what)
             self._mocks[key] = (running, handle)
         handle = self._mocks[key][1]
         handle.reset()
@@ -229,7 +238,7 @@ class ContainerStack:
                 name=name,
                 environment=dict(env or {}),
                 volumes=volumes,
-                labels={**self.labels, "windtunnel.role": role},
+                labels={**self.labels, ROLE_LABEL: role},
                 network=self.network.name,
                 detach=True,
                 networking_config={
@@ -282,6 +291,24 @@ class ContainerStack:
         except DockerException:
             return
 
+    def runtime_containers(self) -> dict[str, dict[str, bool]]:
+        """The run's runtime containers (running or not), by name, each with every network it is attached
+        to and whether that network is internal (no way out). HarnessError when the engine cannot say."""
+        selectors = [f"{RUN_LABEL}={self.run_id}", f"{ROLE_LABEL}=runtime"]
+        try:
+            found = self.client.containers.list(all=True, filters={"label": selectors})
+            return {str(container.name): self._attachments(container) for container in found}
+        except DockerException as exc:
+            raise HarnessError(
+                f"could not list or inspect the containers of run {self.run_id}: {exc}",
+                hint="check the Docker engine",
+            ) from exc
+
+    def _attachments(self, container: Container) -> dict[str, bool]:
+        container.reload()
+        names = sorted((container.attrs.get("NetworkSettings") or {}).get("Networks") or {})
+        return {name: bool(self.client.networks.get(name).attrs.get("Internal")) for name in names}
+
     def close(self) -> list[str]:
         """Remove every container and network of this run; idempotent, never raises."""
         if self._closed:
@@ -300,6 +327,23 @@ class ContainerStack:
 def _mock_key(plan: MockServerPlan, pack_root: Path) -> tuple[str, str, str]:
     """Mocks are pooled by (pack root, pack, server)."""
     return (str(pack_root), plan.pack, plan.server)
+
+
+def container_liveness(running: RunningContainer, what: str) -> Liveness:
+    """Why `running` is gone (exited with its code, or removed), with its last log lines; None while it runs."""
+
+    def gone() -> str | None:
+        container = running.container
+        try:
+            container.reload()
+        except DockerException:
+            return f"the {what} container is gone (removed)"
+        if container.status not in {"exited", "dead"}:
+            return None
+        code = container.attrs.get("State", {}).get("ExitCode")
+        return f"the {what} container exited (code {code})\n  its last log lines:\n{logs_tail(container)}"
+
+    return gone
 
 
 def logs_tail(container: Container, lines: int = 20) -> str:

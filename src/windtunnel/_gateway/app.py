@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -30,9 +31,12 @@ from starlette.routing import Route
 from windtunnel._gateway.admin import admin_routes
 from windtunnel._gateway.log import RequestLog, request_fields
 from windtunnel._gateway.mode import ChatRequest, GatewayMode, ModeReply
+from windtunnel._gateway.request_check import STRICT_MODES, field_problem, parse_request
 from windtunnel._gateway.sse import DONE_FRAME, ChunkAssembler, chunks_from_completion, frame
 from windtunnel._gateway.tape_admin import tape_routes
 from windtunnel._gateway.wire import error_body, first_message
+from windtunnel._limits import DEFAULT_MAX_BODY_BYTES
+from windtunnel._net.body_limit import BodyLimit
 from windtunnel.errors import TapeError
 
 logger = logging.getLogger(__name__)
@@ -73,8 +77,11 @@ class GatewayState:
     shutdown_error: TapeError | None = None
 
 
-def create_app(mode: GatewayMode, *, models: Sequence[str]) -> Starlette:
-    """The gateway as an ASGI app; `app.state.gateway` is its GatewayState. Shutdown closes the mode."""
+def create_app(
+    mode: GatewayMode, *, models: Sequence[str], max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+) -> Starlette:
+    """The gateway as an ASGI app; `app.state.gateway` is its GatewayState. Shutdown closes the mode.
+    A request body over `max_body_bytes` is refused with 413 before it is read (windtunnel._limits)."""
     state = GatewayState(mode=mode, models=tuple(models))
 
     @asynccontextmanager
@@ -94,7 +101,12 @@ def create_app(mode: GatewayMode, *, models: Sequence[str]) -> Starlette:
         *tape_routes(state),
     ]
     handlers = {404: _http_error, 405: _http_error}
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers=handlers,
+        middleware=[Middleware(BodyLimit, max_bytes=max_body_bytes)],
+    )
     app.state.gateway = state
     return app
 
@@ -171,7 +183,9 @@ class _Call:
 
 async def _chat(state: GatewayState, request: Request) -> Response:
     call = _Call(state, request)
-    body, problem = _parse(await request.body())
+    body, problem = parse_request(await request.body())
+    if problem is None and state.mode.name in STRICT_MODES:
+        problem = field_problem(body)
     if problem is not None:
         message, param = problem
         return call.refuse(400, message, "invalid_request", param=param)
@@ -206,22 +220,6 @@ async def _chat(state: GatewayState, request: Request) -> Response:
         reply.status, message=first_message(reply.completion), usage=usage, usage_sent=usage is not None
     )
     return JSONResponse(reply.completion, status_code=reply.status)
-
-
-def _parse(raw: bytes) -> tuple[dict[str, Any], tuple[str, str | None] | None]:
-    """The body as an object, or (message, param) saying what is wrong with it."""
-    try:
-        body = json.loads(raw)
-    except ValueError as exc:
-        return {}, (f"the request body is not JSON: {exc}", None)
-    if not isinstance(body, dict):
-        return {}, (f"the request body must be a JSON object, got {type(body).__name__}", None)
-    if not isinstance(body.get("model"), str) or not body["model"]:
-        return body, ("you must provide a model parameter (a non-empty string)", "model")
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return body, ("messages must be a non-empty array of message objects", "messages")
-    return body, None
 
 
 def _streamed(call: _Call, reply: ModeReply, body: Mapping[str, Any]) -> Response:

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 
 from windtunnel._gateway.script import INSTALL_SHAPE
+from windtunnel._net.liveness import Liveness, named_death
 from windtunnel._net.tls import shared_tls_context
 from windtunnel._scenario.model import ReferenceDecision
 from windtunnel._scenario.serialize import decisions_to_json
@@ -20,12 +21,14 @@ class GatewayClient:
     """Talks to one gateway at `base_url` (its root, e.g. http://gateway:8000; a trailing /v1 is ignored).
 
     A refusal from the gateway (bad script, wrong mode) raises GatewayError with `.reason` set to the
-    gateway's error code and `.field` to the bad field; an unreachable or broken gateway raises HarnessError.
+    gateway's error code and `.field` to the bad field; an unreachable or broken gateway raises HarnessError,
+    which leads with the gateway's death when `liveness` (the container driver's) reports one.
     """
 
-    def __init__(self, base_url: str, *, timeout: float = 10.0) -> None:
+    def __init__(self, base_url: str, *, timeout: float = 10.0, liveness: Liveness | None = None) -> None:
         root = base_url.rstrip("/")
         self.base_url = root.removesuffix("/v1")
+        self.liveness = liveness
         self._http = httpx.Client(base_url=self.base_url, timeout=timeout, verify=shared_tls_context())
 
     def install_script(
@@ -85,6 +88,8 @@ class GatewayClient:
         while True:
             try:
                 return self.health()
+            except GatewayError:
+                raise
             except HarnessError as exc:
                 if time.monotonic() >= deadline:
                     raise HarnessError(
@@ -106,6 +111,14 @@ class GatewayClient:
         self.close()
 
     def _call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return self._exchange(method, path, **kwargs)
+        except GatewayError:
+            raise
+        except HarnessError as exc:
+            raise named_death(exc, self.liveness) from exc
+
+    def _exchange(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         url = f"{self.base_url}{path}"
         try:
             response = self._http.request(method, path, **kwargs)

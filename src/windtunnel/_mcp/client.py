@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 import anyio
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from windtunnel.errors import HarnessError
 
@@ -69,12 +70,27 @@ async def _session(url: str, what: str, timeout_s: float, work: Callable[[Client
     # The SDK raises errors of its own HTTP stack wrapped in exception groups; whichever it is, the
     # server did not serve the request, and the caller needs one clear message, not a task-group trace.
     except Exception as exc:
+        refused = _refusal(exc)
+        if refused is not None:  # the server answered, and refused: an unknown tool, arguments not an object
+            raise HarnessError(
+                f"could not {what}: the server answered JSON-RPC error {refused.code}: {refused.message}",
+                hint="check the tool's name and arguments against the server's tools/list",
+                url=url,
+            ) from exc
         raise HarnessError(
             f"could not {what}: {_describe(exc)}",
             hint="check that the MCP server is running, that the URL ends in /mcp, and that it speaks "
             "streamable HTTP",
             url=url,
         ) from exc
+
+
+def _refusal(exc: BaseException) -> MCPError | None:
+    if isinstance(exc, MCPError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        return next((found for inner in exc.exceptions if (found := _refusal(inner)) is not None), None)
+    return None
 
 
 def _describe(exc: BaseException) -> str:

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from windtunnel._mcp.server import ADMIN_PREFIX, MCP_PATH
+from windtunnel._net.liveness import Liveness, named_death
 from windtunnel._net.tls import shared_tls_context
 from windtunnel.errors import HarnessError
 
@@ -34,8 +35,10 @@ class HttpMCPHandle:
         *,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         transport: httpx.BaseTransport | None = None,
+        liveness: Liveness | None = None,
     ) -> None:
         self._name = name
+        self.liveness = liveness
         self._url = url
         self._admin = (admin_url or _admin_base(name, url)).rstrip("/")
         self._client = httpx.Client(timeout=timeout_s, transport=transport, verify=shared_tls_context())
@@ -76,6 +79,12 @@ class HttpMCPHandle:
                 server=self._name,
             )
 
+    def tools(self) -> list[dict[str, Any]]:
+        """Every tool the mock serves, as MCP tool objects, listed over MCP at this process's address of it."""
+        from windtunnel._mcp.client import list_tools
+
+        return list_tools(f"{self._admin}{MCP_PATH}")
+
     def health(self) -> dict[str, Any]:
         """The mock's health answer: status, server name, tool names."""
         return self._request("GET", "health")
@@ -102,6 +111,14 @@ class HttpMCPHandle:
         self._client.close()
 
     def _request(self, method: str, route: str) -> dict[str, Any]:
+        try:
+            return self._exchange(method, route)
+        except HarnessError as exc:
+            if self._closed:
+                raise
+            raise named_death(exc, self.liveness) from exc
+
+    def _exchange(self, method: str, route: str) -> dict[str, Any]:
         target = f"{self._admin}{ADMIN_PREFIX}/{route}"
         if self._closed:
             raise HarnessError(

@@ -43,12 +43,17 @@ class Tool:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CallOutcome:
-    """What one tools/call produced."""
+    """What one tools/call produced.
+
+    `invalid_params` marks a call that names no tool of this server or whose arguments are not an object:
+    MCP answers those with JSON-RPC error -32602 instead of a tool result (the call is recorded anyway).
+    """
 
     result: Any
     is_error: bool
     violation: bool
     error: str | None
+    invalid_params: bool = False
 
 
 class MockServer:
@@ -105,9 +110,9 @@ class MockServer:
         tool = self.tools.get(name)
         if tool is None:
             known = ", ".join(sorted(self.tools)) or "none"
-            return _error(f"unknown tool {name!r} on server {self.name!r}; tools here: {known}")
+            return _invalid(f"unknown tool {name!r} on server {self.name!r}; tools here: {known}")
         if not isinstance(arguments, dict):
-            return _error(f"tool {name!r} takes an object of arguments, got {type(arguments).__name__}")
+            return _invalid(f"tool {name!r} takes an object of arguments, got {type(arguments).__name__}")
         try:
             _validate(arguments, tool.input_schema)
         except jsonschema.ValidationError as exc:
@@ -145,6 +150,10 @@ def _compiled(key: str) -> Any:
 
 def _error(message: str) -> CallOutcome:
     return CallOutcome(result=None, is_error=True, violation=False, error=message)
+
+
+def _invalid(message: str) -> CallOutcome:
+    return CallOutcome(result=None, is_error=True, violation=False, error=message, invalid_params=True)
 
 
 class MockHost:

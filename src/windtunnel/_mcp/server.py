@@ -9,17 +9,22 @@ Routes of the app built by `mock_app(host)`:
     GET  /wt/health    {"status": "ok", "server": name, "tools": [...]}
 
 `name` is the server's name in its pack (the key of `Pack.mcp_servers`), so a client can check that it
-reached the mock it meant to.
+reached the mock it meant to. Every route first passes the Host/Origin guard (windtunnel._mcp.hosts).
+
+The mock advertises one capability, `tools`; the SDK answers initialize (with version negotiation), ping
+and notifications, and JSON-RPC -32601 for every method the mock does not serve.
 
 Every tools/call reaches `MockServer.call()` with its arguments as received, so unknown tools, arguments
-that break the tool's schema and even arguments that are not an object are recorded as evidence; the agent
-gets an isError result naming the problem.
+that break the tool's schema and even arguments that are not an object are recorded as evidence. The
+agent gets what the MCP spec prescribes: an isError result for a call the tool refused (schema violation,
+tool error, denial), JSON-RPC error -32602 (Invalid params) for a request that names no tool of this
+server or whose arguments are not an object.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import anyio.to_thread
@@ -27,32 +32,51 @@ import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from windtunnel._mcp.kit import CallOutcome, MockHost
+from windtunnel._limits import DEFAULT_MAX_BODY_BYTES
+from windtunnel._mcp.hosts import AllowedHosts, HostGuard
+from windtunnel._mcp.kit import CallOutcome, MockHost, MockServer
+from windtunnel._net.body_limit import BodyLimit
 
 MCP_PATH = "/mcp"
 ADMIN_PREFIX = "/wt"
 
 
-def mock_app(host: MockHost, *, name: str | None = None) -> Starlette:
-    """The ASGI app serving `host` as `name` (default: the MockServer's own name). Run it with lifespan on."""
+def mock_app(
+    host: MockHost,
+    *,
+    name: str | None = None,
+    allowed_hosts: Iterable[str] = (),
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> Starlette:
+    """The ASGI app serving `host` as `name` (default: the MockServer's own name). Run it with lifespan on.
+
+    `allowed_hosts` are the names, besides the loopback names and the address a connection reaches, that
+    clients may send as Host or Origin (windtunnel._mcp.hosts); a UsageError names a malformed one. A request
+    body over `max_body_bytes` is refused with 413 before it is read (windtunnel._limits).
+    """
     name = name or host.name
+    allowed = AllowedHosts.of(allowed_hosts)
     server = _mcp_server(host, name)
-    return server.streamable_http_app(
+    app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         # Stateless: every request stands alone, so a client survives a mock restart or reset and no
         # session can hold state across cases. JSON responses keep each round trip to one body.
         stateless_http=True,
         json_response=True,
-        # Agents reach mocks by container hostnames (http://mock-billing:8000/mcp) that cannot be listed
-        # up front; the mocks serve fictional fixtures on loopback or a private network only.
+        # The SDK's own check guards /mcp only, with a fixed list of names; HostGuard guards every route
+        # (the admin routes reset and read state) and also accepts the address a connection reached.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         custom_starlette_routes=_admin_routes(host, name),
     )
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(HostGuard, allowed=allowed)
+    return app
 
 
 def _mcp_server(host: MockHost, name: str) -> Server[Any]:
@@ -65,9 +89,10 @@ def _mcp_server(host: MockHost, name: str) -> Server[Any]:
         _ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         arguments = params.arguments if params.arguments is not None else {}
-        if host.server.is_blocking(params.name):  # a waiting tool must not hold up the mock's event loop
-            return await anyio.to_thread.run_sync(_run, host, params.name, arguments)
-        return _run(host, params.name, arguments)
+        mock = host.server  # one server for the whole call, even if a reset swaps it meanwhile
+        if mock.is_blocking(params.name):  # a waiting tool must not hold up the mock's event loop
+            return await anyio.to_thread.run_sync(_run, mock, params.name, arguments)
+        return _run(mock, params.name, arguments)
 
     server: Server[Any] = Server(
         f"windtunnel-mock-{name}",
@@ -90,13 +115,16 @@ def _tool_listing(host: MockHost) -> list[types.Tool]:
     ]
 
 
-def _run(host: MockHost, name: str, arguments: Any) -> types.CallToolResult:
+def _run(mock: MockServer, name: str, arguments: Any) -> types.CallToolResult:
     # Handlers are small functions over in-memory state; running them on the event loop avoids a
     # thread hop per call, which is most of a mock's latency budget.
-    return _as_result(host.server.call(name, arguments))
+    return _as_result(mock.call(name, arguments))
 
 
 def _as_result(outcome: CallOutcome) -> types.CallToolResult:
+    """The tool result for a recorded call; MCPError (-32602) when the request itself was invalid."""
+    if outcome.invalid_params:
+        raise MCPError(code=types.INVALID_PARAMS, message=outcome.error or "invalid tools/call parameters")
     if outcome.is_error:
         message = outcome.error or "the tool failed"
         return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
@@ -114,7 +142,7 @@ class _NonObjectArguments:
     """Record a tools/call whose arguments are not an object before the SDK's spec check rejects it.
 
     A runtime that forwards OpenAI's JSON-string arguments untouched is a real wiring bug; recording the
-    call keeps it visible in the evidence instead of leaving only a JSON-RPC error on the agent's side.
+    call keeps it visible in the evidence. The agent then gets the JSON-RPC error the SDK would have sent.
     """
 
     def __init__(self, host: MockHost) -> None:
@@ -125,7 +153,7 @@ class _NonObjectArguments:
         if ctx.method == "tools/call" and isinstance(params, Mapping):
             name, arguments = params.get("name"), params.get("arguments")
             if isinstance(name, str) and arguments is not None and not isinstance(arguments, Mapping):
-                return _run(self._host, name, arguments)
+                return _run(self._host.server, name, arguments)
         return await call_next(ctx)
 
 

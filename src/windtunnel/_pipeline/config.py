@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from windtunnel._config import LATEST_REQUIREMENT_SET, Settings
-from windtunnel._score.ladder import Ladder, check_model
+from windtunnel._config import LATEST_REQUIREMENT_SET, Settings, bundled_root, default_lock_dir
+from windtunnel._runtimes.resolve import REFERENCE, Found, RuntimeDescription, resolve_runtimes
 from windtunnel._score.pricing import Price
-from windtunnel.errors import ConfigFileError, UsageError
+from windtunnel.errors import ConfigFileError, UnknownRuntimeError, UsageError
 
 if TYPE_CHECKING:
     from windtunnel._drivers.bound import BoundStack
-    from windtunnel._drivers.manifest import RuntimeManifest
-    from windtunnel._runtimes.registry import LoadedPlugin
 
-REFERENCE = "reference"
+__all__ = ["REFERENCE", "STACKS", "CertifyConfig", "embedded_default", "suite_dir", "utc_now"]
+
 STACKS = ("docker", "bound")
 """docker: this process starts every container; bound: another executor (Dagger) started them (WT_BOUND_STACKS)."""
 
@@ -29,10 +29,13 @@ def utc_now() -> datetime:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CertifyConfig:
-    """`runtimes` are the runtimes to certify; the reference runtime always runs too, as the harness's
-    known-good control. `suite_dir` holds requirement sets, poisons and expected failures. `bound` holds
-    the stacks another executor started (`stack="bound"`), by runtime name. `configured` holds the
-    runtimes a config entry describes by `build=` or `image=`, by name."""
+    """`runtimes` are the runtimes to certify, as the user named them (names, directories, images...); the
+    reference runtime always runs too, as the harness's known-good control. `project` is the config they
+    resolve against (its `[tool.windtunnel] runtimes` entries; default: `root` with no config), and
+    `described` holds them resolved (from_settings() resolves them once, up front; the binding to `bound`
+    stacks is applied on top). `suite_dir` holds
+    requirement sets, poisons and expected failures. `bound` holds the stacks another executor started
+    (`stack="bound"`), by runtime name."""
 
     runtimes: tuple[str, ...]
     pack_refs: tuple[str, ...]
@@ -47,53 +50,35 @@ class CertifyConfig:
     clock: Callable[[], datetime] = field(default=utc_now)
     stack: str = "docker"
     bound: Mapping[str, BoundStack] = field(default_factory=dict)
-    configured: Mapping[str, RuntimeManifest] = field(default_factory=dict)
+    lock_dir: Path = field(default_factory=default_lock_dir)
+    project: Settings | None = None
+    described: tuple[RuntimeDescription, ...] = ()
     tiers: tuple[str, ...] = ()
     """--tier values: none selects the gate tiers (smoke, stable); see windtunnel._scenario.tiers."""
-    pricing: Mapping[str, Price] = field(default_factory=dict)
-    ladder: Ladder | None = None
 
-    def check_model(self, runtime: str, label: str | None) -> None:
-        """The model ladder's verdict on a runtime's label (windtunnel._score.ladder); no ladder allows all."""
-        check_model(self.ladder, runtime, label)
+    @property
+    def pricing(self) -> Mapping[str, Price]:
+        """The project's [tool.windtunnel.pricing] rates by model label (windtunnel._score.pricing)."""
+        return self.project.pricing if self.project is not None else {}
 
     @property
     def all_runtimes(self) -> tuple[str, ...]:
-        """The reference control first, then the requested runtimes, each once."""
+        """The reference control first, then the requested runtimes, each once, as named."""
         return tuple(dict.fromkeys((REFERENCE, *self.runtimes)))
 
-    def load_plugin(self, name: str) -> LoadedPlugin:
-        """The runtime's plugin: bound to running services when the executor started them; the container
-        driver's for a configured build directory or image; else as registered (a runtime with no bound
-        stack, such as a Python plugin, loads and runs here as usual)."""
-        from windtunnel._runtimes.registry import load_runtime_plugin
+    def descriptions(self) -> tuple[RuntimeDescription, ...]:
+        """Every runtime of the run resolved by the one resolver (the reference control first), each once;
+        bound to the running services of another executor under --stack bound. Two different runtimes
+        with one name are a usage error naming both."""
+        project = self.project or Settings(root=self.root, source=None)
+        found = self.described or resolve_runtimes(self.all_runtimes, project)
+        return tuple(_bind(d, self.bound[d.name]) if d.name in self.bound else d for d in found)
 
-        stack, manifest = self.bound.get(name), self.configured.get(name)
-        if stack is not None:
-            from windtunnel._drivers.bound import bound_plugin
-
-            if manifest is not None:
-                raise UsageError(
-                    f"runtime {name!r} comes from a build=/image= config entry, which --stack bound cannot bind",
-                    hint="under Dagger, certify a runtimes/**/runtime.toml by name (docs/dagger.md)",
-                    runtime=name,
-                )
-            return bound_plugin(name, stack)
-        if manifest is not None:
-            from windtunnel._pipeline.runtimes import configured_plugin
-
-            return configured_plugin(name, manifest)
-        return load_runtime_plugin(name)
-
-    def manifest_of(self, name: str) -> RuntimeManifest | None:
-        """The runtime's manifest: its config entry's, else its runtimes/**/runtime.toml; None for others."""
-        if name in self.configured:
-            return self.configured[name]
-        from windtunnel._drivers.manifest import load_manifest
-        from windtunnel._drivers.plugin import find_runtime_dir
-
-        directory = find_runtime_dir(name)
-        return load_manifest(directory) if directory is not None else None
+    def description_of(self, name: str) -> RuntimeDescription:
+        found = next((d for d in self.descriptions() if d.name == name), None)
+        if found is None:
+            raise UnknownRuntimeError(f"runtime {name!r} is not part of this certify run", runtime=name)
+        return found
 
     @classmethod
     def from_settings(
@@ -108,16 +93,10 @@ class CertifyConfig:
         tiers: tuple[str, ...] = (),
     ) -> CertifyConfig:
         """Read once: the project's config, or with none the embedded default (the bundled reference
-        runtime, packs and suite of the windtunnel checkout); CLI values win over the config."""
-        from windtunnel._pipeline.runtimes import entry_manifest
-
+        runtime, packs and suite of the windtunnel checkout); CLI values win over the config. Every
+        runtime is resolved here, so a bad name stops the run before anything starts."""
         project = settings if settings.source is not None else embedded_default(settings)
-        configured = {
-            entry.name: manifest
-            for entry in project.runtimes
-            if (manifest := entry_manifest(entry, project)) is not None
-        }
-        return cls(
+        config = cls(
             runtimes=runtimes or tuple(entry.name for entry in project.runtimes) or (REFERENCE,),
             pack_refs=project.packs,
             root=project.root,
@@ -129,18 +108,45 @@ class CertifyConfig:
             key_pem=settings.env_value("WT_SIGNING_KEY"),
             stack=stack,
             bound=_bound_stacks(settings) if stack == "bound" else {},
-            configured=configured,
+            lock_dir=settings.lock_dir,
+            project=project,
             tiers=tiers,
-            pricing=project.pricing,
-            ladder=project.ladder,
         )
+        resolved = dataclasses.replace(config, described=resolve_runtimes(config.all_runtimes, project))
+        resolved.descriptions()  # under --stack bound, what cannot be bound is refused now too
+        return resolved
+
+
+def _bind(description: RuntimeDescription, stack: BoundStack) -> RuntimeDescription:
+    """The runtime bound to services another executor started from its runtime.toml (Dagger)."""
+    from windtunnel._drivers.bound import ENV_VAR, BoundRuntimePlugin
+
+    if description.found is Found.CONFIG:
+        raise UsageError(
+            f"runtime {description.name!r} comes from a build=/image= config entry, which --stack bound "
+            "cannot bind",
+            hint="under Dagger, certify a runtimes/**/runtime.toml by name (docs/dagger.md)",
+            runtime=description.name,
+        )
+    if description.manifest is None or description.driver != "container":
+        raise UnknownRuntimeError(
+            f"{ENV_VAR} binds runtime {description.name!r}, but it is not a runtimes/**/runtime.toml "
+            f"container runtime ({description.origin})",
+            hint="run from the repository the plan was made from",
+            runtime=description.name,
+        )
+    return dataclasses.replace(
+        description,
+        plugin=BoundRuntimePlugin(description.manifest, stack),
+        origin=f"{description.origin}, bound ({ENV_VAR})",
+        max_concurrency=BoundRuntimePlugin.max_concurrency,
+    )
 
 
 def embedded_default(settings: Settings) -> Settings:
     """With no config above the cwd: the windtunnel checkout's own [tool.windtunnel] (the bundled reference
     runtime and packs), so `wt certify` works from any directory. Unchanged when there is no checkout."""
     from windtunnel._config import load_settings
-    from windtunnel._pipeline.runtimes import bundled_root
 
     root = bundled_root()
     if root is None:
@@ -152,8 +158,6 @@ def embedded_default(settings: Settings) -> Settings:
 def suite_dir(root: Path, version: str) -> Path:
     """The conformance suite: the project's `conformance/` when it has the requirement set, else the
     bundled one of the windtunnel checkout."""
-    from windtunnel._pipeline.runtimes import bundled_root
-
     wanted = Path("conformance") / "requirements" / f"v{version}.toml"
     bases = list(dict.fromkeys(base for base in (root, bundled_root()) if base is not None))
     for base in bases:

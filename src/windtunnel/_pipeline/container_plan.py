@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from windtunnel._drivers.manifest import RuntimeManifest
 from windtunnel._pipeline.container_plan_model import (
     ContainerPlan,
     ImagePlan,
@@ -31,6 +30,7 @@ from windtunnel._pipeline.container_plan_model import (
     StackPlan,
     WheelhousePlan,
 )
+from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle
 
 if TYPE_CHECKING:
@@ -83,8 +83,13 @@ def pack_mount(pack: str) -> str:
     return f"{PACKS_DIR}/{alias_for(pack)}"
 
 
-def mock_args(pack: str, server: str) -> list[str]:
-    """`wt` arguments of one MCP mock container, serving `server` of the pack mounted at pack_mount()."""
+def mock_args(pack: str, server: str, also_reached_as: Sequence[str] = ()) -> list[str]:
+    """`wt` arguments of one MCP mock container, serving `server` of the pack mounted at pack_mount().
+
+    The mock accepts its alias (how runtimes reach it) and `also_reached_as` (the runner's names for it)
+    as Host; the runner's other way in, the container's IP address, needs no name (windtunnel._mcp.hosts).
+    """
+    names = [mock_alias(pack, server), *also_reached_as]
     return [
         "mcp",
         "serve",
@@ -96,6 +101,7 @@ def mock_args(pack: str, server: str) -> list[str]:
         ANY_ADDRESS,
         "--port",
         str(MOCK_PORT),
+        *(arg for name in dict.fromkeys(names) for arg in ("--allow-host", name)),
     ]
 
 
@@ -164,7 +170,8 @@ def stage_order() -> tuple[str, ...]:
 
 def windtunnel_image_plan(root: Path, base_image: str) -> ImagePlan:
     """The gateway/mocks image as build_windtunnel_image() builds it: deps wheelhouse + the app wheel."""
-    from windtunnel._drivers.images import WINDTUNNEL_DOCKERFILE, WINDTUNNEL_SOURCES, WINDTUNNEL_TAG
+    from windtunnel._config import WINDTUNNEL_DOCKERFILE
+    from windtunnel._drivers.images import WINDTUNNEL_SOURCES, WINDTUNNEL_TAG
     from windtunnel._drivers.wheelhouse import project_dependencies
 
     return ImagePlan(
@@ -182,10 +189,9 @@ def windtunnel_image_plan(root: Path, base_image: str) -> ImagePlan:
 
 
 def runtime_image_plan(manifest: RuntimeManifest, root: Path, base_image: str) -> ImagePlan:
-    """A runtime's image as build_runtime_image() builds it: its directory, the manifest's Dockerfile and
-    requirements, the tag from its name."""
-    from windtunnel._drivers.images import requirements_file, runtime_image_tag
-    from windtunnel._drivers.wheelhouse import read_requirements
+    """A runtime's image as build_runtime_image() builds it: its directory, the manifest's Dockerfile,
+    requirements, local packages and build arguments, the tag from its name."""
+    from windtunnel._drivers.images import PACKAGE_WHEELS, runtime_image_tag, runtime_requirements
 
     name = f"runtime:{manifest.name}"
     if manifest.image_ref is not None:
@@ -193,19 +199,18 @@ def runtime_image_plan(manifest: RuntimeManifest, root: Path, base_image: str) -
     if manifest.build_dir is None:
         raise _outside(manifest.name, "has no [image] build directory", manifest.path)
     directory = manifest.build_dir
-    source = requirements_file(directory, manifest.requirements)
+    requirements = runtime_requirements(directory, manifest.requirements, manifest.packages)
+    wheelhouses = [WheelhousePlan(directory="wheels", requirements=requirements)]
+    if manifest.packages:
+        projects = tuple(ProjectPlan(path=_relative(p, root, manifest.name)) for p in manifest.packages)
+        wheelhouses.append(WheelhousePlan(directory=PACKAGE_WHEELS, projects=projects))
     return ImagePlan(
         name=name,
         tag=runtime_image_tag(manifest.name),
         dockerfile=_relative(directory / manifest.dockerfile, root, manifest.name),
         context=_relative(directory, root, manifest.name),
-        build_args={"BASE_IMAGE": base_image},
-        wheelhouses=(
-            WheelhousePlan(
-                directory="wheels",
-                requirements=read_requirements(source) if source is not None else (),
-            ),
-        ),
+        build_args={**manifest.build_args, "BASE_IMAGE": base_image},
+        wheelhouses=tuple(wheelhouses),
     )
 
 
@@ -266,13 +271,14 @@ def mock_service(stack: str, plan: MockServerPlan, root: Path) -> ServicePlan:
     if plan.pack_root is None:
         raise _outside(plan.pack, "has no root directory, so its mocks cannot run in a container", None)
     alias = mock_alias(plan.pack, plan.server)
+    reached_as = runner_alias(stack, alias)
     return ServicePlan(
         role="mock",
         image=WINDTUNNEL_IMAGE,
         alias=alias,
-        runner_alias=runner_alias(stack, alias),
+        runner_alias=reached_as,
         port=MOCK_PORT,
-        args=tuple(mock_args(plan.pack, plan.server)),
+        args=tuple(mock_args(plan.pack, plan.server, [reached_as])),
         mounts=(_pack_mount(plan.pack, plan.pack_root, root),),
         labels=_labels("mock", stack),
         pack=plan.pack,
@@ -332,9 +338,9 @@ def container_plan(
     selected = select(discover_packs(config.pack_refs, base=config.root), Selection(tiers=config.tiers))
     images = {WINDTUNNEL_IMAGE: windtunnel_image_plan(config.root, base_image)}
     stacks = []
-    for name in config.all_runtimes:
-        manifest = config.manifest_of(name)  # a configured build=/image= entry, or runtimes/**/runtime.toml
-        if manifest is None or manifest.plugin is not None:
+    for description in config.descriptions():  # resolved as every verb resolves a runtime
+        manifest = description.manifest
+        if manifest is None or description.driver != "container":
             continue
         image = runtime_image_plan(manifest, config.root, base_image)
         images[image.name] = image

@@ -2,46 +2,71 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from windtunnel._bundle.layout import safe_part
 from windtunnel._bundle.models import CheckRecord, CheckScope, CheckStatus, Stage
 from windtunnel._conformance.subject import Subject
 from windtunnel._conformance.suite import Suite
 from windtunnel._packs.selection import Selected
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._runner.output import write_atomic
-from windtunnel._runtimes.registry import LoadedPlugin
+from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel._scenario.tiers import Tier
+from windtunnel.errors import RuntimeFault, WindTunnelError
 
 
 def print_nothing(line: str) -> None:
     """The default progress sink."""
 
 
-_UNSAFE = re.compile(r"[^0-9A-Za-z._-]")
-
-
-def safe(part: str) -> str:
-    return _UNSAFE.sub("_", part) or "_"
+safe = safe_part
+"""A name as one path part of the bundle (windtunnel._bundle.layout)."""
 
 
 @dataclass(slots=True)
 class RuntimeRun:
-    """One runtime's state across the stages: the plugin, then the built runtime, then its checks."""
+    """One runtime's state across the stages: its description, then the built runtime, then its checks.
+
+    `lifecycle` holds the runtime's one lifecycle (lock, post_run, close) from the build stage until
+    after its last stage; `runtime` is None when nothing usable was built (or pre_run failed), so the
+    later stages have nothing to run against."""
 
     name: str
-    loaded: LoadedPlugin | None = None
+    description: RuntimeDescription | None = None
     runtime: Any = None
     subject: Subject | None = None
     images: dict[str, str] = field(default_factory=dict)
     source: str | None = None
     checks: list[CheckRecord] = field(default_factory=list)
-    model_label: str | None = None
+    lifecycle: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    def record_problem(self, exc: WindTunnelError) -> None:
+        """A post_run() or close() that failed after the stages. The plugin's post_run() is the runtime's
+        own code (a failed check of it); a runtime that cannot be closed is a harness error."""
+        own = isinstance(exc, RuntimeFault)
+        self.checks.append(
+            CheckRecord(
+                id=f"{safe(self.name)}/publish/post-run"
+                if own
+                else f"harness/publish/closed/{safe(self.name)}",
+                runtime=self.name,
+                stage=Stage.PUBLISH,
+                scope=CheckScope.RUNTIME if own else CheckScope.HARNESS,
+                status=CheckStatus.FAILED if own else CheckStatus.ERROR,
+                detail=str(exc),
+            )
+        )
+
+    @property
+    def model_label(self) -> str | None:
+        """The model the runtime answers with, as its resolved description says; None: unknown (never guessed)."""
+        return self.description.model_label() if self.description is not None else None
 
     @property
     def failed(self) -> bool:
@@ -89,7 +114,8 @@ class StageContext:
         return self.bundle / "traces" / safe(self.run.name) / self.stage.value
 
     def write_evidence(self, name: str, data: Any) -> str:
-        """Write JSON evidence now (before the next stage starts); returns its bundle-relative path."""
+        """Write JSON evidence now (before the next stage starts); returns its bundle-relative path.
+        (Host paths in it are made portable when the bundle is published: windtunnel._pipeline.portable.)"""
         path = self.evidence_dir() / f"{safe(name)}.json"
         write_atomic(path, json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
         return path.relative_to(self.bundle).as_posix()

@@ -1,57 +1,244 @@
-"""The bundle directory before a run: an earlier bundle there is removed, anything else is refused."""
+"""The bundle directory before a run: only what Wind Tunnel wrote there is replaced, anything else is refused.
+
+A directory is Wind Tunnel's when it holds the marker file (MARKER), written first into a new or empty
+--out and never by anything else. From such a directory a run removes only:
+- for a sealed bundle (MANIFEST.sha256 present): the files the MANIFEST lists, the MANIFEST, the
+  attestations and the marker; any other file means someone else wrote there, so the run refuses;
+- for an unsealed one (a run that was killed, or a HARNESS_INVALID one): the files under the top-level
+  names the marker says Wind Tunnel writes; any other top-level name is refused the same way.
+DIR.tar.gz beside it is replaced only when it is a Wind Tunnel bundle archive (its first file is the
+marker). A symlink anywhere is refused: Wind Tunnel writes none, and following one could delete elsewhere.
+"""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
+import gzip
+import json
+import os
+import tarfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
 
+from windtunnel import __version__
+from windtunnel._bundle import layout
 from windtunnel._bundle.seal import default_archive
+from windtunnel._files import write_atomic
+from windtunnel._runner.lock import held_lock
 from windtunnel.errors import UsageError
 
-BUNDLE_MARKERS = ("run.json", "MANIFEST.sha256")
-"""A directory holding one of these is a bundle (or a run's partial one: run.json is written first)."""
+MARKER = ".windtunnel-bundle.json"
+"""Written first into --out; says the directory is Wind Tunnel's and which top-level names it writes."""
+
+OWNED = (
+    MARKER,
+    layout.RUN,
+    layout.CHECKS,
+    layout.JUNIT,
+    layout.VERDICT,
+    layout.MANIFEST,
+    layout.VERIFY_MD,
+    "report.html",
+    "evidence",
+    "traces",
+    "tapes",
+    "keys",
+    "attestations",
+)
+"""The top-level names a certify run writes into --out (files and directories)."""
+
+_FIX = "pass a new or empty directory as --out (or move your files out of this one)"
 
 
 def is_bundle(directory: Path) -> bool:
-    return any((directory / marker).is_file() for marker in BUNDLE_MARKERS)
+    """Whether `directory` holds Wind Tunnel's marker, i.e. a bundle (sealed or not) a run may replace."""
+    return (directory / MARKER).is_file() and not (directory / MARKER).is_symlink()
+
+
+@contextmanager
+def out_lock(out: Path) -> Iterator[Path]:
+    """Hold the lock of --out (`.<name>.wt-lock` beside it) for the whole run; a second run into the same
+    directory fails at once with the holder's pid instead of racing the first."""
+    resolved = out.resolve()
+    lock = resolved.with_name(f".{resolved.name}.wt-lock")
+    try:
+        resolved.parent.mkdir(parents=True, exist_ok=True)
+        with held_lock(lock, owner=f"wt certify --out {resolved.name}") as holder:
+            if holder is not None:
+                raise UsageError(
+                    f"--out {resolved} is in use by another wt certify (pid {holder}); two runs into one "
+                    "directory would overwrite each other's bundle",
+                    hint="wait for that run to finish, or pass another --out",
+                    path=str(resolved),
+                )
+            yield lock
+    except OSError as exc:
+        raise UsageError(
+            f"cannot lock --out {resolved}: {exc.strerror or exc}",
+            hint="pass an --out whose parent directory you can write to",
+            path=str(resolved),
+        ) from exc
 
 
 def prepare_out_dir(out: Path) -> list[str]:
-    """Make `out` an empty directory for this run; return what was removed (an earlier bundle, DIR.tar.gz).
+    """Make `out` a directory holding only a fresh marker; return what was removed (an earlier bundle's
+    files, DIR.tar.gz). Everything is checked before anything is removed.
 
     An earlier bundle must never survive a run: a HARNESS_INVALID run signs nothing, so a PASSED bundle
-    left in place would still verify and a CI upload would ship a stale certification; and its files (old
-    evidence, anything else in the directory) would be signed into the next bundle.
+    left in place would still verify and a CI upload would ship a stale certification.
     """
     out = out.resolve()
-    if out.exists() and not out.is_dir():
-        raise UsageError(
-            f"--out {out} is a file, not a directory", hint="pass a new or empty directory", path=str(out)
-        )
-    removed: list[str] = []
-    if out.is_dir() and any(out.iterdir()):
-        _check_replaceable(out)
-        shutil.rmtree(out)
-        removed.append(f"the earlier bundle in {out}")
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise UsageError(f"--out {out} is a file, not a directory", hint=_FIX, path=str(out))
     archive = default_archive(out)
-    if archive.is_file() or archive.is_symlink():
+    doomed = _replaceable_files(out) if out.is_dir() else []
+    _check_archive(archive)
+    removed: list[str] = []
+    if doomed:
+        _remove(out, doomed)
+        removed.append(f"the earlier bundle in {out}")
+    if archive.is_file():
         archive.unlink()
         removed.append(str(archive))
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_atomic(out / MARKER, _marker_text())
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write into --out {out}: {exc.strerror or exc}",
+            hint="pass a directory you can write to",
+            path=str(out),
+        ) from exc
     return removed
 
 
-def _check_replaceable(out: Path) -> None:
+def _marker_text() -> str:
+    marker = {"schema_version": 1, "written_by": f"windtunnel {__version__}", "owns": list(OWNED)}
+    return json.dumps(marker, indent=2) + "\n"
+
+
+def _replaceable_files(out: Path) -> list[str]:
+    """The files of `out` a run may remove (bundle-relative), or a UsageError when it holds anything else."""
+    present = _walk(out)
+    if not present:
+        return []
     if not is_bundle(out):
         raise UsageError(
-            f"--out {out} is not empty and holds no earlier bundle (no {' or '.join(BUNDLE_MARKERS)}); "
-            "wt certify replaces only its own bundles",
-            hint="pass a new or empty directory as --out, or empty this one yourself",
+            f"--out {out} is not empty and holds no Wind Tunnel bundle (no {MARKER}; it holds "
+            f"{_first(present)}); wt certify replaces only the bundles it wrote",
+            hint=_FIX,
             path=str(out),
         )
-    if Path.cwd().resolve().is_relative_to(out):
+    if (out / layout.MANIFEST).is_file():
+        allowed = _sealed_names(out)
+        foreign = sorted(name for name in present if name not in allowed)
+    else:
+        owns = _owned(out)
+        foreign = sorted(name for name in present if PurePosixPath(name).parts[0] not in owns)
+    if foreign:
         raise UsageError(
-            f"--out {out} holds an earlier bundle, but also the current directory, so it cannot be replaced",
-            hint="run wt certify from outside the bundle directory",
+            f"--out {out} holds a Wind Tunnel bundle, but also {foreign[0]}, which that bundle does not list "
+            f"({len(foreign)} such file(s)); wt certify removes only the files it wrote",
+            hint=_FIX,
             path=str(out),
         )
+    return present
+
+
+def _walk(out: Path) -> list[str]:
+    """Every file under `out`, bundle-relative; a symlink or special file is refused, never followed."""
+    found: list[str] = []
+    for directory, subdirectories, files in os.walk(out):
+        base = Path(directory)
+        for name in [*subdirectories, *files]:
+            path = base / name
+            relative = path.relative_to(out).as_posix()
+            if path.is_symlink():
+                raise UsageError(
+                    f"--out {out} holds a symlink ({relative}); Wind Tunnel writes none, so it is not a bundle "
+                    "it wrote",
+                    hint=_FIX,
+                    path=str(out),
+                )
+            if name in files:
+                if not path.is_file():
+                    raise UsageError(
+                        f"--out {out} holds {relative}, which is not a regular file", hint=_FIX, path=str(out)
+                    )
+                found.append(relative)
+    return sorted(found)
+
+
+def _sealed_names(out: Path) -> set[str]:
+    try:
+        listed = layout.parse_manifest((out / layout.MANIFEST).read_text(encoding="utf-8"))
+    except (layout.LayoutError, UnicodeDecodeError, OSError) as exc:
+        raise UsageError(
+            f"--out {out} holds a Wind Tunnel bundle whose {layout.MANIFEST} cannot be read ({exc}), so "
+            "what it may replace is unknown",
+            hint=_FIX,
+            path=str(out),
+        ) from exc
+    return {*listed, layout.MANIFEST, MARKER, *layout.ATTESTATIONS}
+
+
+def _owned(out: Path) -> set[str]:
+    """The top-level names the marker says Wind Tunnel writes (what the marker's version wrote)."""
+    try:
+        data = json.loads((out / MARKER).read_text(encoding="utf-8"))
+        owns = data["owns"]
+        if not isinstance(owns, list) or not all(isinstance(name, str) and "/" not in name for name in owns):
+            raise ValueError("owns is not a list of top-level names")
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(
+            f"--out {out} holds a damaged {MARKER} ({exc}), so what it may replace is unknown",
+            hint=_FIX,
+            path=str(out),
+        ) from exc
+    return {*owns, MARKER}
+
+
+def _check_archive(archive: Path) -> None:
+    """DIR.tar.gz beside --out may be replaced only when Wind Tunnel wrote it: its first file is the marker."""
+    if not (archive.exists() or archive.is_symlink()):
+        return
+    if (
+        archive.is_symlink()
+        or not archive.is_file()
+        or _first_file(archive) != f"{archive.name[:-7]}/{MARKER}"
+    ):
+        raise UsageError(
+            f"{archive} exists and is not a Wind Tunnel bundle archive, and wt certify writes the archive of "
+            "--out there",
+            hint="move that file away, or pass another --out",
+            path=str(archive),
+        )
+
+
+def _first_file(archive: Path) -> str | None:
+    try:
+        with tarfile.open(archive, mode="r:gz") as tar:
+            for member in tar:
+                if member.isfile():
+                    return member.name
+    except (OSError, EOFError, tarfile.TarError, zlib.error, gzip.BadGzipFile):
+        return None
+    return None
+
+
+def _remove(out: Path, files: list[str]) -> None:
+    """Remove the files, the marker last (so a run killed here still finds its directory its own), then
+    the directories left empty."""
+    for name in sorted(files, key=lambda name: (name == MARKER, name == layout.MANIFEST, name)):
+        (out / name).unlink()
+    directories = {parent for name in files for parent in PurePosixPath(name).parents if str(parent) != "."}
+    for directory in sorted(directories, key=lambda d: len(d.parts), reverse=True):
+        path = out / directory
+        if path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+
+
+def _first(names: list[str]) -> str:
+    more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+    return f"{names[0]}{more}"

@@ -3,8 +3,10 @@
 `execute(plan, config, executor)` runs it. Each stage's evidence is in the bundle directory before the
 next stage starts. A failing stage marks the runtime FAILED; later stages still run for diagnosis unless
 `fail_fast`. A stage that crashes is recorded as a harness error of that stage (the run is then
-HARNESS_INVALID) and the run goes on. Both executors (Docker here, Dagger in pipeline/) share this plan
-and everything but container plumbing.
+HARNESS_INVALID) and the run goes on. The build stage opens each runtime in the one runtime lifecycle
+(machine lock, build, pre_run; windtunnel._runner.lifecycle), which closes after its last stage (post_run,
+close) on every way out. Both executors (Docker here, Dagger in pipeline/) share this plan and everything
+but container plumbing.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from windtunnel._conformance.suite import Suite
 from windtunnel._packs.loader import discover_packs
 from windtunnel._packs.selection import Selected, Selection, select
 from windtunnel._pipeline.config import CertifyConfig
-from windtunnel._pipeline.context import CertifyOutcome, RuntimeRun, StageContext, print_nothing, safe
+from windtunnel._pipeline.context import CertifyOutcome, RuntimeRun, StageContext, print_nothing
 from windtunnel._pipeline.harness import harness_checks
 from windtunnel._pipeline.outdir import prepare_out_dir
 from windtunnel._pipeline.publish import write_started
@@ -74,24 +76,20 @@ def execute(
 
     What can be checked before a stage runs is checked first, and raises: the out directory (an earlier
     bundle there is removed first, so none survives a failed run), the suite, the packs, every runtime's
-    plugin, configured images. From the first stage on only an interrupt stops the run.
+    plugin (resolved by the one resolver), every runtime's prebuilt image. From the first stage on only an
+    interrupt stops the run.
     """
     for line in prepare_out_dir(config.out_dir):
         progress(f"removed {line}")
     outcome = CertifyOutcome(run_id=f"certify-{uuid.uuid4().hex[:10]}", started_at=time.time())
     suite = Suite.load(config.suite_dir, config.requirement_set)
     selected = select(discover_packs(config.pack_refs, base=config.root), Selection(tiers=config.tiers))
-    runs = [RuntimeRun(name=name, loaded=config.load_plugin(name)) for name in config.all_runtimes]
-    for run in runs:  # the model ladder, before any stage runs
-        run.model_label = run.loaded.model_label() if run.loaded else None
-        config.check_model(run.name, run.model_label)
+    runs = [RuntimeRun(name=d.name, description=d) for d in config.descriptions()]
     outcome.swept = executor.prepare(outcome.run_id)
     for line in outcome.swept:
         progress(f"removed a leftover of a dead run: {line}")
     if config.stack == "docker":
-        from windtunnel._pipeline.runtimes import ensure_configured_images
-
-        ensure_configured_images(config)
+        ensure_images(runs)
     write_started(config, outcome)
     for run in runs:
         outcome.runs.append(run)
@@ -111,10 +109,12 @@ def _run_runtime(
     run_id: str,
     progress: Callable[[str], None],
 ) -> None:
-    try:
+    with (
+        run.lifecycle
+    ):  # opened by the build stage: post_run and close after the last stage, on every way out
         for step in plan:
             if run.checks and (step.stage is not Stage.BUILD and run.runtime is None):
-                break  # nothing was built: the later stages have nothing to run against
+                break  # nothing usable was built: the later stages have nothing to run against
             if config.fail_fast and run.failed:
                 progress(f"{run.name}: --fail-fast, skipping {step.stage.value} and later stages")
                 break
@@ -129,10 +129,27 @@ def _run_runtime(
                 progress=progress,
             )
             _run_step(step, context)
-    finally:
-        closed = _close(run)
-        if closed is not None:
-            run.checks.append(closed)
+
+
+def ensure_images(runs: Sequence[RuntimeRun]) -> None:
+    """Before any stage: every prebuilt image a container runtime of this run names is in the engine (a
+    usage error saying how to load it if not)."""
+    wanted = {
+        run.name: run.description.manifest.image_ref
+        for run in runs
+        if run.description is not None
+        and run.description.driver == "container"
+        and run.description.manifest is not None
+        and run.description.manifest.image_ref is not None
+    }
+    if not wanted:
+        return
+    from windtunnel._drivers.docker_env import docker_client
+    from windtunnel._drivers.plugin import ensure_image
+
+    client = docker_client()
+    for name, ref in wanted.items():
+        ensure_image(client, name, ref)
 
 
 def _run_step(step: Step, context: StageContext) -> None:
@@ -169,27 +186,6 @@ def _crashed(context: StageContext, exc: Exception) -> CheckRecord:
         evidence=[evidence],
         scope=CheckScope.HARNESS,
     )
-
-
-def _close(run: RuntimeRun) -> CheckRecord | None:
-    """Close the runtime (its containers go); a failure to do so is a harness error, not the runtime's."""
-    try:
-        close = getattr(run.runtime, "close", None)
-        if callable(close):
-            close()
-        post_run = getattr(getattr(run.loaded, "plugin", None), "post_run", None)
-        if callable(post_run) and run.runtime is not None and not callable(close):
-            post_run(run.runtime, [], run.name)
-    except Exception as exc:  # noqa: BLE001 - recorded; the other runtimes and the bundle still come
-        return CheckRecord(
-            id=f"harness/publish/closed/{safe(run.name)}",
-            runtime=run.name,
-            stage=Stage.PUBLISH,
-            scope=CheckScope.HARNESS,
-            status=CheckStatus.ERROR,
-            detail=f"closing {run.name} failed: {type(exc).__name__}: {exc}",
-        )
-    return None
 
 
 def _leftovers(executor: Executor, run_id: str) -> list[str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import platform
-import socket
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,11 +26,13 @@ from windtunnel._bundle import (
     load_signer,
     seal_bundle,
 )
+from windtunnel._bundle.privacy_scan import HostFacts
+from windtunnel._files import write_atomic
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import CertifyOutcome
 from windtunnel._pipeline.costs import runtime_cost
-from windtunnel._pipeline.report_html import render_report
-from windtunnel._runner.output import write_atomic
+from windtunnel._pipeline.portable import Portable
+from windtunnel._report.page import render_bundle_report
 from windtunnel._scenario.tiers import GATE_TIERS
 from windtunnel._score.pricing import CostSummary
 
@@ -65,6 +66,11 @@ def _engine() -> str | None:
         return None
 
 
+def portable(config: CertifyConfig) -> Portable:
+    """How this run's bundle names host paths: relative to the bundle or the project root, never absolute."""
+    return Portable(root=config.root, bundle=config.out_dir)
+
+
 def run_info(
     config: CertifyConfig,
     outcome: CertifyOutcome,
@@ -73,7 +79,9 @@ def run_info(
     costs: Mapping[str, CostSummary] | None = None,
 ) -> RunInfo:
     """run.json's content; `engine=False` leaves out asking the engine its version (the early write);
-    `costs` are the runtimes' priced selftest runs (windtunnel._pipeline.costs), once they are known."""
+    `costs` are the runtimes' priced selftest runs (windtunnel._pipeline.costs), once they are known.
+    Host facts are the OS, the architecture and the engine: no host name, user or absolute path."""
+    paths = portable(config)
     images: dict[str, str] = {}
     for run in outcome.runs:
         images.update(run.images)  # "windtunnel" (gateway and mocks) and "runtime:<name>"
@@ -84,9 +92,8 @@ def run_info(
         requirement_set=config.requirement_set,
         git_commit=_git_commit(config.root),
         host=HostInfo(
-            platform=platform.platform(),
+            platform=f"{platform.system()}-{platform.machine()}",
             python=platform.python_version(),
-            hostname=socket.gethostname(),
             engine=_engine() if engine else None,
         ),
         started_at=datetime.fromtimestamp(outcome.started_at, UTC),
@@ -94,7 +101,7 @@ def run_info(
         runtimes=[
             RuntimeInfo(
                 name=run.name,
-                source=run.source,
+                source=paths.text(run.source) if run.source else None,
                 model_label=run.model_label,
                 cost=(costs or {}).get(run.name),
             )
@@ -121,7 +128,7 @@ def tape_index(config: CertifyConfig) -> TapeIndex:
         data = json.loads(path.read_text(encoding="utf-8"))
         tape = data.get("tape") if isinstance(data, dict) else None
         if isinstance(tape, dict) and "recorded_at" in tape:
-            entries[tape["name"]] = TapeEntry.model_validate(tape)
+            entries[tape["name"]] = TapeEntry.model_validate(portable(config).json(tape))
     return TapeIndex(tapes=list(entries.values()))
 
 
@@ -130,16 +137,26 @@ def publish(config: CertifyConfig, outcome: CertifyOutcome, *, signer: Signer | 
     before the run (`wt certify` loads it first, so a bad key stops it before any stage)."""
     out = config.out_dir
     signer = signer or load_signer(key_path=config.key_path, key_pem=config.key_pem)
-    checks = ChecksFile(requirement_set=config.requirement_set, checks=outcome.checks)
-    verdict = Verdict.from_checks(checks, signing_key=signer.origin)
+    # Priced before the files are made portable, so the cost evidence passes through Portable too.
     costs = {run.name: runtime_cost(out, run, config.pricing) for run in outcome.runs}
+    paths = portable(config)
+    for path in sorted(out.rglob("*")):  # every stage's files: evidence, traces, proofs
+        if path.is_file() and not path.is_symlink():
+            paths.rewrite_file(path)
+    checks = ChecksFile(
+        requirement_set=config.requirement_set,
+        checks=[check.model_copy(update={"detail": paths.text(check.detail)}) for check in outcome.checks],
+    )
+    verdict = Verdict.from_checks(checks, signing_key=signer.origin)
     info = run_info(config, outcome, costs=costs)
     write_atomic(out / "run.json", info.model_dump_json(indent=2))
     write_atomic(out / "checks.json", checks.model_dump_json(indent=2))
     write_atomic(out / "junit.xml", junit_for(checks))
     write_atomic(out / "verdict.json", verdict.model_dump_json(indent=2))
     write_atomic(out / "tapes" / "index.json", tape_index(config).model_dump_json(indent=2))
-    write_atomic(out / "report.html", render_report(info, checks, verdict, out))
+    # From the files just written, as `wt report` renders it: the same bundle gives the same page.
+    write_atomic(out / "report.html", render_bundle_report(out))
     if verdict.result is CertificationResult.HARNESS_INVALID:
         return Published(verdict=verdict, seal=None)
-    return Published(verdict=verdict, seal=seal_bundle(out, signer=signer))
+    host = HostFacts.here(config.root)  # the project's absolute path counts as a host fact too
+    return Published(verdict=verdict, seal=seal_bundle(out, signer=signer, host=host))

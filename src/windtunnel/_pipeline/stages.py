@@ -14,11 +14,12 @@ from windtunnel._conformance.subject import Subject
 from windtunnel._pipeline.config import REFERENCE
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.stage_prove import CaseKey, prove_checks
+from windtunnel._runner.lifecycle import open_runtime
 from windtunnel._runner.output import RunWriter
-from windtunnel._runtimes.registry import build_runtime
 from windtunnel._selftest.engine import run_case
 from windtunnel._selftest.verdicts import CaseVerdict, Verdict
-from windtunnel.errors import HarnessError, WindTunnelError
+from windtunnel.errors import HarnessError, RuntimeFault, WindTunnelError
+from windtunnel.spi.abilities import ImageDigestsRuntime, StateProbingRuntime
 from windtunnel.spi.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
 
 KIT_TO_BUNDLE = {
@@ -30,32 +31,43 @@ KIT_TO_BUNDLE = {
 
 
 def build_stage(ctx: StageContext) -> list[CheckRecord]:
-    """Resolve the runtime's plugin and build it: images offline, network, gateway."""
+    """Open the runtime in its one lifecycle (machine lock, build: images offline, network, gateway), then
+    its plugin's pre_run(). The lifecycle stays open through the later stages (see plan.execute)."""
     started = time.perf_counter()
     run = ctx.run
     try:
-        if run.loaded is None:  # execute() resolves every plugin up front; a step run alone does it here
-            run.loaded = ctx.config.load_plugin(run.name)  # bound to running services under --stack bound
-        run.runtime = build_runtime(run.loaded, label=ctx.run_id)
+        # execute() resolves every runtime up front; a step run alone does it here.
+        if run.description is None:
+            run.description = ctx.config.description_of(run.name)
+        opened = run.lifecycle.enter_context(
+            open_runtime(
+                run.description, lock_dir=ctx.config.lock_dir, label=ctx.run_id, on_problem=run.record_problem
+            )
+        )
     except HarnessError as exc:
         return [ctx.check("images", CheckStatus.ERROR, str(exc), seconds=time.perf_counter() - started)]
     except WindTunnelError as exc:
         return [ctx.check("images", CheckStatus.FAILED, str(exc), seconds=time.perf_counter() - started)]
-    run.images = dict(getattr(run.runtime, "image_digests", {}) or {})
-    manifest = ctx.config.manifest_of(run.name)
-    run.source = (manifest.image_ref or str(manifest.directory)) if manifest else run.loaded.source
-    run.subject = Subject(
-        name=run.name, runtime=run.runtime, supported=manifest.supported if manifest else None
-    )
+    description = run.description
+    runtime = opened.runtime
+    run.images = dict(runtime.image_digests) if isinstance(runtime, ImageDigestsRuntime) else {}
+    run.source = description.source
     evidence = ctx.write_evidence(
-        "build", {"plugin": run.loaded.source, "images": run.images, "source": run.source}
+        "build", {"plugin": description.origin, "images": run.images, "source": run.source}
     )
     detail = ", ".join(f"{name} {digest[:19]}" for name, digest in run.images.items()) or "built (no images)"
-    return [
+    records = [
         ctx.check(
             "images", CheckStatus.PASSED, detail, evidence=[evidence], seconds=time.perf_counter() - started
         )
     ]
+    try:
+        opened.pre_run([item.scenario for item in ctx.selected])
+    except RuntimeFault as exc:  # nothing may run on a runtime whose setup failed; post_run still comes
+        return [*records, ctx.check("pre-run", CheckStatus.FAILED, str(exc))]
+    run.runtime = runtime
+    run.subject = Subject(name=run.name, runtime=runtime, supported=description.supported)
+    return records
 
 
 def conformance_stage(ctx: StageContext) -> list[CheckRecord]:
@@ -84,8 +96,7 @@ def canary_stage(ctx: StageContext) -> list[CheckRecord]:
     runtime = ctx.run.runtime
     records = []
     modes: list[tuple[str, dict[str, object]]] = [("recall", {"probe_recall": True})]
-    probe_factory = getattr(runtime, "state_probe", None)
-    probe = probe_factory() if callable(probe_factory) else None
+    probe = runtime.state_probe() if isinstance(runtime, StateProbingRuntime) else None
     if probe is not None:
         modes.append(("hermetic", {"probe_recall": False, "state_probe": probe}))
     for mode, options in modes:
@@ -129,8 +140,8 @@ _VERDICT_STATUS = {
 
 
 def selftest_stage(ctx: StageContext) -> list[CheckRecord]:
-    """Every reference case of the selected packs through the live stack (seed 000); on the reference
-    runtime, then every selected scenario's proof (seed 004) as a harness check."""
+    """Every reference case of the selected packs through the live stack; on the reference runtime, then
+    every selected scenario's proof (`wt prove`) as a harness check."""
     runtime = ctx.run.runtime
     if not isinstance(runtime, ReferenceCapableAgentRuntime):
         return [
@@ -163,7 +174,9 @@ def selftest_stage(ctx: StageContext) -> list[CheckRecord]:
                 status = CheckStatus.ERROR if verdict.harness_fault else CheckStatus.FAILED
             paths = [ctx.relative(Path(verdict.trace))] if verdict.trace else []
             evidence = ctx.write_evidence(
-                f"{item.pack.name}.{item.scenario.name}.{case.name}", verdict.model_dump(mode="json")
+                f"{item.pack.name}.{item.scenario.name}.{case.name}",
+                # the trace as the bundle holds it: a path relative to the bundle, never this machine's
+                verdict.model_copy(update={"trace": paths[0] if paths else None}).model_dump(mode="json"),
             )
             records.append(
                 ctx.check(

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from windtunnel._packs.pack import Pack
 from windtunnel._prove.seam import CaseOutcome
-from windtunnel._runner.batch import effective_config, make_probe, started_mcps
+from windtunnel._runner.batch import effective_config, make_probe
 from windtunnel._runner.library import run_reference_case
-from windtunnel._runner.sweep import call_hook, sweep_lock
-from windtunnel._runtimes.registry import LoadedPlugin, build_runtime
+from windtunnel._runner.lifecycle import open_runtime, started_mcps
+from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel._scenario.model import ReferenceCase, Scenario
 from windtunnel.errors import UsageError
 from windtunnel.spi.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
@@ -60,28 +60,25 @@ class RuntimeCaseRunner:
 
 @contextlib.contextmanager
 def runtime_case_runner(
-    loaded: LoadedPlugin,
+    description: RuntimeDescription,
     scenarios: Sequence[Scenario],
     *,
     out_dir: Path,
     lock_dir: Path,
     run_id: str = "",
 ) -> Iterator[RuntimeCaseRunner]:
-    """Build the runtime as `wt selftest` does (machine lock, pre_run, post_run) and yield its runner.
+    """The runtime in the one lifecycle (lock, build, pre_run, post_run and close) and its case runner.
 
     Raises UsageError when the runtime cannot play reference cases (it has no provision_reference()).
     """
-    with sweep_lock(loaded, lock_dir):
-        runtime = build_runtime(loaded)
+    with open_runtime(description, lock_dir=lock_dir) as opened:
+        opened.scenarios = list(scenarios)
+        runtime = opened.runtime
         if not isinstance(runtime, ReferenceCapableAgentRuntime):
-            call_hook(loaded, "post_run", runtime, scenarios)  # a container plugin removes what build() made
             raise UsageError(
-                f"runtime {loaded.name!r} has no provision_reference(), so it cannot play reference cases",
+                f"runtime {opened.name!r} has no provision_reference(), so it cannot play reference cases",
                 hint="prove with the bundled 'reference' runtime (the default), or --local to play in-process",
-                runtime=loaded.name,
+                runtime=opened.name,
             )
-        try:  # pre_run inside: post_run runs after every build, even when pre_run raised
-            call_hook(loaded, "pre_run", runtime, scenarios)
-            yield RuntimeCaseRunner(runtime, loaded.name, out_dir, run_id=run_id)
-        finally:
-            call_hook(loaded, "post_run", runtime, scenarios)
+        opened.pre_run(scenarios)
+        yield RuntimeCaseRunner(runtime, opened.name, out_dir, run_id=run_id)

@@ -1,1 +1,1 @@
-"""Reports every verb shares: JUnit XML, JSON and text tables over simple case records."""
+"""Reports: JUnit XML and text tables every verb shares, and report.html with its conversation viewer."""

@@ -1,31 +1,23 @@
-"""Batches with the seed 002 lifecycle: mocks started, provision once, reset before each run, teardown once."""
+"""Batches (docs/writing-a-runtime.md): mocks started, provision once, reset before each run, teardown once."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from windtunnel._packs.pack import Pack
 from windtunnel._runner.execute import RunContext, RunResult, WipeFailed, failed_result, run_once
+from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
 from windtunnel._runner.output import RunWriter
 from windtunnel._scenario.model import ReferenceCase, Scenario
 from windtunnel._scenario.tiers import LIVE_FLAKY, tier_of
 from windtunnel._trace.models import ErrorKind
 from windtunnel.errors import HarnessError, RuntimeFault, UsageError, WindTunnelError
-from windtunnel.spi.agent_runtime import (
-    AgentConfig,
-    AgentHandle,
-    AgentRuntime,
-    MCPHandle,
-    MCPHostingAgentRuntime,
-    MCPSpec,
-    MockServerPlan,
-    StateProbe,
-)
+from windtunnel.spi.agent_runtime import AgentConfig, AgentHandle, AgentRuntime, MCPHandle, StateProbe
 
 log = logging.getLogger("windtunnel.runner")
 
@@ -57,33 +49,6 @@ def effective_config(base: AgentConfig, pack: Pack, scenario: Scenario | None = 
     return dataclasses.replace(base, system_prompt=system_prompt, persona_doc=persona, skills=skills)
 
 
-@contextlib.contextmanager
-def started_mcps(runtime: AgentRuntime, plans: Sequence[MockServerPlan]) -> Iterator[list[MCPHandle]]:
-    """Start the pack's mocks where the runtime can reach them; stop them afterwards, whatever happened."""
-    if not plans:
-        yield []
-        return
-    if isinstance(runtime, MCPHostingAgentRuntime):
-        handles = runtime.start_mcps(plans)
-        try:
-            yield handles
-        finally:
-            runtime.stop_mcps(handles)
-        return
-    from windtunnel._mcp.loopback import start_loopback, stop_loopback
-
-    loopback = start_loopback(plans)
-    try:
-        yield list(loopback)
-    finally:
-        stop_loopback(loopback)
-
-
-def with_mcp_specs(config: AgentConfig, mcps: Sequence[MCPHandle]) -> AgentConfig:
-    specs = tuple(MCPSpec(handle.name, handle.url) for handle in mcps)
-    return dataclasses.replace(config, mcp_servers=specs) if specs else config
-
-
 def make_probe(pack: Pack, mcps: Sequence[MCPHandle]) -> StateProbe | None:
     if pack.state_probe_factory is None:
         return None
@@ -97,23 +62,6 @@ def make_probe(pack: Pack, mcps: Sequence[MCPHandle]) -> StateProbe | None:
             hint="make the factory build a probe from the started MCP handles without calling them",
             pack=pack.name,
         ) from exc
-
-
-def safe_teardown(handle: AgentHandle | None, runtime_name: str) -> BaseException | None:
-    """Call teardown(); it must not raise, but if it does the error is logged and returned, never raised."""
-    if handle is None:
-        return None
-    try:
-        handle.teardown()
-    except Exception as exc:  # noqa: BLE001 - teardown runs in finally paths; report, never mask
-        log.warning(
-            "runtime %s: teardown() raised %s: %s (teardown must not raise)",
-            runtime_name,
-            type(exc).__name__,
-            exc,
-        )
-        return exc
-    return None
 
 
 def run_batch(spec: BatchSpec, writer: RunWriter) -> list[RunResult]:
@@ -138,28 +86,27 @@ def run_batch(spec: BatchSpec, writer: RunWriter) -> list[RunResult]:
             return failed_batch(spec, ErrorKind.SETUP, exc, writer)
         config = with_mcp_specs(spec.config, mcps)
         try:
-            handle = spec.runtime.provision(config, list(mcps))
+            handle = stack.enter_context(
+                provisioned(spec.runtime, config, mcps, runtime_name=spec.runtime_name)
+            )
         except Exception as exc:  # noqa: BLE001 - recorded as every run's error; the sweep goes on
             kind = ErrorKind.SETUP if isinstance(exc, UsageError) else ErrorKind.RUNTIME
             error = _provision_error(spec, exc)
             log.error("%s", _shown(error))
             return failed_batch(spec, kind, error, writer)
-        try:
-            for scenario in spec.scenarios:
-                for index in range(spec.runs):
-                    context = RunContext(
-                        scenario=scenario,
-                        runtime_name=spec.runtime_name,
-                        config=config,
-                        mcps=mcps,
-                        state_probe=probe,
-                        run_index=index,
-                        sweep_id=spec.sweep_id,
-                        model_label=spec.model_label,
-                    )
-                    results.append(_run_with_retries(handle, context, writer, spec.flaky_retries))
-        finally:
-            safe_teardown(handle, spec.runtime_name)
+        for scenario in spec.scenarios:
+            for index in range(spec.runs):
+                context = RunContext(
+                    scenario=scenario,
+                    runtime_name=spec.runtime_name,
+                    config=config,
+                    mcps=mcps,
+                    state_probe=probe,
+                    run_index=index,
+                    sweep_id=spec.sweep_id,
+                    model_label=spec.model_label,
+                )
+                results.append(_run_with_retries(handle, context, writer, spec.flaky_retries))
     return results
 
 
@@ -227,15 +174,21 @@ def _run_and_write(handle: AgentHandle, context: RunContext, writer: RunWriter) 
 
 
 def run_provisioned(
-    provision: Callable[[AgentConfig, list[MCPHandle]], AgentHandle],
+    runtime: AgentRuntime,
     context: RunContext,
     writer: RunWriter | None,
     runs: int = 1,
 ) -> list[RunResult]:
-    """Provision with `provision`, run `runs` times on that handle, tear down: the library-level path."""
-    handle = provision(context.config, list(context.mcps))
+    """Provision (provision_reference() for the context's reference case), run `runs` times on that
+    handle, tear down: the library-level path."""
     results = []
-    try:
+    with provisioned(
+        runtime,
+        context.config,
+        context.mcps,
+        runtime_name=context.runtime_name,
+        case=context.reference_case,
+    ) as handle:
         for index in range(runs):
             run = dataclasses.replace(context, run_index=index)
             if writer is None:
@@ -245,8 +198,6 @@ def run_provisioned(
                     raise failed.error from None
             else:
                 results.append(_run_and_write(handle, run, writer))
-    finally:
-        safe_teardown(handle, context.runtime_name)
     return results
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from windtunnel._trace.models import Trace
 from windtunnel._trace.shapes import call_arguments, call_name
 from windtunnel.errors import IntegrityError, ProbeError, WindTunnelError
+from windtunnel.spi.abilities import ToolListingMCPHandle
 from windtunnel.spi.agent_runtime import (
     AgentHandle,
     MCPHandle,
@@ -72,32 +73,26 @@ def _key(name: object, arguments: object) -> str:
 def served_tools(mcps: Sequence[MCPHandle]) -> frozenset[str] | None:
     """The tool names the run's mocks serve; None when any mock cannot say.
 
-    A mock says through `tools()` (in-process mocks: a list of tool dicts) or its health answer's
-    `tools` (mocks over HTTP: `GET /wt/health`). A mock that keeps no evidence or says neither makes the
-    set unknowable: the integrity check then treats every unreceived call as an error, as it always did.
+    A mock says through `tools()` (ToolListingMCPHandle: in-process mocks, and mocks over HTTP, which list
+    them over MCP). A mock that cannot list its tools makes the set unknowable: the integrity check then
+    treats every unreceived call as an error, as it always did.
     """
     names: set[str] = set()
     for handle in mcps:
-        served = _served_by(handle) if isinstance(handle, RecordingMCPHandle) else None
+        served = _served_by(handle) if isinstance(handle, ToolListingMCPHandle) else None
         if served is None:
             return None
         names |= served
     return frozenset(names)
 
 
-def _served_by(handle: RecordingMCPHandle) -> frozenset[str] | None:
+def _served_by(handle: ToolListingMCPHandle) -> frozenset[str] | None:
     try:
-        if callable(tools := getattr(handle, "tools", None)):
-            listed = [tool.get("name") if isinstance(tool, Mapping) else tool for tool in tools()]
-        elif callable(health := getattr(handle, "health", None)):
-            listed = health().get("tools")
-        else:
-            return None
+        listed = [tool.get("name") if isinstance(tool, Mapping) else tool for tool in handle.tools()]
     except Exception:  # noqa: BLE001 - an unreadable answer only means we cannot tell
         return None
-    if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
-        return None
-    return frozenset(listed)
+    names = [name for name in listed if isinstance(name, str)]
+    return frozenset(names) if len(names) == len(listed) else None
 
 
 def check_integrity(trace: Trace, mcps: Sequence[MCPHandle] = ()) -> None:

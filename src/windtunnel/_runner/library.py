@@ -5,16 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from windtunnel._runner.batch import reference_context, run_provisioned, with_mcp_specs
+from windtunnel._runner.batch import reference_context, run_provisioned
 from windtunnel._runner.execute import RunContext, RunResult
+from windtunnel._runner.lifecycle import with_mcp_specs
 from windtunnel._runner.output import RunWriter
 from windtunnel._scenario.model import ReferenceCase, Scenario
-from windtunnel.errors import UsageError
 from windtunnel.spi.agent_runtime import (
     AgentConfig,
     AgentRuntime,
     MCPHandle,
-    ReferenceCapableAgentRuntime,
     StateProbe,
 )
 
@@ -48,7 +47,7 @@ def run_scenario(
         model_label=model_label,
     )
     writer = RunWriter(out_dir) if out_dir is not None else None
-    return run_provisioned(runtime.provision, context, writer, runs)
+    return run_provisioned(runtime, context, writer, runs)
 
 
 def run_reference_case(
@@ -64,13 +63,8 @@ def run_reference_case(
     sweep_id: str = "",
     model_label: str | None = None,
 ) -> RunResult:
-    """Provision with provision_reference() for this case and run the ordinary path once (seed 000)."""
-    if not isinstance(runtime, ReferenceCapableAgentRuntime):
-        raise UsageError(
-            f"runtime {runtime_name!r} has no provision_reference(), so it cannot run reference cases",
-            hint="use a reference-capable runtime (for example the containerised 'reference' runtime)",
-            runtime=runtime_name,
-        )
+    """Provision with provision_reference() for this case and run the ordinary path once; a runtime without
+    provision_reference() is a UsageError (docs/writing-a-runtime.md)."""
     chosen = scenario.case(case) if isinstance(case, str) else case
     handles = list(mcps or [])
     config = with_mcp_specs(config or AgentConfig(), handles)
@@ -85,5 +79,4 @@ def run_reference_case(
         model_label=model_label,
     )
     writer = RunWriter(out_dir) if out_dir is not None else None
-    provision = lambda c, m: runtime.provision_reference(c, chosen, m)  # noqa: E731
-    return run_provisioned(provision, context, writer)[0]
+    return run_provisioned(runtime, context, writer)[0]

@@ -1,23 +1,22 @@
-"""A sweep (`wt run`): lock, build, pre_run, batches serial or concurrent, post_run even on abort."""
+"""A sweep (`wt run`): batches serial or concurrent inside the one runtime lifecycle (windtunnel._runner.lifecycle)."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from windtunnel._packs.selection import Selected
 from windtunnel._runner.batch import BatchSpec, effective_config, failed_batch, run_batch
 from windtunnel._runner.execute import RunResult, now
-from windtunnel._runner.lock import machine_lock
+from windtunnel._runner.lifecycle import open_runtime
 from windtunnel._runner.output import RunWriter
-from windtunnel._runtimes.registry import LoadedPlugin, build_runtime
+from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel._scenario.tiers import DEFAULT_FLAKY_RETRIES
 from windtunnel._trace.models import ErrorKind
 from windtunnel.errors import RuntimeFault, UsageError, WindTunnelError
@@ -81,38 +80,9 @@ def effective_concurrency(options: SweepOptions, plugin_limit: int | None) -> in
     return min(options.max_concurrency, plugin_limit)
 
 
-@contextlib.contextmanager
-def sweep_lock(loaded: LoadedPlugin, lock_dir: Path) -> Iterator[None]:
-    """A finite max_concurrency holds the machine-wide lock on lock_key for the whole sweep."""
-    if loaded.max_concurrency is None:
-        yield
-        return
-    with machine_lock(loaded.lock_key(), lock_dir):
-        yield
-
-
-def call_hook(loaded: LoadedPlugin, name: str, runtime: AgentRuntime, scenarios: Sequence[Any]) -> None:
-    """Call the plugin's optional `pre_run`/`post_run`; what it raises is a RuntimeFault naming plugin and hook."""
-    hook = getattr(loaded.plugin, name, None)
-    if not callable(hook):
-        return
-    try:
-        hook(runtime, list(scenarios), loaded.name)
-    except Exception as exc:
-        raise RuntimeFault(
-            f"runtime plugin {loaded.name!r}: {name}() raised {type(exc).__name__}: {exc}\n"
-            f"  loaded from: {loaded.source}",
-            hint=f"fix the plugin's {name}(); it runs once per sweep "
-            + ("before any run" if name == "pre_run" else "after every run, even on abort"),
-            runtime=loaded.name,
-            plugin=loaded.name,
-            hook=name,
-        ) from exc
-
-
 def _batches(
     runtime: AgentRuntime,
-    loaded: LoadedPlugin,
+    runtime_name: str,
     selected: Sequence[Selected],
     options: SweepOptions,
     sweep_id: str,
@@ -131,7 +101,7 @@ def _batches(
             batches.append(
                 BatchSpec(
                     runtime=runtime,
-                    runtime_name=loaded.name,
+                    runtime_name=runtime_name,
                     pack=item.pack,
                     config=config,
                     scenarios=(item.scenario,),
@@ -144,35 +114,42 @@ def _batches(
     return batches
 
 
-def run_sweep(loaded: LoadedPlugin, selected: Sequence[Selected], options: SweepOptions) -> SweepResult:
+def run_sweep(
+    description: RuntimeDescription, selected: Sequence[Selected], options: SweepOptions
+) -> SweepResult:
     """Run every selected scenario. Each run is written as it ends, so an abort loses nothing recorded.
 
     Failures of the sweep itself never escape as tracebacks and never lose the report: a pre_run()
-    that raises records every selected run as an ERROR (setup) with the cause; a post_run() that
-    raises, or a batch that stops the sweep (a failed wipe), is a sweep problem in
+    that raises records every selected run as an ERROR (setup) with the cause; a post_run() or close()
+    that raises, or a batch that stops the sweep (a failed wipe), is a sweep problem in
     `SweepResult.problems`. Either way the sweep does not pass.
     """
     sweep_id = uuid.uuid4().hex[:8]
-    limit = effective_concurrency(options, loaded.max_concurrency)
+    limit = effective_concurrency(options, description.max_concurrency)
     writer = RunWriter(options.out_root / sweep_id)
-    result = SweepResult(sweep_id=sweep_id, runtime=loaded.name, started_at=now(), concurrency=limit)
+    result = SweepResult(sweep_id=sweep_id, runtime=description.name, started_at=now(), concurrency=limit)
     scenarios = [item.scenario for item in selected]
     try:
-        with sweep_lock(loaded, options.lock_dir):
-            runtime = build_runtime(loaded)
-            result.model_label = label = loaded.model_label()
+        with open_runtime(description, lock_dir=options.lock_dir, on_problem=result.problem) as opened:
+            result.model_label = label = opened.model_label()
             try:
-                call_hook(loaded, "pre_run", runtime, scenarios)
+                opened.pre_run(scenarios)
             except RuntimeFault as exc:
                 result.problem(exc)
                 for batch in _batches(
-                    runtime, loaded, selected, options, sweep_id, one_per_scenario=True, model_label=label
+                    opened.runtime,
+                    opened.name,
+                    selected,
+                    options,
+                    sweep_id,
+                    one_per_scenario=True,
+                    model_label=label,
                 ):
                     failed_batch(batch, ErrorKind.SETUP, exc, writer)
             else:  # batches are made after pre_run(), which may still set up the packs
                 batches = _batches(
-                    runtime,
-                    loaded,
+                    opened.runtime,
+                    opened.name,
                     selected,
                     options,
                     sweep_id,
@@ -180,8 +157,6 @@ def run_sweep(loaded: LoadedPlugin, selected: Sequence[Selected], options: Sweep
                     model_label=label,
                 )
                 _run_batches(batches, writer, limit, result)
-            finally:
-                _post_run(loaded, runtime, scenarios, result)
     finally:
         result.results = list(writer.results)
         result.retried = list(writer.retried)
@@ -198,15 +173,6 @@ def _run_batches(batches: Sequence[BatchSpec], writer: RunWriter, limit: int, re
             _run_concurrently(batches, writer, limit)
     except Exception as exc:  # noqa: BLE001 - a fatal error (a failed wipe) stops the sweep; report it
         result.problem(exc, stopped=True)
-
-
-def _post_run(
-    loaded: LoadedPlugin, runtime: AgentRuntime, scenarios: Sequence[Any], result: SweepResult
-) -> None:
-    try:
-        call_hook(loaded, "post_run", runtime, scenarios)
-    except RuntimeFault as exc:
-        result.problem(exc)
 
 
 def _run_concurrently(batches: Sequence[BatchSpec], writer: RunWriter, limit: int) -> None:

@@ -1,1 +1,2 @@
-"""Built-in runtimes (in_memory, http_inject) and the plugin registry that finds every runtime."""
+"""Runtimes: the built-in ones (in_memory, http_inject), the runtime.toml format, plugin loading and the one
+resolver that turns what a user names into a runtime description."""

@@ -14,7 +14,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from windtunnel._net.http1 import Http1Client, Http1Error, Http1Response, Http1Timeout, is_http_url
+from windtunnel import _limits as limits
+from windtunnel._env_values import env_seconds
+from windtunnel._net.http1 import (
+    Http1Client,
+    Http1Error,
+    Http1Response,
+    Http1Timeout,
+    Http1TooLarge,
+    is_http_url,
+)
 from windtunnel._net.tls import shared_tls_context
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel.errors import (
@@ -133,16 +142,27 @@ def to_openai(content: str, calls: list[dict[str, Any]], usage: Mapping[str, Any
 class HttpInjectHandle:
     """Talks Contract C to one endpoint. Reused by the container driver for runtimes in containers."""
 
-    def __init__(self, base_url: str, timeout_s: float = DEFAULT_TIMEOUT_S, runtime: str = NAME) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        runtime: str = NAME,
+        *,
+        max_body_bytes: int | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
         self.runtime = runtime
+        self.max_body_bytes = max_body_bytes if max_body_bytes is not None else limits.max_body_bytes()
         # Not httpx: this request is made once per agent turn, and the stdlib client costs a third of the
         # CPU (windtunnel._net.http1); TLS is set up only for an https endpoint.
         tls = shared_tls_context() if urlsplit(self.base_url).scheme == "https" else None
         try:
             self._client: Http1Client | None = Http1Client(
-                self.base_url, timeout=timeout_s + TRANSPORT_GRACE_S, ssl_context=tls
+                self.base_url,
+                timeout=timeout_s + TRANSPORT_GRACE_S,
+                ssl_context=tls,
+                max_response_bytes=self.max_body_bytes,
             )
         except ValueError:  # the client accepts only an http(s) URL with a host (is_http_url)
             raise RuntimeUnavailableError(
@@ -175,6 +195,12 @@ class HttpInjectHandle:
             )
         try:
             data = response.json()
+        except RecursionError as exc:  # the decoder recursed per level: only a hostile body nests so deep
+            raise EnvelopeError(
+                f"{self.runtime}: /wt/inject answered JSON nested too deeply to read",
+                field="<body>",
+                hint='answer {"content": "...", "tool_calls": [...]}',
+            ) from exc
         except ValueError as exc:
             raise EnvelopeError(
                 f"{self.runtime}: /wt/inject answered non-JSON: {response.text[:200]!r}",
@@ -210,8 +236,16 @@ class HttpInjectHandle:
             return self._http().post_json(path, body)
         except Http1Timeout as exc:
             raise RuntimeTimeoutError(
-                f"{self.runtime}: no answer from {self.base_url}{path} within {self.timeout_s + TRANSPORT_GRACE_S}s",
-                hint="raise WT_INJECT_TIMEOUT_S or find what hangs in the runtime",
+                f"{self.runtime}: no whole answer from {self.base_url}{path} within "
+                f"{self.timeout_s + TRANSPORT_GRACE_S}s",
+                hint="raise WT_INJECT_TIMEOUT_S or find what hangs (or trickles its answer) in the runtime",
+                runtime=self.runtime,
+            ) from exc
+        except Http1TooLarge as exc:
+            raise EnvelopeError(
+                f"{self.runtime}: {path} answered more than {exc.limit} bytes ({exc}); it was not read further",
+                field="<body>",
+                hint=f"answer a smaller envelope, or raise {limits.MAX_BODY_ENV} if such answers are expected",
                 runtime=self.runtime,
             ) from exc
         except Http1Error as exc:
@@ -223,25 +257,33 @@ class HttpInjectHandle:
 
 
 def _cause(response: Http1Response) -> str:
+    """What an error answer says, on one line and at most 300 characters."""
     try:
         data = response.json()
-    except ValueError:
-        return response.text[:300] or "<empty body>"
+    except (ValueError, RecursionError):
+        return " ".join(response.text[:300].split()) or "<empty body>"
     if isinstance(data, dict) and "error" in data:
         error = data["error"]
-        return str(error.get("message", error)) if isinstance(error, dict) else str(error)
+        text = str(error.get("message", error)) if isinstance(error, dict) else str(error)
+        return " ".join(text.split())[:300]
     return json.dumps(data)[:300]
 
 
 class HttpInjectRuntime:
     """Contract C endpoint at `url`; the endpoint owns its prompt, model and tools."""
 
-    def __init__(self, url: str = DEFAULT_URL, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
-        self.url, self.timeout_s = url, timeout_s
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        *,
+        max_body_bytes: int | None = None,
+    ) -> None:
+        self.url, self.timeout_s, self.max_body_bytes = url, timeout_s, max_body_bytes
 
     def provision(self, config: AgentConfig, mcps: list[MCPHandle] | None = None) -> HttpInjectHandle:
         refuse_fields(config, frozenset(), NAME)
-        return HttpInjectHandle(self.url, self.timeout_s)
+        return HttpInjectHandle(self.url, self.timeout_s, max_body_bytes=self.max_body_bytes)
 
 
 class HttpInjectPlugin:
@@ -252,21 +294,14 @@ class HttpInjectPlugin:
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         self._env = env
 
-    def _settings(self) -> tuple[str, float]:
+    def _env_map(self) -> Mapping[str, str]:
         import os
 
-        env = os.environ if self._env is None else self._env
-        raw = env.get("WT_INJECT_TIMEOUT_S", str(DEFAULT_TIMEOUT_S))
-        try:
-            timeout = float(raw)
-        except ValueError:
-            from windtunnel.errors import ConfigFileError
+        return os.environ if self._env is None else self._env
 
-            raise ConfigFileError(
-                f"WT_INJECT_TIMEOUT_S is {raw!r}, not a number",
-                field="WT_INJECT_TIMEOUT_S",
-                hint="set it to seconds, e.g. 120",
-            ) from None
+    def _settings(self) -> tuple[str, float]:
+        env = self._env_map()
+        timeout = env_seconds(env, "WT_INJECT_TIMEOUT_S", DEFAULT_TIMEOUT_S)
         url = env.get("WT_INJECT_URL", DEFAULT_URL)
         if not is_http_url(url):
             from windtunnel.errors import ConfigFileError
@@ -280,7 +315,7 @@ class HttpInjectPlugin:
 
     def build(self, runtime_name: str, label: str, soul_path: Path | None) -> HttpInjectRuntime:
         url, timeout = self._settings()
-        return HttpInjectRuntime(url, timeout)
+        return HttpInjectRuntime(url, timeout, max_body_bytes=limits.max_body_bytes(self._env_map()))
 
     def lock_key(self, runtime_name: str) -> str:
         return f"{runtime_name}:{self._settings()[0]}"

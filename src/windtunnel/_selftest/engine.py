@@ -1,5 +1,7 @@
-"""`wt selftest` in seed 000's order: build once, select, check the capability, pre_run, then per case
-fresh MCP/probe wiring, provision_reference() once, the ordinary runner path, teardown before the next.
+"""`wt selftest` in the order docs/writing-a-runtime.md gives: build once, select, check the capability,
+pre_run, then per case fresh MCP/probe wiring, provision_reference() once, the ordinary runner path,
+teardown before the next. Lock, build, post_run and close are the one runtime lifecycle's
+(windtunnel._runner.lifecycle).
 
 Every executed case writes a trace and a score sidecar, also when it failed before its first turn.
 """
@@ -14,19 +16,19 @@ from pathlib import Path
 
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected
-from windtunnel._runner.batch import effective_config, make_probe, reference_context, started_mcps
+from windtunnel._runner.batch import effective_config, make_probe, reference_context
 from windtunnel._runner.execute import RunResult, failed_result, now
 from windtunnel._runner.library import run_reference_case
+from windtunnel._runner.lifecycle import OpenRuntime, open_runtime, started_mcps
 from windtunnel._runner.output import RunWriter
-from windtunnel._runner.sweep import call_hook, sweep_lock
-from windtunnel._runtimes.registry import LoadedPlugin, build_runtime
+from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel._scenario.model import ReferenceCase, Scenario
 from windtunnel._scenario.tiers import tier_of
 from windtunnel._score.models import Score
 from windtunnel._selftest.verdicts import CaseVerdict
 from windtunnel._trace.models import ErrorKind, Trace
 from windtunnel.errors import HarnessError, ResetFailedError, SelectionError, WindTunnelError
-from windtunnel.spi.agent_runtime import AgentConfig, AgentRuntime, ReferenceCapableAgentRuntime
+from windtunnel.spi.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
 
 
 @dataclass(slots=True, kw_only=True)
@@ -52,29 +54,26 @@ def reference_items(selected: Sequence[Selected]) -> list[tuple[Pack, Scenario, 
 
 
 def run_selftest(
-    loaded: LoadedPlugin,
+    description: RuntimeDescription,
     selected: Sequence[Selected] | Callable[[], Sequence[Selected]],
     options: SelftestOptions,
 ) -> SelftestReport:
     """Run every selected reference case; each verdict is reported (and its trace written) as it is made.
 
-    Seed 000's order: build the runtime once, then select (a callable `selected` is called only after
-    the build), check the capability, pre_run once, then every case. Once the build succeeded, post_run
+    The order: build the runtime once, then select (a callable `selected` is called only after the
+    build), check the capability, pre_run once, then every case. Once the build succeeded, post_run
     runs whatever happens next, so a plugin's containers never outlive a failed selection or pre_run.
     """
     run_id = uuid.uuid4().hex[:8]
     report = SelftestReport(
-        runtime=loaded.name, run_id=run_id, started_at=now(), out_dir=options.out_root / run_id
+        runtime=description.name, run_id=run_id, started_at=now(), out_dir=options.out_root / run_id
     )
-    with sweep_lock(loaded, options.lock_dir):
-        runtime = build_runtime(loaded)
-        scenarios: list[Scenario] = []
-        try:
-            chosen = list(selected() if callable(selected) else selected)
-            scenarios = [item.scenario for item in chosen]
-            _run_items(loaded, runtime, scenarios, _items(chosen), report, options)
-        finally:
-            call_hook(loaded, "post_run", runtime, scenarios)
+    with open_runtime(description, lock_dir=options.lock_dir) as opened:
+        chosen = list(selected() if callable(selected) else selected)
+        opened.scenarios = [
+            item.scenario for item in chosen
+        ]  # what post_run gets, also when pre_run never runs
+        _run_items(opened, _items(chosen), report, options)
     report.ended_at = now()
     return report
 
@@ -89,25 +88,24 @@ def _items(selected: Sequence[Selected]) -> list[tuple[Pack, Scenario, Reference
 
 
 def _run_items(
-    loaded: LoadedPlugin,
-    runtime: AgentRuntime,
-    scenarios: list[Scenario],
+    opened: OpenRuntime,
     items: Sequence[tuple[Pack, Scenario, ReferenceCase]],
     report: SelftestReport,
     options: SelftestOptions,
 ) -> None:
+    runtime = opened.runtime
     if not isinstance(runtime, ReferenceCapableAgentRuntime):
         for pack, scenario, case in items:
-            unsupported = CaseVerdict.unsupported(pack.name, scenario.name, case.name, case.kind, loaded.name)
+            unsupported = CaseVerdict.unsupported(pack.name, scenario.name, case.name, case.kind, opened.name)
             _add(report, options, unsupported.model_copy(update={"tier": tier_of(scenario)}))
         return
-    call_hook(loaded, "pre_run", runtime, scenarios)
+    opened.pre_run(opened.scenarios)
     writer = RunWriter(report.out_dir)
-    label = loaded.model_label()
+    label = opened.model_label()
     for pack, scenario, case in items:
         verdict = run_case(
             runtime,
-            loaded.name,
+            opened.name,
             pack,
             scenario,
             case,

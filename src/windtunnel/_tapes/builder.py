@@ -13,7 +13,7 @@ from windtunnel import __version__
 from windtunnel._tapes.errors import TapeNotRecorded
 from windtunnel._tapes.fingerprint import FINGERPRINT_VERSION, fingerprint, normalize_upstream, request_parts
 from windtunnel._tapes.model import Interaction, Lineage, RecordedRequest, RecordedResponse, Tape, TapeHeader
-from windtunnel._tapes.policy import Clock, utcnow
+from windtunnel._tapes.policy import Clock, is_scripted, utcnow
 from windtunnel._tapes.secrets import SecretScanner
 
 
@@ -87,6 +87,7 @@ class TapeBuilder:
             runtime=self.lineage.get("runtime") or None,
             pack=self.lineage.get("pack") or None,
             scenario=self.lineage.get("scenario") or None,
+            scripted=is_scripted(self.upstream),  # the only place the mark is set
         )
         header = TapeHeader(
             tape=self.name, recorded_at=started, fingerprint_version=FINGERPRINT_VERSION, lineage=lineage

@@ -17,18 +17,19 @@ from pathlib import Path
 from typing import Any
 
 from windtunnel._drivers.container import DEFAULT_MODEL, ContainerRuntime
-from windtunnel._drivers.manifest import RuntimeManifest
 from windtunnel._drivers.network import CALLER_LABEL
 from windtunnel._drivers.stack import ANY_ADDRESS, ContainerStack, GatewaySpec, host_path
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._packs.pack import Pack
-from windtunnel._runner.batch import effective_config, make_probe, started_mcps
+from windtunnel._runner.batch import effective_config, make_probe
 from windtunnel._runner.execute import RunResult
 from windtunnel._runner.library import run_scenario
+from windtunnel._runner.lifecycle import started_mcps
+from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel._scenario.model import ReferenceCase, Scenario
 from windtunnel._tapes.model import Tape
 from windtunnel._tapes.policy import SCRIPTED_UPSTREAM_ALIAS, SCRIPTED_UPSTREAM_PORT, is_scripted
-from windtunnel.errors import HarnessError, UsageError
+from windtunnel.errors import HarnessError
 from windtunnel.spi.agent_runtime import AgentConfig, ModelSpec
 
 TAPE_DIR = "/wt/tapes"
@@ -133,19 +134,6 @@ class RuntimeImages:
             labels=self.labels,
         )
         return ContainerRuntime(self.manifest, stack, self.runtime_image, timeout_s=self.timeout_s)
-
-
-def golden_case(scenario: Scenario) -> ReferenceCase:
-    """The scenario's first golden reference case: the decisions the scripted upstream answers with."""
-    for case in scenario.reference_cases:
-        if case.kind == "golden":
-            return case
-    raise UsageError(
-        f"scenario {scenario.name!r} has no golden reference case, so the scripted upstream has nothing to "
-        "answer with",
-        hint="add a golden ReferenceCase to the scenario, or record against a real model with --upstream URL",
-        scenario=scenario.name,
-    )
 
 
 def start_scripted_upstream(stack: ContainerStack, case: ReferenceCase) -> None:

@@ -14,10 +14,21 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from windtunnel._packs.pack import Pack
+from windtunnel._scenario.model import Scenario
 from windtunnel._tapes.checks import golden_problems, tampered
 from windtunnel._tapes.model import Tape
-from windtunnel._tapes.policy import MAX_AGE, Clock, is_stale, rerecord_command, stale_error, utcnow
+from windtunnel._tapes.policy import (
+    MAX_AGE,
+    Clock,
+    future_error,
+    is_stale,
+    newest_date,
+    rerecord_command,
+    stale_error,
+    utcnow,
+)
 from windtunnel._tapes.replay import ReplayMode
+from windtunnel._tapes.scripted import scripted_problems
 from windtunnel._tapes.store import load_tape
 from windtunnel.errors import TapeError
 
@@ -29,11 +40,18 @@ EXPIRING_WITHIN = timedelta(days=7)
 @dataclass(frozen=True, slots=True)
 class TapeFile:
     """A tape file, the pack whose `tapes/` holds it (None for a path given directly), and the runtime
-    directory it sits in (`tapes/<runtime>/`; None when it sits anywhere else)."""
+    directory it sits in (`tapes/<runtime>/`; None when it sits anywhere else). `source` is that pack,
+    loaded, when at hand: a scripted tape's answers are checked against its scenario."""
 
     path: Path
     pack: str | None = None
     runtime: str | None = None
+    source: Pack | None = field(default=None, compare=False, repr=False)
+
+    def scenario(self, name: str | None) -> Scenario | None:
+        if self.source is None or name is None:
+            return None
+        return next((scenario for scenario in self.source.scenarios if scenario.name == name), None)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -62,7 +80,7 @@ def find_tapes(packs: Sequence[Pack]) -> list[TapeFile]:
         directory = pack.root / TAPES_DIR
         for path in sorted(directory.rglob("*.jsonl")):
             parts = path.relative_to(directory).parts
-            found.append(TapeFile(path, pack.name, parts[0] if len(parts) == 2 else None))
+            found.append(TapeFile(path, pack.name, parts[0] if len(parts) == 2 else None, pack))
     return found
 
 
@@ -91,6 +109,9 @@ def verify_tape(
     check.problems += [f"TapeCorrupt: {problem}" for problem in golden_problems(file.path)]
     check.problems += layout_problems(file, tape)
     check.problems += self_replay_problems(tape)
+    _judge_scripted(check, file, tape)
+    if (future := future_error(tape, clock)) is not None:
+        check.problems.append(f"TapeCorrupt: {future.message}")
     _judge_age(check, tape, certification=certification, clock=clock, max_age=max_age, soon=expiring_within)
     return check
 
@@ -115,9 +136,24 @@ def layout_problems(file: TapeFile, tape: Tape) -> list[str]:
     return []
 
 
+def _judge_scripted(check: TapeCheck, file: TapeFile, tape: Tape) -> None:
+    """A tape marked scripted must hold its scenario's script; a tape with no pack at hand cannot be checked."""
+    if not tape.header.lineage.scripted:
+        return
+    if file.source is None:
+        check.warnings.append(
+            f"tape {tape.label} is marked scripted (exempt from the age limit), which is checked against its "
+            "scenario only when the tape is found through its pack (--pack), not given by path"
+        )
+        return
+    check.problems += scripted_problems(tape, file.scenario(tape.header.lineage.scenario))
+
+
 def _judge_age(
     check: TapeCheck, tape: Tape, *, certification: bool, clock: Clock, max_age: timedelta, soon: timedelta
 ) -> None:
+    if tape.header.lineage.scripted:
+        return  # no expiry: its answers are the scenario's script (windtunnel._tapes.scripted)
     check.expires_at = tape.oldest + max_age
     check.stale = is_stale(tape, clock, max_age)
     if check.stale:
@@ -137,7 +173,8 @@ def _judge_age(
 def self_replay_problems(tape: Tape) -> list[str]:
     """Send the tape's recorded requests, in order, through ReplayMode: each must be answered by its own
     interaction and none may be left over. (Staleness is judged separately, so it is not checked here.)"""
-    mode = ReplayMode(tape, certification=False, clock=lambda: tape.oldest)
+    # Judged as of the tape's own latest date: its age and dates are checked separately.
+    mode = ReplayMode(tape, certification=False, clock=lambda: newest_date(tape), max_age=timedelta.max)
     problems: list[str] = []
     for interaction in tape.interactions:
         request = interaction.request

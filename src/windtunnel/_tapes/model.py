@@ -48,6 +48,12 @@ class Lineage(_Strict):
     pack: str | None = None
     scenario: str | None = None
     verdict: str | None = None
+    scripted: bool = Field(
+        default=False,
+        description="recorded from the scripted stand-in upstream (`wt tapes record --scripted-upstream`): "
+        "every answer is a decision of the scenario's golden case, so the tape is exempt from the age "
+        "limit; set only by the recorder, and checked against the scenario wherever it is at hand",
+    )
 
 
 class TapeHeader(_Strict):

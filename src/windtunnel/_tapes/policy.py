@@ -7,13 +7,17 @@ import shlex
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from windtunnel._tapes.errors import TapeStale
+from windtunnel._tapes.errors import TapeCorrupt, TapeStale
 from windtunnel._tapes.fingerprint import normalize_upstream
 from windtunnel._tapes.model import Tape
+from windtunnel.errors import TapeError
 
 Clock = Callable[[], datetime]
 MAX_AGE = timedelta(days=30)
 """A tape is stale when its oldest interaction is older than this."""
+CLOCK_SKEW = timedelta(minutes=5)
+"""How far ahead of this machine's clock a tape's dates may be before the tape is refused as dated in the
+future (the same allowance the bundle gives run.json)."""
 
 log = logging.getLogger("windtunnel.tapes")
 
@@ -60,7 +64,9 @@ def age(tape: Tape, clock: Clock = utcnow) -> timedelta:
 
 
 def is_stale(tape: Tape, clock: Clock = utcnow, max_age: timedelta = MAX_AGE) -> bool:
-    return age(tape, clock) > max_age
+    """Older than `max_age`; never for a tape marked scripted (its answers are the committed script, not a
+    model's: see windtunnel._tapes.scripted, which checks the mark against the scenario)."""
+    return not tape.header.lineage.scripted and age(tape, clock) > max_age
 
 
 def stale_error(tape: Tape, clock: Clock = utcnow, max_age: timedelta = MAX_AGE) -> TapeStale:
@@ -75,13 +81,40 @@ def stale_error(tape: Tape, clock: Clock = utcnow, max_age: timedelta = MAX_AGE)
     )
 
 
+def newest_date(tape: Tape) -> datetime:
+    """The latest date the tape states: recorded (header, lineage, each interaction) or promoted."""
+    lineage = tape.header.lineage
+    dates = [tape.header.recorded_at, lineage.recorded_at, *(i.recorded_at for i in tape.interactions)]
+    return max([*dates, *([lineage.promoted_at] if lineage.promoted_at else [])])
+
+
+def future_error(tape: Tape, clock: Clock = utcnow, skew: timedelta = CLOCK_SKEW) -> TapeCorrupt | None:
+    """A TapeCorrupt when the tape says it was recorded (or promoted) after now: such a tape would never go
+    stale, so its dates cannot be trusted. None when every date is in the past."""
+    newest = newest_date(tape)
+    now = clock()
+    if newest <= now + skew:
+        return None
+    return TapeCorrupt(
+        f"tape {tape.label} is dated in the future: it says {newest.isoformat()}, and now is {now.isoformat()} "
+        f"(allowing {skew.total_seconds() / 60:.0f} minutes of clock skew); a tape dated ahead never goes stale, "
+        "so it is refused as suspect",
+        hint=f"check this machine's clock, or re-record the tape: {rerecord_command(tape)}",
+        tape=tape.label,
+        line=1,
+    )
+
+
 def enforce_fresh(
     tape: Tape, *, certification: bool, clock: Clock = utcnow, max_age: timedelta = MAX_AGE
 ) -> str | None:
-    """Certification: raise TapeStale for a stale tape. Development: log a warning and return it."""
-    if not is_stale(tape, clock, max_age):
+    """Certification: raise TapeStale for a stale tape, TapeCorrupt for one dated in the future.
+    Development: log a warning and return it."""
+    error: TapeError | None = future_error(tape, clock)
+    if error is None and is_stale(tape, clock, max_age):
+        error = stale_error(tape, clock, max_age)
+    if error is None:
         return None
-    error = stale_error(tape, clock, max_age)
     if certification:
         raise error
     log.warning("%s", error)

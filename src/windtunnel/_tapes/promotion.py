@@ -20,7 +20,15 @@ from windtunnel._score.models import Score
 from windtunnel._tapes.checks import GOLDEN_NAME, fingerprint_problems
 from windtunnel._tapes.errors import TapePromotionRefused
 from windtunnel._tapes.model import Lineage, Tape
-from windtunnel._tapes.policy import MAX_AGE, Clock, is_stale, rerecord_command, stale_error, utcnow
+from windtunnel._tapes.policy import (
+    MAX_AGE,
+    Clock,
+    future_error,
+    is_stale,
+    rerecord_command,
+    stale_error,
+    utcnow,
+)
 from windtunnel._tapes.store import dump_line, dumps_tape, load_tape, write_tape
 from windtunnel.errors import TapeError, UsageError
 
@@ -165,6 +173,8 @@ def _golden(tape: Tape, run_tape: Path, lineage: Mapping[str, str], clock: Clock
 
 def _promotable(tape: Tape, clock: Clock, max_age: timedelta) -> None:
     problems = fingerprint_problems(tape)
+    if (future := future_error(tape, clock)) is not None:
+        problems.append(future.message)
     if is_stale(tape, clock, max_age):
         problems.append(str(stale_error(tape, clock, max_age)))
     if problems:

@@ -16,15 +16,14 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from windtunnel._drivers.container import ContainerRuntime
-from windtunnel._drivers.manifest import load_manifest
-from windtunnel._drivers.plugin import DriverSettings, find_runtime_dir, prepare_images
+from windtunnel._drivers.plugin import DriverSettings, prepare_images
 from windtunnel._packs.pack import Pack
 from windtunnel._runner.execute import RunResult
+from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel._scenario.model import Scenario
 from windtunnel._tapes.containers import (
     RuntimeImages,
     agent_config,
-    golden_case,
     key_file_for,
     record_spec,
     run_through,
@@ -34,7 +33,8 @@ from windtunnel._tapes.containers import (
 from windtunnel._tapes.lifecycle import TAPES_DIR
 from windtunnel._tapes.policy import SCRIPTED_UPSTREAM, Clock, utcnow
 from windtunnel._tapes.promotion import promote
-from windtunnel.errors import SelectionError, UnknownRuntimeError, UsageError, WindTunnelError
+from windtunnel._tapes.scripted import golden_case
+from windtunnel.errors import SelectionError, UsageError, WindTunnelError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,19 +95,20 @@ def print_nothing(_line: str) -> None:
     """The default progress sink."""
 
 
-def runtime_images(name: str, env: Mapping[str, str] | None = None) -> RuntimeImages:
-    """Build (or reuse) the windtunnel and runtime images of a container runtime, by name or directory."""
+def runtime_images(description: RuntimeDescription, env: Mapping[str, str] | None = None) -> RuntimeImages:
+    """Build (or reuse) the windtunnel and runtime images of a container runtime (resolved by the one
+    resolver: a name, a directory, a config entry or an image)."""
     from windtunnel._drivers.docker_env import docker_client
 
-    given = Path(name)
-    directory = given if (given / "runtime.toml").is_file() else find_runtime_dir(name)
-    if directory is None:
-        raise UnknownRuntimeError(
-            f"no runtimes/**/runtime.toml named {name!r}: tapes are recorded through container runtimes",
-            hint="pass the name of a runtime under runtimes/ (e.g. reference), or its directory",
-            runtime=name,
+    manifest = description.manifest
+    if manifest is None or description.driver != "container":
+        raise UsageError(
+            f"runtime {description.name!r} ({description.origin}) is not a container runtime: tapes are "
+            "recorded through the container driver",
+            hint="pass the name of a runtime under runtimes/ (e.g. reference), its directory, or an image",
+            runtime=description.name,
+            field="--runtime",
         )
-    manifest = load_manifest(directory)
     settings = DriverSettings.from_env(os.environ if env is None else env)
     client = docker_client()
     images = prepare_images(client, manifest, settings)

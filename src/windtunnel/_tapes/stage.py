@@ -33,7 +33,16 @@ from windtunnel._tapes.containers import (
 )
 from windtunnel._tapes.fidelity import FidelityReport, replay_check
 from windtunnel._tapes.model import Tape
-from windtunnel._tapes.policy import MAX_AGE, Clock, age, is_stale, rerecord_command, stale_error
+from windtunnel._tapes.policy import (
+    MAX_AGE,
+    Clock,
+    age,
+    future_error,
+    is_stale,
+    rerecord_command,
+    stale_error,
+)
+from windtunnel._tapes.scripted import scripted_problems
 from windtunnel._tapes.store import load_tape
 from windtunnel.errors import HarnessError, TapeError, WindTunnelError
 
@@ -83,16 +92,18 @@ class TapeReplay:
     def _passed(self, tape: Tape) -> str:
         count = len(tape.interactions)
         days = age(tape, self.clock).total_seconds() / 86400
+        scripted = " from the scripted upstream (no age limit: its answers are the scenario's script)"
         return (
             f"tape {tape.name}: {count}/{count} interaction(s) replayed in order through {self.runtime}, none "
             f"unused, none refused; verdict {self.replayed_verdict} as recorded; recorded {days:.1f} days ago"
+            + (scripted if tape.header.lineage.scripted else "")
         )
 
     def evidence(self, pack: Pack) -> dict[str, Any]:
-        tape = self.tape
+        tape, entry = self.tape, self._entry(pack)
         return {
-            "tape": self._entry(pack),
-            "file": str(self.path),
+            "tape": entry,
+            "file": f"{pack.name}/{entry['path']}",  # the pack's tape, never this machine's path to it
             "runtime": self.runtime,
             "pack": pack.name,
             "scenario": self.scenario.name if self.scenario else None,
@@ -123,6 +134,7 @@ class TapeReplay:
                 "name": self.tape.name,
                 "interactions": len(self.tape.interactions),
                 "recorded_at": self.tape.oldest.isoformat(),
+                "scripted": self.tape.header.lineage.scripted and self.ok,  # a broken claim exempts nothing
             }
         return entry
 
@@ -191,6 +203,12 @@ def _admissible(
             else "the tape names no scenario (lineage.scenario), so there is nothing to replay it through"
         )
         return False
+    if claim := scripted_problems(tape, replay.scenario):
+        replay.problems += claim
+        return False  # a false claim to be scripted would exempt a live tape from the age limit
+    if (future := future_error(tape, replay.clock)) is not None:
+        replay.problems.append(f"TapeCorrupt: {future.message}")
+        return False  # its dates are not to be trusted, so neither is its age
     if is_stale(tape, replay.clock, max_age):
         message = f"TapeStale: {stale_error(tape, replay.clock, max_age)}"
         if certification:

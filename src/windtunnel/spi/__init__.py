@@ -1,6 +1,16 @@
 """The door for runtime implementers: the SPI Protocols and the config values they receive."""
 
 from windtunnel._scenario.model import ReferenceCase, ReferenceDecision, ReferenceToolCall
+from windtunnel.spi.abilities import (
+    ClosableRuntime,
+    ContainerListingRuntime,
+    EgressProbingRuntime,
+    EgressReport,
+    ImageDigestsRuntime,
+    KillableHandle,
+    StateProbingRuntime,
+    ToolListingMCPHandle,
+)
 from windtunnel.spi.agent_runtime import (
     AgentConfig,
     AgentHandle,
@@ -18,7 +28,14 @@ from windtunnel.spi.agent_runtime import (
     SamplingConfig,
     StateProbe,
 )
-from windtunnel.spi.runtime_plugin import RuntimePlugin, container_plugin
+from windtunnel.spi.runtime_plugin import (
+    LockKeyPlugin,
+    ModelLabelPlugin,
+    PostRunPlugin,
+    PreRunPlugin,
+    RuntimePlugin,
+    container_plugin,
+)
 
 __all__ = [
     "AgentConfig",
@@ -40,5 +57,19 @@ __all__ = [
     "RuntimePlugin",
     "SamplingConfig",
     "StateProbe",
+    # optional abilities (windtunnel.spi.abilities)
+    "ClosableRuntime",
+    "ContainerListingRuntime",
+    "EgressProbingRuntime",
+    "EgressReport",
+    "ImageDigestsRuntime",
+    "KillableHandle",
+    "StateProbingRuntime",
+    "ToolListingMCPHandle",
+    # optional plugin hooks (windtunnel.spi.runtime_plugin)
+    "LockKeyPlugin",
+    "ModelLabelPlugin",
+    "PostRunPlugin",
+    "PreRunPlugin",
     "container_plugin",
 ]

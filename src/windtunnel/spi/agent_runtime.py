@@ -15,7 +15,9 @@ Lifecycle, in the order the runner calls it:
 
 Optional abilities are Protocols of their own, detected with isinstance():
 `ReferenceCapableAgentRuntime` (golden/poison self-tests), `MCPHostingAgentRuntime` (starts the pack's
-MCP mocks where the agent can reach them), `ModelEvidenceHandle` (hands over the model gateway's log).
+MCP mocks where the agent can reach them), `ModelEvidenceHandle` (hands over the model gateway's log), and
+those of windtunnel.spi.abilities (close, image digests, state probe, egress probe, container listing,
+killable handles). How a runtime is built and closed around these calls is windtunnel.spi.runtime_plugin's.
 """
 
 from __future__ import annotations

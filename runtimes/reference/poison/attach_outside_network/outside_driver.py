@@ -7,50 +7,29 @@ The module name differs from other poisons' driver modules: runtime directories 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
-from windtunnel.spi import container_plugin
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # ../wrapped_reference.py, shared by poisons
+from wrapped_reference import WrappingPlugin  # importable only once the line above ran
 
-REFERENCE = Path(__file__).resolve().parents[2]
 
+class OutsideNetwork:
+    """Attaches each provisioned container to one ordinary network, created on first use for the run."""
 
-class Runtime:
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self._outside: Any = None
+    def __init__(self) -> None:
+        self._network: Any = None
 
-    def provision(self, config: Any, mcps: Any = None) -> Any:
-        return self._attach(self._inner.provision(config, mcps))
-
-    def provision_reference(self, config: Any, case: Any, mcps: Any = None) -> Any:
-        return self._attach(self._inner.provision_reference(config, case, mcps))
-
-    def _attach(self, handle: Any) -> Any:
-        stack = self._inner.stack
-        if self._outside is None:
+    def __call__(self, runtime: Any, handle: Any) -> Any:
+        stack = runtime.stack
+        if self._network is None:
             # Labelled with the run, so the run's cleanup removes it with everything else.
             labels = {**stack.labels, "windtunnel.role": "poison-outside"}
             name = f"{stack.network.name}-poison-outside"
-            self._outside = stack.client.networks.create(name, driver="bridge", internal=False, labels=labels)
-        self._outside.connect(handle.container.container)
+            self._network = stack.client.networks.create(name, driver="bridge", internal=False, labels=labels)
+        self._network.connect(handle.container.container)
         return handle
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
 
-
-class Plugin:
-    max_concurrency = 1
-
-    def __init__(self) -> None:
-        self._base = container_plugin(REFERENCE)
-
-    def build(self, runtime_name: str, label: str, soul_path: Path | None) -> Runtime:
-        return Runtime(self._base.build(runtime_name, label, soul_path))
-
-    def post_run(self, runtime: Any, scenarios: Any, runtime_name: str) -> None:
-        runtime.close()
-
-
-plugin = Plugin()
+plugin = WrappingPlugin(OutsideNetwork)

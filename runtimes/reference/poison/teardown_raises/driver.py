@@ -1,14 +1,14 @@
 """A custom driver around the reference runtime whose handles raise from teardown(): a poison that only the
-teardown check may catch. Everything else is delegated untouched."""
+teardown check may catch. Everything else is delegated untouched (see ../wrapped_reference.py)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
-from windtunnel.spi import container_plugin
-
-REFERENCE = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # ../wrapped_reference.py, shared by poisons
+from wrapped_reference import WrappingPlugin  # importable only once the line above ran
 
 
 class RaisingTeardownHandle:
@@ -32,31 +32,4 @@ class RaisingTeardownHandle:
         raise RuntimeError("teardown failed: the driver could not release its session")
 
 
-class Runtime:
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def provision(self, config: Any, mcps: Any = None) -> RaisingTeardownHandle:
-        return RaisingTeardownHandle(self._inner.provision(config, mcps))
-
-    def provision_reference(self, config: Any, case: Any, mcps: Any = None) -> RaisingTeardownHandle:
-        return RaisingTeardownHandle(self._inner.provision_reference(config, case, mcps))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
-class Plugin:
-    max_concurrency = 1
-
-    def __init__(self) -> None:
-        self._base = container_plugin(REFERENCE)
-
-    def build(self, runtime_name: str, label: str, soul_path: Path | None) -> Runtime:
-        return Runtime(self._base.build(runtime_name, label, soul_path))
-
-    def post_run(self, runtime: Any, scenarios: Any, runtime_name: str) -> None:
-        runtime.close()
-
-
-plugin = Plugin()
+plugin = WrappingPlugin(lambda: lambda _runtime, handle: RaisingTeardownHandle(handle))

@@ -1,0 +1,277 @@
+"""The one runtime lifecycle, for every verb: lock, build, pre_run, provisioned handles, post_run, close.
+
+`open_runtime(description, ...)` takes the machine-wide lock (a finite max_concurrency), builds the runtime
+once, and on every way out (an error, Ctrl-C, SIGTERM, which it turns into KeyboardInterrupt while the
+runtime is open, or any KeyboardInterrupt or SystemExit a signal handler raises) calls the plugin's
+post_run(), then the runtime's close(), then releases the lock; a second interrupt during one of these
+steps does not skip the next. pre_run() is a call on the opened runtime, because
+`wt selftest` must select scenarios and check the runtime's abilities between the build and pre_run().
+
+`provisioned(...)` is the handle's lifecycle inside it: provision (or provision_reference for a case), then
+teardown() on every way out. `started_mcps(...)` starts a pack's mocks where the runtime reaches them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+from windtunnel._runner.lock import machine_lock
+from windtunnel._runtimes.resolve import RuntimeDescription
+from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel.errors import HarnessError, PluginError, RuntimeFault, UsageError, WindTunnelError
+from windtunnel.spi.abilities import ClosableRuntime
+from windtunnel.spi.agent_runtime import (
+    AgentConfig,
+    AgentHandle,
+    AgentRuntime,
+    MCPHandle,
+    MCPHostingAgentRuntime,
+    MCPSpec,
+    MockServerPlan,
+    ReferenceCapableAgentRuntime,
+)
+from windtunnel.spi.runtime_plugin import PostRunPlugin, PreRunPlugin
+
+log = logging.getLogger("windtunnel.runner")
+
+Problem = Callable[[WindTunnelError], None]
+"""Where post_run() and close() failures go when the caller keeps them (a sweep's problems, certify's
+checks); without one the first is raised, unless the run is already failing with its own error."""
+
+
+@dataclass(slots=True)
+class OpenRuntime:
+    """A built runtime inside its lifecycle. `scenarios` is what pre_run() and post_run() receive."""
+
+    description: RuntimeDescription
+    runtime: AgentRuntime
+    scenarios: list[Scenario] = field(default_factory=list)
+    pre_ran: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.description.name
+
+    def pre_run(self, scenarios: Sequence[Scenario]) -> None:
+        """The plugin's pre_run(runtime, scenarios, name), once; what it raises is a RuntimeFault naming the
+        plugin and the hook. post_run() runs at the end either way."""
+        if self.pre_ran:
+            raise HarnessError(
+                f"pre_run() of {self.name!r} was asked for twice", hint="call it once per build"
+            )
+        self.scenarios, self.pre_ran = list(scenarios), True
+        if isinstance(self.description.plugin, PreRunPlugin):
+            _hook(self, "pre_run", self.description.plugin.pre_run)
+
+    def model_label(self) -> str | None:
+        return self.description.model_label()
+
+
+@contextlib.contextmanager
+def open_runtime(
+    description: RuntimeDescription,
+    *,
+    lock_dir: Path,
+    label: str | None = None,
+    on_problem: Problem | None = None,
+) -> Iterator[OpenRuntime]:
+    """Lock, build and yield the runtime; post_run() and close() on every way out (see the module docstring).
+
+    A build that raises leaves nothing to close (the lock is released). `label` names the run for what
+    the runtime starts (default: the runtime's name).
+    """
+    with contextlib.ExitStack() as exits:
+        exits.enter_context(stop_signal_as_interrupt())
+        exits.enter_context(runtime_lock(description, lock_dir))
+        opened = OpenRuntime(description, build_runtime(description, label))
+        exits.push(_finally(opened, "close", _close, on_problem))  # last out: LIFO
+        exits.push(_finally(opened, "post_run", _post_run, on_problem))
+        yield opened
+
+
+@contextlib.contextmanager
+def stop_signal_as_interrupt() -> Iterator[None]:
+    """While a runtime is open, SIGTERM (a cancelled CI job, `docker stop`, `kill`) unwinds like Ctrl-C, so
+    post_run and close still run. Only from the main thread, and only over the default handler: a handler
+    someone else installed is theirs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGTERM) is _interrupt:  # unless someone replaced it meanwhile
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"stopped by signal {signal.Signals(signum).name}")
+
+
+@contextlib.contextmanager
+def runtime_lock(description: RuntimeDescription, lock_dir: Path) -> Iterator[None]:
+    """A finite max_concurrency holds the machine-wide lock on the plugin's lock_key for the whole run."""
+    if description.max_concurrency is None:
+        yield
+        return
+    with machine_lock(description.lock_key(), lock_dir):
+        yield
+
+
+def build_runtime(description: RuntimeDescription, label: str | None = None) -> AgentRuntime:
+    """Call the plugin's build(); errors other than ours name the plugin."""
+    try:
+        runtime: AgentRuntime = description.plugin.build(description.name, label or description.name, None)
+    except WindTunnelError:
+        raise
+    except Exception as exc:
+        raise PluginError(
+            f"runtime plugin {description.name!r}: build() raised {type(exc).__name__}: {exc}\n"
+            f"  loaded from: {description.origin}",
+            hint="fix the plugin's build(); it should construct the runtime without starting a run",
+            plugin=description.name,
+            entry_point=description.origin,
+        ) from exc
+    return runtime
+
+
+def _post_run(opened: OpenRuntime) -> None:
+    if isinstance(opened.description.plugin, PostRunPlugin):
+        _hook(opened, "post_run", opened.description.plugin.post_run)
+
+
+def _close(opened: OpenRuntime) -> None:
+    if not isinstance(opened.runtime, ClosableRuntime):
+        return
+    try:
+        opened.runtime.close()
+    except Exception as exc:
+        raise HarnessError(
+            f"closing {opened.name} failed: {type(exc).__name__}: {exc}",
+            hint="its containers may be left behind: `wt images sweep` removes those of dead runs",
+            runtime=opened.name,
+        ) from exc
+
+
+def _hook(opened: OpenRuntime, name: str, hook: Callable[..., object]) -> None:
+    try:
+        hook(opened.runtime, list(opened.scenarios), opened.name)
+    except Exception as exc:
+        raise RuntimeFault(
+            f"runtime plugin {opened.name!r}: {name}() raised {type(exc).__name__}: {exc}\n"
+            f"  loaded from: {opened.description.origin}",
+            hint=f"fix the plugin's {name}(); it runs once per sweep "
+            + ("before any run" if name == "pre_run" else "after every run, even on abort"),
+            runtime=opened.name,
+            plugin=opened.name,
+            hook=name,
+        ) from exc
+
+
+def _finally(
+    opened: OpenRuntime, what: str, step: Callable[[OpenRuntime], None], on_problem: Problem | None
+) -> Callable[[type[BaseException] | None, BaseException | None, TracebackType | None], bool]:
+    """An exit callback running `step` whatever is in flight. Its own failure goes to `on_problem`; without
+    one it is raised only when nothing else is (never in place of the run's own error)."""
+
+    def exit_(
+        _kind: type[BaseException] | None, error: BaseException | None, _trace: TracebackType | None
+    ) -> bool:
+        try:
+            step(opened)
+        except WindTunnelError as problem:
+            if on_problem is not None:
+                on_problem(problem)
+            elif error is None:
+                raise
+            else:
+                log.warning("%s of %s also failed: %s", what, opened.name, problem)
+        return False
+
+    return exit_
+
+
+@contextlib.contextmanager
+def provisioned(
+    runtime: AgentRuntime,
+    config: AgentConfig,
+    mcps: Sequence[MCPHandle] = (),
+    *,
+    runtime_name: str,
+    case: ReferenceCase | None = None,
+) -> Iterator[AgentHandle]:
+    """A handle from provision() (provision_reference() with a case), torn down on every way out.
+
+    What provision raises propagates as it is (callers tell a refused config from a broken runtime); a
+    case needs a reference-capable runtime (UsageError otherwise).
+    """
+    if case is None:
+        handle = runtime.provision(config, list(mcps))
+    elif isinstance(runtime, ReferenceCapableAgentRuntime):
+        handle = runtime.provision_reference(config, case, list(mcps))
+    else:
+        raise UsageError(
+            f"runtime {runtime_name!r} has no provision_reference(), so it cannot run reference cases",
+            hint="use a reference-capable runtime (for example the containerised 'reference' runtime)",
+            runtime=runtime_name,
+        )
+    try:
+        yield handle
+    finally:
+        safe_teardown(handle, runtime_name)
+
+
+@contextlib.contextmanager
+def started_mcps(runtime: AgentRuntime, plans: Sequence[MockServerPlan]) -> Iterator[list[MCPHandle]]:
+    """Start the pack's mocks where the runtime can reach them; stop them afterwards, whatever happened."""
+    if not plans:
+        yield []
+        return
+    if isinstance(runtime, MCPHostingAgentRuntime):
+        handles = runtime.start_mcps(plans)
+        try:
+            yield handles
+        finally:
+            runtime.stop_mcps(handles)
+        return
+    from windtunnel._mcp.loopback import start_loopback, stop_loopback
+
+    loopback = start_loopback(plans)
+    try:
+        yield list(loopback)
+    finally:
+        stop_loopback(loopback)
+
+
+def with_mcp_specs(config: AgentConfig, mcps: Sequence[MCPHandle]) -> AgentConfig:
+    specs = tuple(MCPSpec(handle.name, handle.url) for handle in mcps)
+    return dataclasses.replace(config, mcp_servers=specs) if specs else config
+
+
+def safe_teardown(handle: AgentHandle | None, runtime_name: str) -> BaseException | None:
+    """Call teardown(); it must not raise, but if it does the error is logged and returned, never raised."""
+    if handle is None:
+        return None
+    try:
+        handle.teardown()
+    except Exception as exc:  # noqa: BLE001 - teardown runs in finally paths; report, never mask
+        log.warning(
+            "runtime %s: teardown() raised %s: %s (teardown must not raise)",
+            runtime_name,
+            type(exc).__name__,
+            exc,
+        )
+        return exc
+    return None

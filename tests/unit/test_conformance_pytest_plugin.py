@@ -1,0 +1,59 @@
+"""The conformance pytest plugin resolves `--wt-runtime` with the one resolver: a runtime given by directory
+is collected (and judged) under its own name, and two runtimes with one name are refused. Collection only:
+nothing is built, so no Docker."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+POISON_DIR = REPO / "runtimes" / "reference" / "poison" / "ignore_sampling"
+
+
+def collect(tmp_path: Path, *runtimes: str) -> subprocess.CompletedProcess[str]:
+    suite = tmp_path / "suite"
+    suite.mkdir(exist_ok=True)
+    (suite / "test_kit.py").write_text("def test_kit(wt_case):\n    pass\n", encoding="utf-8")
+    options = [item for runtime in runtimes for item in ("--wt-runtime", runtime)]
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(suite),
+            *options,
+        ],
+        cwd=REPO,
+        env={**os.environ, "WT_LOCK_DIR": str(tmp_path / "locks")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_a_runtime_given_by_directory_is_collected_under_its_name(tmp_path: Path) -> None:
+    done = collect(tmp_path, "reference", "runtimes/reference/poison/ignore_sampling", str(POISON_DIR))
+    assert done.returncode == 0, done.stdout + done.stderr
+    ids = [line.split("[", 1)[1].rstrip("]") for line in done.stdout.splitlines() if "::test_kit[" in line]
+    assert "reference-poison-ignore_sampling::sampling" in ids and "reference::sampling" in ids
+    assert not any("/" in test_id for test_id in ids)  # no path in a test id: the same runtime, once
+    assert len(ids) == 2 * len({test_id.split("::")[1] for test_id in ids})
+
+
+def test_two_runtimes_with_one_name_are_refused(tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(
+        REPO / "runtimes" / "reference", copy, ignore=shutil.ignore_patterns("poison", "__pycache__")
+    )
+    done = collect(tmp_path, "reference", str(copy))
+    assert done.returncode != 0
+    assert "two different runtimes are named 'reference'" in done.stdout + done.stderr
