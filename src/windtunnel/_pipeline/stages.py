@@ -154,6 +154,7 @@ def selftest_stage(ctx: StageContext) -> list[CheckRecord]:
     writer = RunWriter(ctx.traces_dir())
     records = []
     played: dict[CaseKey, CaseVerdict] = {}
+    label = ctx.run.model_label  # from the runtime's description, asked once
     for item in ctx.selected:
         for case in item.scenario.reference_cases:
             ctx.progress(f"{ctx.run.name}: selftest {item.pack.name}/{item.scenario.name}[{case.name}]")
@@ -166,7 +167,7 @@ def selftest_stage(ctx: StageContext) -> list[CheckRecord]:
                 AgentConfig(),
                 writer,
                 ctx.run_id,
-                model_label=ctx.run.model_label,
+                model_label=label,
             )
             played[(item.pack.name, item.scenario.name, case.name)] = verdict
             status = _VERDICT_STATUS.get(verdict.verdict)
