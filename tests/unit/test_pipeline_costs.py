@@ -106,3 +106,28 @@ def test_certify_rejects_an_unlisted_model_before_any_stage(
     with pytest.raises(ConfigFileError, match="answers with model 'test-model-a'"):
         execute((Step(Stage.BUILD, noting),), settings, Executor())
     assert ran == []
+
+
+def test_the_report_shows_a_quarantined_failure_as_not_gating_and_links_the_cost_evidence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WT_TEST_MODEL_LABEL", "test-model-a")
+
+    def quarantined(ctx: StageContext) -> list[CheckRecord]:
+        return [
+            ctx.check("p/q/g", CheckStatus.FAILED, "FAIL: broken", scored=False, tier="quarantined"),
+            ctx.check("p/s/g", CheckStatus.PASSED, "PASS", tier="smoke"),
+        ]
+
+    project = Settings(root=tmp_path, source=None, pricing={"test-model-a": PRICE})
+    settings = dataclasses.replace(config(tmp_path, runtimes=(LABELLED,)), project=project)
+    outcome = execute((build(), Step(Stage.SELFTEST, quarantined)), settings, Executor())
+    published = publish(settings, outcome, signer=provided_signer())
+    assert published.verdict.result.value == "PASSED"  # the quarantined failure never gates
+    report = ((tmp_path / "out") / "report.html").read_text()
+    row = report[report.index('data-check="plugins.usage_plugins_labelled/selftest/p/q/g"') :]
+    assert "failed (quarantined: not gating)" in row[: row.index("</tr>")]
+    assert 'id="failed-checks"' not in report
+    link = "evidence/plugins.usage_plugins_labelled/selftest/cost.json"
+    assert f'href="{link}"' in report and (tmp_path / "out" / link).is_file()
+    assert "unknown (no run was priced)" in report  # no selftest trace: nothing to price, never 0

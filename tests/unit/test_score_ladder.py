@@ -9,6 +9,7 @@ import pytest
 from tests.unit.contract_c_endpoint import serving
 from tests.unit.test_cli_run import FIXTURES, wt
 from windtunnel._config import load_settings
+from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel._score.ladder import Ladder, check_model
 from windtunnel.errors import ConfigFileError
 
@@ -96,3 +97,16 @@ def test_a_listed_label_runs_and_scopes_the_evidence(tmp_path: Path) -> None:
     traces = list((tmp_path / "runs").rglob("*.trace.json"))
     scores = list((tmp_path / "runs").rglob("*.score.json"))
     assert traces and all('"model_label": "test-model-a"' in p.read_text() for p in traces + scores)
+
+
+def test_the_resolver_holds_every_runtime_it_finds_to_the_ladder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One place for every verb: resolving the runtime is what checks its label, before anything is built."""
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    monkeypatch.setenv("WT_TEST_MODEL_LABEL", "test-model-a")
+    refused = load_settings(cwd=ladder(tmp_path / "a", 'models = ["test-model-b"]'), env={})
+    with pytest.raises(ConfigFileError, match="answers with model 'test-model-a'"):
+        resolve_runtime(PLUGIN, refused)
+    allowed = load_settings(cwd=ladder(tmp_path / "b", 'models = ["test-model-a"]'), env={})
+    assert resolve_runtime(PLUGIN, allowed).model_label() == "test-model-a"
