@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from windtunnel._core.ladder import Ladder, parse_ladder
+from windtunnel._core.rates import Price, parse_pricing
 from windtunnel.errors import ConfigFileError
 
 SUITE_VERSION = "3"
@@ -21,7 +23,7 @@ suite_version. 2 added tool_call_ids and config_reaches_model, with stricter che
 tool_results_reach_model."""
 
 DEFAULT_PACKS: tuple[str, ...] = ()
-KNOWN_KEYS = ("runtimes", "packs", "requirement_set", "runs_dir")
+KNOWN_KEYS = ("runtimes", "packs", "requirement_set", "runs_dir", "pricing", "ladder")
 """Every key of [tool.windtunnel] / windtunnel.toml; any other is an error (a typo must not pass silently)."""
 ENTRY_KEYS = ("name", "build", "image", "manifest")
 WINDTUNNEL_DOCKERFILE = Path("containers") / "windtunnel.Dockerfile"
@@ -57,6 +59,11 @@ class Settings:
     runs_dir: Path = Path("runs")
     lock_dir: Path = field(default_factory=default_lock_dir)
     env: Mapping[str, str] = field(default_factory=dict)
+    pricing: Mapping[str, Price] = field(default_factory=dict)
+    """Rates per model label ([tool.windtunnel.pricing.<label>]; windtunnel._core.rates)."""
+    ladder: Ladder | None = None
+    """The allowed model labels ([tool.windtunnel.ladder]; windtunnel._core.ladder); None: no ladder. The
+    resolver (windtunnel._runtimes.resolve) holds every runtime it finds to it."""
 
     def env_value(self, name: str, default: str | None = None) -> str | None:
         return self.env.get(name, default)
@@ -202,6 +209,12 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         runs_dir=runs_dir if runs_dir.is_absolute() else root / runs_dir,
         lock_dir=lock_dir,
         env=env,
+        pricing=parse_pricing(table["pricing"], _where(source), source)
+        if source and "pricing" in table
+        else {},
+        ladder=parse_ladder(table["ladder"], _where(source), source)
+        if source and "ladder" in table
+        else None,
     )
 
 

@@ -40,3 +40,19 @@ def test_selftest_exit(verdicts: list[Verdict], code: Exit) -> None:
 @pytest.mark.parametrize(("passed", "code"), [([True, True], 0), ([True, False], 1), ([], 2)])
 def test_judged_exit(passed: list[bool], code: int) -> None:
     assert judged_exit(passed) == code
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "quarantined", "code"),
+    [
+        ([], 2, Exit.OK),  # only quarantined cases selected: recorded, never gating, but something ran
+        ([Verdict.PASS], 1, Exit.OK),
+        ([Verdict.GOLDEN_FAILED], 1, Exit.FAILED),  # a gating failure still fails
+        ([], 0, Exit.USAGE),
+    ],
+)
+def test_quarantined_cases_are_selected_but_never_gate(
+    verdicts: list[Verdict], quarantined: int, code: Exit
+) -> None:
+    assert selftest_exit(verdicts, quarantined=quarantined) == code
+    assert judged_exit([verdict is Verdict.PASS for verdict in verdicts], quarantined=quarantined) == code

@@ -36,7 +36,8 @@ def _case(check: CheckRecord) -> CaseRecord:
         message="" if status == "passed" else check.detail or check.status.value,
         details=check.detail,
         seconds=check.seconds,
-        properties={"scope": check.scope.value, "scored": str(check.scored).lower()},
+        properties={"scope": check.scope.value, "scored": str(check.scored).lower()}
+        | ({"tier": check.tier} if check.tier else {}),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
@@ -32,6 +33,20 @@ ATTESTATIONS = frozenset({ATTESTATION, SIGSTORE_BUNDLE})
 """The only files that are not statement subjects: they carry the statement, so they cannot be in it."""
 
 IMAGE_PREFIX = "image:"
+COST_FILE = "cost.json"
+"""A runtime's priced selftest runs: evidence/<runtime>/selftest/cost.json (docs/bundle.md)."""
+
+_UNSAFE = re.compile(r"[^0-9A-Za-z._-]")
+
+
+def safe_part(part: str) -> str:
+    """A runtime, pack or check name as one path part of the bundle (evidence/<runtime>/<stage>/...)."""
+    return _UNSAFE.sub("_", part) or "_"
+
+
+def cost_evidence(runtime: str) -> str:
+    """Where a runtime's cost evidence lives in the bundle."""
+    return f"{EVIDENCE_DIR}/{safe_part(runtime)}/selftest/{COST_FILE}"
 
 
 class LayoutError(ValueError):

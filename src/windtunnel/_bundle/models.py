@@ -14,7 +14,9 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 
 from windtunnel._bundle.canonical import is_sha256_hex
 from windtunnel._bundle.keys import KeyOrigin
+from windtunnel._core.tiers import Tier
 from windtunnel._core.vocabulary import CertificationResult, CheckStatus
+from windtunnel._score.pricing import CostSummary
 
 BUNDLE_SCHEMA_VERSION = 1
 
@@ -52,6 +54,10 @@ class CheckRecord(_Model):
     detail: str = ""
     evidence: list[str] = Field(default_factory=list, description="bundle-relative paths")
     seconds: float = 0.0
+    tier: Tier | None = Field(
+        default=None,
+        description="the run tier of the scenario the check ran (selftest); a quarantined one is never scored",
+    )
 
     @model_validator(mode="after")
     def _info_is_never_scored(self) -> CheckRecord:
@@ -147,6 +153,13 @@ class RuntimeInfo(_Model):
         description="where the runtime came from: an image reference, its name, or its directory relative to "
         "the project root (never an absolute path)",
     )
+    model_label: str | None = Field(
+        default=None, description="the model its plugin says it answers with; null: unknown, never guessed"
+    )
+    cost: CostSummary | None = Field(
+        default=None,
+        description="the cost of its selftest runs at [tool.windtunnel.pricing] rates; cost null: unknown",
+    )
 
 
 class RunInfo(_Model):
@@ -168,6 +181,10 @@ class RunInfo(_Model):
     swept: list[str] = Field(
         default_factory=list,
         description="containers and networks of earlier runs whose owner had died, removed at the start",
+    )
+    tiers: list[str] = Field(
+        default_factory=lambda: ["smoke", "stable"],
+        description="the run tiers whose scenarios ran; smoke and stable gate, quarantined never does",
     )
 
     @field_validator("images")

@@ -9,7 +9,9 @@ from pathlib import Path
 
 from windtunnel._bundle import load_signer
 from windtunnel._bundle.keys import fingerprint_of
+from windtunnel._cli.common import add_tier
 from windtunnel._config import Settings
+from windtunnel._core.tiers import certify_tiers
 from windtunnel._core.vocabulary import CERTIFY_EXIT, CertificationResult, Exit
 from windtunnel._pipeline.bound_executor import BoundExecutor
 from windtunnel._pipeline.config import STACKS, CertifyConfig
@@ -47,6 +49,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--fail-fast", action="store_true", help="stop a runtime's stages at its first failing stage"
     )
     parser.add_argument("--key", type=Path, metavar="PATH", help="signing key (PKCS#8 PEM, ECDSA P-256)")
+    add_tier(parser)  # certify gates on smoke + stable; --tier quarantined adds cases that never gate
     # The Dagger module (pipeline/) starts the containers as services, then runs this same command in a
     # runner container with --stack bound; --print-plan is how it learns which containers to start.
     parser.add_argument(
@@ -87,6 +90,7 @@ def _config(args: argparse.Namespace, settings: Settings) -> CertifyConfig:
         fail_fast=args.fail_fast,
         key_path=args.key,
         stack=args.stack,
+        tiers=certify_tiers(args.tier),
     )
 
 

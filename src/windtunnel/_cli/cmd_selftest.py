@@ -8,11 +8,10 @@ from pathlib import Path
 
 from windtunnel._cli.common import add_output, add_selection, emit, selected_scenarios
 from windtunnel._config import Settings
-from windtunnel._core.vocabulary import selftest_exit
 from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel._selftest.engine import SelftestOptions, run_selftest
 from windtunnel._selftest.report import line, render_json, render_junit, render_text
-from windtunnel._selftest.verdicts import CaseVerdict
+from windtunnel._selftest.verdicts import CaseVerdict, exit_code
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,4 +52,4 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
     report = run_selftest(description, lambda: selected_scenarios(args, settings), options)
     renderers = {"text": render_text, "json": render_json, "junit": render_junit}
     emit(renderers[args.format](report), args.out)
-    return selftest_exit([case.verdict for case in report.cases])
+    return exit_code(report.cases)

@@ -70,9 +70,12 @@ CERTIFY_EXIT: dict[CertificationResult, Exit] = {
 }
 
 
-def selftest_exit(verdicts: Collection[Verdict]) -> Exit:
-    """0 every case PASS; 1 any GOLDEN_FAILED, POISON_PASSED or ERROR; 2 unsupported or none selected."""
-    if not verdicts:
+def selftest_exit(verdicts: Collection[Verdict], *, quarantined: int = 0) -> Exit:
+    """0 every case PASS; 1 any GOLDEN_FAILED, POISON_PASSED or ERROR; 2 unsupported or none selected.
+
+    `verdicts` are the gating cases'; `quarantined` counts the selected cases that never gate (their
+    verdicts are recorded and never change the code, windtunnel._core.tiers)."""
+    if not verdicts and not quarantined:
         return Exit.USAGE
     if set(verdicts) & {Verdict.GOLDEN_FAILED, Verdict.POISON_PASSED, Verdict.ERROR}:
         return Exit.FAILED
@@ -81,8 +84,10 @@ def selftest_exit(verdicts: Collection[Verdict]) -> Exit:
     return Exit.OK
 
 
-def judged_exit(passed: Collection[bool]) -> Exit:
-    """0 when every judged item passed, 1 when any did not, 2 when nothing was selected to judge."""
-    if not passed:
+def judged_exit(passed: Collection[bool], *, quarantined: int = 0) -> Exit:
+    """0 when every judged item passed, 1 when any did not, 2 when nothing was selected to judge.
+
+    `passed` holds the gating items; `quarantined` counts the selected items that never gate."""
+    if not passed and not quarantined:
         return Exit.USAGE
     return Exit.OK if all(passed) else Exit.FAILED

@@ -110,7 +110,7 @@ def container_plan(
     from windtunnel._packs.loader import discover_packs
     from windtunnel._packs.selection import Selection, select
 
-    selected = select(discover_packs(config.pack_refs, base=config.root), Selection())
+    selected = select(discover_packs(config.pack_refs, base=config.root), Selection(tiers=config.tiers))
     images = {WINDTUNNEL_IMAGE: windtunnel_image_plan(config.root, base_image)}
     stacks = []
     for description in config.descriptions():  # resolved as every verb resolves a runtime

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +13,7 @@ from windtunnel._bundle import layout
 from windtunnel._bundle.models import CheckRecord, CheckScope, Stage
 from windtunnel._conformance.subject import Subject
 from windtunnel._conformance.suite import Suite
+from windtunnel._core.tiers import Tier
 from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._files import write_atomic
 from windtunnel._packs.selection import Selected
@@ -26,11 +26,8 @@ def print_nothing(line: str) -> None:
     """The default progress sink."""
 
 
-_UNSAFE = re.compile(r"[^0-9A-Za-z._-]")
-
-
-def safe(part: str) -> str:
-    return _UNSAFE.sub("_", part) or "_"
+safe = layout.safe_part
+"""A name as one path part of the bundle (windtunnel._bundle.layout)."""
 
 
 @dataclass(slots=True)
@@ -66,6 +63,11 @@ class RuntimeRun:
                 detail=str(exc),
             )
         )
+
+    @property
+    def model_label(self) -> str | None:
+        """The model the runtime answers with, as its resolved description says; None: unknown (never guessed)."""
+        return self.description.model_label() if self.description is not None else None
 
     @property
     def failed(self) -> bool:
@@ -132,6 +134,7 @@ class StageContext:
         scored: bool = True,
         seconds: float = 0.0,
         scope: CheckScope = CheckScope.RUNTIME,
+        tier: Tier | None = None,
     ) -> CheckRecord:
         return CheckRecord(
             id=f"{safe(self.run.name)}/{self.stage.value}/{name}",
@@ -143,4 +146,5 @@ class StageContext:
             detail=detail,
             evidence=evidence or [],
             seconds=round(seconds, 3),
+            tier=tier,
         )

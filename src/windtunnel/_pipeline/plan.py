@@ -84,7 +84,7 @@ def execute(
         progress(f"removed {line}")
     outcome = CertifyOutcome(run_id=f"certify-{uuid.uuid4().hex[:10]}", started_at=time.time())
     suite = Suite.load(config.suite_dir, config.requirement_set)
-    selected = select(discover_packs(config.pack_refs, base=config.root), Selection())
+    selected = select(discover_packs(config.pack_refs, base=config.root), Selection(tiers=config.tiers))
     runs = [RuntimeRun(name=d.name, description=d) for d in config.descriptions()]
     outcome.swept = executor.prepare(outcome.run_id)
     for line in outcome.swept:

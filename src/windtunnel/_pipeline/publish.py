@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import platform
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,12 +28,15 @@ from windtunnel._bundle import (
 )
 from windtunnel._bundle.privacy_scan import HostFacts
 from windtunnel._config import SUITE_VERSION
+from windtunnel._core.tiers import GATE_TIERS
 from windtunnel._core.vocabulary import CertificationResult
 from windtunnel._files import write_atomic
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import CertifyOutcome
+from windtunnel._pipeline.costs import runtime_cost
 from windtunnel._pipeline.portable import Portable
 from windtunnel._report.page import render_bundle_report
+from windtunnel._score.pricing import CostSummary
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +69,15 @@ def portable(config: CertifyConfig) -> Portable:
     return Portable(root=config.root, bundle=config.out_dir)
 
 
-def run_info(config: CertifyConfig, outcome: CertifyOutcome, *, engine: bool = True) -> RunInfo:
-    """run.json's content; `engine=False` leaves out asking the engine its version (the early write).
+def run_info(
+    config: CertifyConfig,
+    outcome: CertifyOutcome,
+    *,
+    engine: bool = True,
+    costs: Mapping[str, CostSummary] | None = None,
+) -> RunInfo:
+    """run.json's content; `engine=False` leaves out asking the engine its version (the early write);
+    `costs` are the runtimes' priced selftest runs (windtunnel._pipeline.costs), once they are known.
     Host facts are the OS, the architecture and the engine: no host name, user or absolute path."""
     paths = portable(config)
     images: dict[str, str] = {}
@@ -86,11 +97,17 @@ def run_info(config: CertifyConfig, outcome: CertifyOutcome, *, engine: bool = T
         started_at=datetime.fromtimestamp(outcome.started_at, UTC),
         ended_at=config.clock(),
         runtimes=[
-            RuntimeInfo(name=run.name, source=paths.text(run.source) if run.source else None)
+            RuntimeInfo(
+                name=run.name,
+                source=paths.text(run.source) if run.source else None,
+                model_label=run.model_label,
+                cost=(costs or {}).get(run.name),
+            )
             for run in outcome.runs
         ],
         images=images,
         swept=outcome.swept,
+        tiers=list(config.tiers or GATE_TIERS),
     )
 
 
@@ -118,6 +135,8 @@ def publish(config: CertifyConfig, outcome: CertifyOutcome, *, signer: Signer | 
     before the run (`wt certify` loads it first, so a bad key stops it before any stage)."""
     out = config.out_dir
     signer = signer or load_signer(key_path=config.key_path, key_pem=config.key_pem)
+    # Priced before the files are made portable, so the cost evidence passes through Portable too.
+    costs = {run.name: runtime_cost(out, run, config.pricing) for run in outcome.runs}
     paths = portable(config)
     for path in sorted(out.rglob("*")):  # every stage's files: evidence, traces, proofs
         if path.is_file() and not path.is_symlink():
@@ -127,7 +146,7 @@ def publish(config: CertifyConfig, outcome: CertifyOutcome, *, signer: Signer | 
         checks=[check.model_copy(update={"detail": paths.text(check.detail)}) for check in outcome.checks],
     )
     verdict = Verdict.from_checks(checks, signing_key=signer.origin)
-    info = run_info(config, outcome)
+    info = run_info(config, outcome, costs=costs)
     write_atomic(out / layout.RUN, info.model_dump_json(indent=2))
     write_atomic(out / layout.CHECKS, checks.model_dump_json(indent=2))
     write_atomic(out / layout.JUNIT, junit_for(checks))

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from windtunnel._bundle.models import CheckRecord, CheckScope, Stage
 from windtunnel._core.reference import ReferenceCase
+from windtunnel._core.tiers import gating
 from windtunnel._core.vocabulary import CheckStatus, Verdict
 from windtunnel._packs.pack import Pack
 from windtunnel._pipeline.context import StageContext, safe
@@ -71,6 +72,8 @@ def _record(ctx: StageContext, proof: ScenarioProof, proofs_file: str) -> CheckR
         detail=proof_detail(proof),
         evidence=[evidence, proofs_file],
         seconds=round(proof.duration_s, 3),
+        scored=gating(proof.tier),  # a quarantined scenario's proof is recorded, never gating
+        tier=proof.tier,
     )
 
 

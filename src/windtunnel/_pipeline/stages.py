@@ -147,11 +147,20 @@ def selftest_stage(ctx: StageContext) -> list[CheckRecord]:
     writer = RunWriter(ctx.traces_dir())
     records = []
     played: dict[CaseKey, CaseVerdict] = {}
+    label = ctx.run.model_label  # from the runtime's description, asked once
     for item in ctx.selected:
         for case in item.scenario.reference_cases:
             ctx.progress(f"{ctx.run.name}: selftest {item.pack.name}/{item.scenario.name}[{case.name}]")
             verdict = run_case(
-                runtime, ctx.run.name, item.pack, item.scenario, case, AgentConfig(), writer, ctx.run_id
+                runtime,
+                ctx.run.name,
+                item.pack,
+                item.scenario,
+                case,
+                AgentConfig(),
+                writer,
+                ctx.run_id,
+                model_label=label,
             )
             played[(item.pack.name, item.scenario.name, case.name)] = verdict
             status = _VERDICT_STATUS.get(verdict.verdict)
@@ -170,6 +179,8 @@ def selftest_stage(ctx: StageContext) -> list[CheckRecord]:
                     f"{verdict.verdict.value}: {verdict.detail}",
                     evidence=[evidence, *paths],
                     seconds=verdict.seconds,
+                    scored=verdict.gating,  # a quarantined case is recorded, never gating
+                    tier=verdict.tier,
                 )
             )
     if ctx.run.name == REFERENCE:  # the suite is proved once per run, on the known-good control's verdicts

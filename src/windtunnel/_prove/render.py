@@ -34,7 +34,9 @@ class ProveRun:
 
 def proof_line(proof: ScenarioProof) -> str:
     """The proof's headline: its code, the scenario, and how it is grounded."""
-    where = f"{proof.pack}/{proof.scenario}"
+    where = f"{proof.pack}/{proof.scenario}" + (
+        " (quarantined: not gating)" if proof.tier == "quarantined" else ""
+    )
     if proof.code.value == "validation_incomplete":
         return f"{proof.code.value.upper():24} {where}"
     unresolved = sum(not source.resolved for source in proof.sources)

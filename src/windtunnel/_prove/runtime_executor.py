@@ -35,12 +35,14 @@ class RuntimeCaseRunner:
         *,
         config: AgentConfig | None = None,
         run_id: str = "",
+        model_label: str | None = None,
     ) -> None:
         self.runtime = runtime
         self.runtime_name = runtime_name
         self.out_dir = out_dir
         self.config = config or AgentConfig()
         self.run_id = run_id
+        self.model_label = model_label
 
     def __call__(self, pack: Pack, scenario: Scenario, case: ReferenceCase) -> CaseOutcome:
         # Errors propagate: the proving core records a case that could not be played as broken_check.
@@ -55,6 +57,7 @@ class RuntimeCaseRunner:
                 runtime_name=self.runtime_name,
                 sweep_id=self.run_id,
                 out_dir=self.out_dir,
+                model_label=self.model_label,
             )
         return CaseOutcome.from_result(result)
 
@@ -82,4 +85,6 @@ def runtime_case_runner(
                 runtime=opened.name,
             )
         opened.pre_run(scenarios)
-        yield RuntimeCaseRunner(runtime, opened.name, out_dir, run_id=run_id)
+        yield RuntimeCaseRunner(
+            runtime, opened.name, out_dir, run_id=run_id, model_label=opened.model_label()
+        )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from windtunnel._core.tiers import TIERS, is_tier
 from windtunnel._scenario.expectations import Benchmark, Expect, Outcome, Security, StateExpectation
 from windtunnel.errors import ScenarioError
 
@@ -90,6 +91,12 @@ class Fields:
             problem = f"is {shown(value)}; expected a whole number >= 0 or None"
             raise self.error(field, problem, f"write {_leaf(field)}=3")
 
+    def share(self, field: str, value: Any) -> None:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if value is not None and not (number and 0 < value <= 1):
+            problem = f"is {shown(value)}; expected a share above 0 and at most 1, or None"
+            raise self.error(field, problem, f"write {_leaf(field)}=0.8 (80% of the sent prefix from cache)")
+
 
 def _a(name: str) -> str:
     return f"an {name}" if name[:1].upper() in "AEIOU" else f"a {name}"
@@ -131,3 +138,14 @@ def check_expect(fields: Fields, expect: Any) -> None:
     fields.strings("expect.benchmark.tools_expected", bench.tools_expected, "tool names")
     for name in ("max_tool_calls_hint", "token_budget", "llm_calls_expected"):
         fields.count(f"expect.benchmark.{name}", getattr(bench, name))
+    for name in ("prompt_cache_min_share", "prompt_cache_expected_share"):
+        fields.share(f"expect.benchmark.{name}", getattr(bench, name))
+
+
+def check_tier(fields: Fields, tier: Any) -> None:
+    if tier is not None and not is_tier(tier):
+        raise fields.error(
+            "tier",
+            f"is {shown(tier)}; expected one of {', '.join(TIERS)} (or None for the pack's)",
+            "write tier='smoke' (run tiers say when a case runs; what it asserts is expect=)",
+        )

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 
 from windtunnel._core.frozen import freeze
 from windtunnel._core.reference import ReferenceCase, ReferenceDecision, ReferenceToolCall
+from windtunnel._core.tiers import Tier
 from windtunnel._scenario.expectations import STATE_OPS, Expect
-from windtunnel._scenario.fields import Fields, check_expect, check_target_facts, shown
+from windtunnel._scenario.fields import Fields, check_expect, check_target_facts, check_tier, shown
 from windtunnel._scenario.preconditions import Precondition
 from windtunnel._scenario.sources import SOURCE_KINDS, Source
 from windtunnel.errors import ScenarioError
@@ -24,6 +25,8 @@ class Scenario:
     `prompt` is one user turn, or a sequence of user turns sent in one session (multi-turn).
     `target_facts` is a list of any-of groups: every group must be met by the final content
     (see windtunnel._scenario.gates for the matching rule).
+    `tier` is the run tier, *when* the scenario runs (smoke, stable, live-flaky, quarantined); None takes
+    the pack's. It is not an assertion kind: what the scenario asserts is `expect` (docs/estate.md).
     """
 
     name: str
@@ -40,6 +43,7 @@ class Scenario:
     preconditions: Sequence[Precondition] = ()
     sources: Sequence[Source] = ()
     description: str = ""
+    tier: Tier | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "prompt", freeze(self.prompt))
@@ -253,6 +257,7 @@ def check_fields(scenario: Scenario) -> None:
     for name in ("owner", "pack", "system_prompt"):
         fields.text(name, getattr(scenario, name), optional=True)
     fields.text("description", scenario.description)
+    check_tier(fields, scenario.tier)
     fields.items(
         "preconditions", scenario.preconditions, Precondition, "write preconditions=[StateProbeAvailable()]"
     )

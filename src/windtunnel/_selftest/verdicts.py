@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel
 
-from windtunnel._core.vocabulary import Verdict
+from windtunnel._core import tiers
+from windtunnel._core.tiers import Tier
+from windtunnel._core.vocabulary import Exit, Verdict, selftest_exit
 from windtunnel._runner.execute import RunResult
 from windtunnel._score.models import Score
 from windtunnel._trace.models import ErrorKind
@@ -27,6 +30,12 @@ class CaseVerdict(BaseModel):
     trace: str | None = None
     seconds: float = 0.0
     harness_fault: bool = False
+    tier: Tier = "stable"
+    """The scenario's run tier; a quarantined case's verdict is recorded and never changes the exit code."""
+
+    @property
+    def gating(self) -> bool:
+        return tiers.gating(self.tier)
 
     @classmethod
     def unsupported(
@@ -75,6 +84,7 @@ class CaseVerdict(BaseModel):
             trace=trace_path,
             verdict=Verdict.ERROR,
             detail="",
+            tier=trace.tier,
         )
         if trace.error is not None:
             detail = f"{trace.error.kind}: {trace.error.message}"
@@ -90,3 +100,10 @@ class CaseVerdict(BaseModel):
                 else f"poison rejected: {score.summary()}"
             )
         return base.model_copy(update={"verdict": verdict, "detail": detail})
+
+
+def exit_code(cases: Sequence[CaseVerdict]) -> Exit:
+    """The selftest exit code (windtunnel._core.vocabulary) over the gating cases; a quarantined case is
+    reported and never changes it."""
+    gating = [case.verdict for case in cases if case.gating]
+    return selftest_exit(gating, quarantined=len(cases) - len(gating))
