@@ -213,7 +213,7 @@ def execute_verify(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps([_as_json(check) for check in checks], indent=2))  # noqa: T201
     else:
         _print_checks(checks)
-    return 0 if all(check.ok for check in checks) else 1
+    return Exit.OK if all(check.ok for check in checks) else Exit.FAILED
 
 
 def _print_checks(checks: list[TapeCheck]) -> None:
