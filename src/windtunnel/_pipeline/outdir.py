@@ -18,7 +18,7 @@ import os
 import tarfile
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path, PurePosixPath
 
 from windtunnel import __version__
@@ -59,26 +59,28 @@ def is_bundle(directory: Path) -> bool:
 @contextmanager
 def out_lock(out: Path) -> Iterator[Path]:
     """Hold the lock of --out (`.<name>.wt-lock` beside it) for the whole run; a second run into the same
-    directory fails at once with the holder's pid instead of racing the first."""
+    directory fails at once with the holder's pid instead of racing the first. Only taking the lock is
+    guarded here: an OSError of the run itself is the run's, never reported as a lock problem."""
     resolved = out.resolve()
     lock = resolved.with_name(f".{resolved.name}.wt-lock")
-    try:
-        resolved.parent.mkdir(parents=True, exist_ok=True)
-        with held_lock(lock, owner=f"wt certify --out {resolved.name}") as holder:
-            if holder is not None:
-                raise UsageError(
-                    f"--out {resolved} is in use by another wt certify (pid {holder}); two runs into one "
-                    "directory would overwrite each other's bundle",
-                    hint="wait for that run to finish, or pass another --out",
-                    path=str(resolved),
-                )
-            yield lock
-    except OSError as exc:
-        raise UsageError(
-            f"cannot lock --out {resolved}: {exc.strerror or exc}",
-            hint="pass an --out whose parent directory you can write to",
-            path=str(resolved),
-        ) from exc
+    with ExitStack() as held:
+        try:
+            resolved.parent.mkdir(parents=True, exist_ok=True)
+            holder = held.enter_context(held_lock(lock, owner=f"wt certify --out {resolved.name}"))
+        except OSError as exc:
+            raise UsageError(
+                f"cannot lock --out {resolved}: {exc.strerror or exc}",
+                hint="pass an --out whose parent directory you can write to",
+                path=str(resolved),
+            ) from exc
+        if holder is not None:
+            raise UsageError(
+                f"--out {resolved} is in use by another wt certify (pid {holder}); two runs into one "
+                "directory would overwrite each other's bundle",
+                hint="wait for that run to finish, or pass another --out",
+                path=str(resolved),
+            )
+        yield lock
 
 
 def prepare_out_dir(out: Path) -> list[str]:
