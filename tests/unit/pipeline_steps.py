@@ -29,7 +29,6 @@ OTHER = "in_memory"
 class Executor:
     swept: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)
-    unmeasurable: tuple[str, ...] = ()
     fails: bool = False
 
     def prepare(self, run_id: str) -> list[str]:

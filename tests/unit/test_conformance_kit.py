@@ -1,5 +1,5 @@
 """The kit's checks over the real reference runtime on 127.0.0.1 (its own app, the gateway app, the kit's MCP
-mocks, bound by URL as another executor would start them): the correct runtime passes each check, and each
+mocks, reached by URL: tests/unit/loopback_runtime.py): the correct runtime passes each check, and each
 poison fault of the runtime fails exactly the check named for it in the suite. No Docker needed."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from windtunnel_inject import create_app as inject_app
 
+from tests.unit.loopback_runtime import Endpoint, LoopbackMock, LoopbackRuntime, profile_key
 from windtunnel._config import SUITE_VERSION
 from windtunnel._conformance.checks_config import kit_configs
 from windtunnel._conformance.kit import CHECK_IDS, check_by_id, run_check
@@ -21,14 +22,7 @@ from windtunnel._conformance.subject import Subject
 from windtunnel._conformance.suite import Suite
 from windtunnel._conversation.model import DiffKind
 from windtunnel._core.vocabulary import CheckStatus
-from windtunnel._drivers.bound import BoundMock, BoundReferenceRuntime, BoundStack
-from windtunnel._drivers.topology import (
-    DEFAULT_MODEL,
-    GATEWAY_URL_FOR_AGENTS,
-    MockEndpoint,
-    profile_key,
-    runtime_env,
-)
+from windtunnel._drivers.topology import DEFAULT_MODEL, GATEWAY_URL_FOR_AGENTS, runtime_env
 from windtunnel._gateway.app import create_app
 from windtunnel._gateway.script import ScriptMode
 from windtunnel._mcp.loopback import start_loopback, stop_loopback
@@ -74,7 +68,7 @@ class _Stack:
         self.servers: list[ServerThread] = [self.gateway]
         runtimes = {}
         configs = [AgentConfig(), *kit_configs(manifest.supported)]
-        for mcps in ([], [MockEndpoint(m.name, m.url) for m in self.mocks]):
+        for mcps in ([], [Endpoint(m.name, m.url) for m in self.mocks]):
             for config in configs:
                 env = runtime_env(manifest, config, mcps, GATEWAY_URL_FOR_AGENTS)
                 local = {**env, "WT_MODEL_BASE_URL": f"{self.gateway.url}/v1", "WT_FAULT": fault or ""}
@@ -84,16 +78,15 @@ class _Stack:
                 ).start()
                 self.servers.append(server)
                 runtimes[profile_key(env)] = server.url
-        stack = BoundStack(
-            runtime="reference",
+        self.runtime = LoopbackRuntime(
+            manifest,
             gateway=self.gateway.url,
             mocks={
-                f"{m.plan.pack}/{m.plan.server}": BoundMock(url=m.url, admin=m.admin_url) for m in self.mocks
+                f"{m.plan.pack}/{m.plan.server}": LoopbackMock(url=m.url, admin=m.admin_url)
+                for m in self.mocks
             },
             runtimes=runtimes,
-            images={},
         )
-        self.runtime = BoundReferenceRuntime(manifest, stack, timeout_s=30.0)
 
     def close(self) -> None:
         self.runtime.close()
@@ -103,10 +96,10 @@ class _Stack:
 
 
 @pytest.fixture(scope="module")
-def stacks() -> Iterator[Callable[[str | None], BoundReferenceRuntime]]:
+def stacks() -> Iterator[Callable[[str | None], LoopbackRuntime]]:
     built: dict[str | None, _Stack] = {}
 
-    def get(fault: str | None) -> BoundReferenceRuntime:
+    def get(fault: str | None) -> LoopbackRuntime:
         if fault not in built:
             built[fault] = _Stack(fault)
         return built[fault].runtime
@@ -116,7 +109,7 @@ def stacks() -> Iterator[Callable[[str | None], BoundReferenceRuntime]]:
         stack.close()
 
 
-def _status(runtime: BoundReferenceRuntime, check: str) -> tuple[CheckStatus, str]:
+def _status(runtime: LoopbackRuntime, check: str) -> tuple[CheckStatus, str]:
     subject = Subject(name="reference", runtime=runtime, supported=runtime.manifest.supported)
     result = run_check(check_by_id(check), subject)
     return result.status, result.detail
@@ -133,22 +126,20 @@ def test_the_matrix_covers_the_new_poisons() -> None:
 
 
 @pytest.mark.parametrize("check", CHECKS)
-def test_the_reference_runtime_passes(
-    stacks: Callable[[str | None], BoundReferenceRuntime], check: str
-) -> None:
+def test_the_reference_runtime_passes(stacks: Callable[[str | None], LoopbackRuntime], check: str) -> None:
     status, detail = _status(stacks(None), check)
     assert status is CheckStatus.PASSED, detail
 
 
 @pytest.mark.parametrize(("fault", "check"), sorted((f, c) for f, checks in FAULTS.items() for c in checks))
 def test_each_poison_fails_its_checks(
-    stacks: Callable[[str | None], BoundReferenceRuntime], fault: str, check: str
+    stacks: Callable[[str | None], LoopbackRuntime], fault: str, check: str
 ) -> None:
     status, detail = _status(stacks(fault), check)
     assert status is CheckStatus.FAILED, detail
 
 
-# A bound service outlives provisions (Docker starts a fresh container for each), so state a poison keeps
+# A loopback server outlives provisions (Docker starts a fresh container for each), so state a poison keeps
 # across reset also reaches the next check's runs here (a repeated prompt, a reused session id): these
 # poisons' "only their check" is proven by the Docker conformance suite.
 SHARED_SERVICE_LEAKS = {fault for fault, checks in FAULTS.items() if "reset_isolation" in checks}
@@ -156,7 +147,7 @@ SHARED_SERVICE_LEAKS = {fault for fault, checks in FAULTS.items() if "reset_isol
 
 @pytest.mark.parametrize("fault", sorted(set(FAULTS) - SHARED_SERVICE_LEAKS))
 def test_each_poison_passes_the_other_checks(
-    stacks: Callable[[str | None], BoundReferenceRuntime], fault: str
+    stacks: Callable[[str | None], LoopbackRuntime], fault: str
 ) -> None:
     statuses = {other: _status(stacks(fault), other) for other in CHECKS if other not in FAULTS[fault]}
     wrong = {
@@ -165,12 +156,12 @@ def test_each_poison_passes_the_other_checks(
     assert not wrong, wrong
 
 
-def _result(runtime: BoundReferenceRuntime, check: str) -> Any:
+def _result(runtime: LoopbackRuntime, check: str) -> Any:
     return run_check(check_by_id(check), Subject(name="reference", runtime=runtime))
 
 
 def test_a_check_records_its_sessions_conversations_with_the_views_aligned(
-    stacks: Callable[[str | None], BoundReferenceRuntime],
+    stacks: Callable[[str | None], LoopbackRuntime],
 ) -> None:
     result = _result(stacks(None), "tool_call_ids")
     (conversation,) = result.conversations
@@ -189,7 +180,7 @@ def test_a_check_records_its_sessions_conversations_with_the_views_aligned(
 
 
 def test_a_poisons_failing_check_names_the_disagreement_in_its_conversation(
-    stacks: Callable[[str | None], BoundReferenceRuntime],
+    stacks: Callable[[str | None], LoopbackRuntime],
 ) -> None:
     hidden = _result(stacks("hide_intermediate_tool_calls"), "intermediate_tool_calls")
     assert hidden.status is CheckStatus.FAILED

@@ -10,12 +10,10 @@ from pathlib import Path
 import pytest
 
 from windtunnel._drivers.images import (
-    PACKAGE_WHEELS,
     requirements_file,
     runtime_image_tag,
     runtime_requirements,
 )
-from windtunnel._drivers.topology import runtime_image_plan
 from windtunnel._runtimes.manifest import check_buildable, load_manifest
 from windtunnel.errors import ConfigFileError
 
@@ -96,10 +94,10 @@ def test_the_plan_builds_the_manifests_dockerfile_with_its_requirements(tmp_path
     )
     manifest = load_manifest(directory)
     check_buildable(manifest)
-    plan = runtime_image_plan(manifest, tmp_path, "base:1")
-    assert plan.dockerfile == "runtimes/alt/docker/Alt.Dockerfile" and plan.context == "runtimes/alt"
-    assert plan.wheelhouses[0].requirements == ("rfc8785",)
-    assert plan.tag == runtime_image_tag("Alt") != "windtunnel/runtime-alt:latest"
+    assert manifest.build_dir == directory.resolve()
+    assert (directory / manifest.dockerfile).resolve() == (directory / "docker" / "Alt.Dockerfile").resolve()
+    assert runtime_requirements(directory, manifest.requirements, manifest.packages) == ("rfc8785",)
+    assert runtime_image_tag("Alt") != "windtunnel/runtime-alt:latest"
     assert requirements_file(directory, manifest.requirements) == directory / "deps" / "prod.txt"
 
 
@@ -109,11 +107,12 @@ def test_without_keys_the_directorys_dockerfile_and_requirements_are_used(tmp_pa
         'name = "alt"\n[image]\nbuild = "."\n',
         {"Dockerfile": "FROM x\n", "requirements.txt": "httpx\n"},
     )
-    plan = runtime_image_plan(load_manifest(directory), tmp_path, "base:1")
-    assert plan.dockerfile == "runtimes/alt/Dockerfile" and plan.wheelhouses[0].requirements == ("httpx",)
+    manifest = load_manifest(directory)
+    assert manifest.dockerfile == "Dockerfile"
+    assert runtime_requirements(directory, manifest.requirements, manifest.packages) == ("httpx",)
     (directory / "requirements.txt").unlink()
     assert requirements_file(directory, None) is None
-    assert runtime_image_plan(load_manifest(directory), tmp_path, "b").wheelhouses[0].requirements == ()
+    assert runtime_requirements(directory, None, ()) == ()
 
 
 @pytest.mark.parametrize(
@@ -153,15 +152,11 @@ def test_local_packages_are_built_from_their_directory_and_their_dependencies_jo
     manifest = load_manifest(_with_library(tmp_path))
     check_buildable(manifest)
     assert manifest.packages == ((tmp_path / "packages" / "lib").resolve(),)
-    plan = runtime_image_plan(manifest, tmp_path, "base:1")
-    assert plan.dockerfile == "shared.Dockerfile" and plan.context == "runtimes/alt"
-    assert plan.build_args == {"RUNTIME_PACKAGE": "alt_runtime", "BASE_IMAGE": "base:1"}
-    wheels, packages = plan.wheelhouses
+    assert (manifest.directory / manifest.dockerfile).resolve() == (tmp_path / "shared.Dockerfile").resolve()
+    assert manifest.build_args == {"RUNTIME_PACKAGE": "alt_runtime"}
     # The package is never a requirement (no index is asked for its name), only its dependencies are.
-    assert wheels.requirements == ("anyio>=4", "httpx", "starlette>=0.37")
-    assert packages.directory == PACKAGE_WHEELS
-    assert [project.path for project in packages.projects] == ["packages/lib"]
-    assert runtime_requirements(manifest.directory, None, manifest.packages) == wheels.requirements
+    requirements = ("anyio>=4", "httpx", "starlette>=0.37")
+    assert runtime_requirements(manifest.directory, None, manifest.packages) == requirements
 
 
 def test_a_variant_inherits_the_packages_and_build_arguments(tmp_path: Path) -> None:

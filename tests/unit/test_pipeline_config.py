@@ -12,7 +12,7 @@ from windtunnel._config import SUITE_VERSION, bundled_root, load_settings
 from windtunnel._drivers.plugin import ContainerRuntimePlugin
 from windtunnel._pipeline.config import REFERENCE, CertifyConfig, suite_dir
 from windtunnel._runtimes.resolve import Found
-from windtunnel.errors import ConfigFileError, UnknownRuntimeError, UsageError
+from windtunnel.errors import ConfigFileError, UnknownRuntimeError
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE_DIR = REPO / "runtimes" / "reference"
@@ -126,12 +126,3 @@ def test_plain_names_resolve_as_everywhere(tmp_path: Path) -> None:
     assert reference is not None and reference.directory == REFERENCE_DIR
     with pytest.raises(UnknownRuntimeError, match="no runtime named 'no-such-runtime'"):
         config_in(tmp_path, runtimes=("no-such-runtime",))  # resolved up front: nothing starts
-
-
-def test_configured_entries_cannot_be_bound(tmp_path: Path) -> None:
-    import dataclasses
-
-    config = config_in(tmp_path, 'runtimes = [{name = "theirs", image = "x:1"}]\n')
-    bound = dataclasses.replace(config, stack="bound", bound={"theirs": object()})  # type: ignore[dict-item]
-    with pytest.raises(UsageError, match="--stack bound cannot bind"):
-        bound.descriptions()

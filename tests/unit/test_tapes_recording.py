@@ -55,25 +55,25 @@ def test_the_scripted_upstream_answers_with_the_first_golden_case() -> None:
         golden_case(bare)
 
 
-def test_record_and_replay_gateways_mount_their_tapes_as_they_need(tmp_path: Path) -> None:
+def test_record_and_replay_gateways_copy_their_tapes_in_and_out_as_they_need(tmp_path: Path) -> None:
     tape = tmp_path / "t-x.jsonl"
     replay = replay_spec(tape)
     assert (replay.mode, replay.extra_args) == ("replay", ("--tape", "/wt/tapes/t-x.jsonl"))
-    assert replay.mounts == {str(tape.resolve()): "/wt/tapes/t-x.jsonl"} and not replay.writable_mounts
+    assert replay.files == {"/wt/tapes/t-x.jsonl": tape.resolve()} and not replay.outputs
     assert not replay.needs_egress
     run = {"runtime": "reference", "pack": "p", "scenario": "s"}
     scripted = record_spec(
         "http://scripted-upstream:8000/v1", tmp_path / "o", "n", key_file=None, lineage=run
     )
-    assert scripted.writable_mounts == {str((tmp_path / "o").resolve()): "/wt/tapes"}
+    assert scripted.outputs == {"/wt/tapes": (tmp_path / "o").resolve()}
     assert "--tape-out" in scripted.extra_args and "/wt/tapes/n.jsonl" in scripted.extra_args
     assert " ".join(scripted.extra_args).endswith("--runtime reference --pack p --scenario s")
-    assert not scripted.needs_egress and not scripted.env and not scripted.mounts
+    assert not scripted.needs_egress and not scripted.env and not scripted.files
     key = tmp_path / "key"
     key.write_text("k" * 20 + "\n", encoding="utf-8")
     live = record_spec("https://api.example.com/v1", tmp_path / "o", "n", key_file=key, lineage=run)
     assert live.needs_egress and not live.env  # the key is never container env (docker inspect shows env)
-    assert live.mounts == {str(key.resolve()): KEY_PATH}  # read-only: GatewaySpec.mounts are bound ro
+    assert live.files == {KEY_PATH: key.resolve()}  # copied in as the private file it is
     assert live.extra_args[-2:] == ("--upstream-key-file", KEY_PATH)
     assert "k" * 20 not in " ".join(live.extra_args)  # the key never appears on a command line
 

@@ -1,17 +1,13 @@
-"""Wind Tunnel's Dagger module: `dagger call certify` runs the stage plan with its containers as services.
+"""Wind Tunnel's Dagger module: `dagger call certify` runs `wt certify` against a Docker engine service.
 
-The flow (every step but the awaits is a pure builder in builders.py):
-1. build the windtunnel image (gateway, mocks, runner) from the repo's Dockerfile and wheels;
-2. run `wt certify --print-plan` in it: the container plan the Docker executor runs too;
-3. build the plan's images, start the gateway, the mocks and one runtime service per env profile,
-   bound by hostname;
-4. run `wt certify --stack bound` in a runner container bound to every service: the same stage plan;
-5. return the bundle, whatever the verdict: export it, then let the gate read verdict.json.
-
-See docs/dagger.md for running it, and what differs from the Docker executor (NOT_MEASURED checks).
+Dagger provides two things: a Docker engine (the official docker:dind image as a service with insecure
+root capabilities, its state on a cache volume), and a runner container built from the source, bound to
+that engine with DOCKER_HOST pointing at it. The runner runs the same `wt certify` users run; Wind Tunnel
+finds that the engine's container addresses are not routable from the runner and certifies from a runner
+container inside the engine, so every check is measured as on a local engine (docs/dagger.md). The wiring
+is data in wiring.py, which noxfile.py's offline `certify_in_container` session reproduces with docker-py.
 """
 
-import asyncio
 import json
 import uuid
 from typing import Annotated
@@ -19,7 +15,7 @@ from typing import Annotated
 import dagger
 from dagger import DefaultPath, Doc, Ignore
 
-from . import builders
+from . import builders, wiring
 from ._sdk import check, field, function, object_type
 
 IGNORE = [
@@ -44,14 +40,21 @@ IGNORE = [
 
 Source = Annotated[dagger.Directory, DefaultPath("."), Ignore(IGNORE), Doc("The repository to certify from")]
 Repo = Annotated[dagger.Directory, DefaultPath("."), Ignore(IGNORE), Doc("The repository")]
-Runtime = Annotated[str, Doc("The runtime to certify (runtimes/**/runtime.toml name); reference always runs")]
+Runtimes = Annotated[
+    list[str] | None,
+    Doc("The runtimes to certify (names or directories of the source); none: the project's, else reference"),
+]
 SigningKey = Annotated[
     dagger.Secret | None,
     Doc(
         "ECDSA P-256 PKCS#8 PEM signing the bundle (e.g. env:WT_SIGNING_KEY); without it an ephemeral dev key"
     ),
 ]
-BaseImage = Annotated[str, Doc("BASE_IMAGE of every image (a python3 image)")]
+DindImage = Annotated[str, Doc("The Docker engine's image (default: the pinned official docker:dind)")]
+DockerHost = Annotated[
+    dagger.Secret | None,
+    Doc("DOCKER_HOST of an existing engine to use instead of starting docker:dind (e.g. tcp://host:2375)"),
+]
 
 
 @object_type
@@ -68,61 +71,63 @@ class Certification:
 
 @object_type
 class Windtunnel:
-    """Wind Tunnel: certify agent runtimes with their model gateway and MCP mocks as Dagger services."""
+    """Wind Tunnel: certify agent runtimes against a Docker engine (docker:dind, or one you name)."""
 
     @function(cache="never")
     async def certify(
         self,
         source: Source,
-        runtime: Runtime = "reference",
+        runtime: Runtimes = None,
         signing_key: SigningKey = None,
-        base_image: BaseImage = builders.BASE_IMAGE,
+        dind_image: DindImage = wiring.DIND_IMAGE,
+        docker_host: DockerHost = None,
     ) -> dagger.Directory:
-        """Certify a runtime and return the bundle (kept when checks fail: export it, then gate on
-        verdict.json, or use `certification` for the exit code)."""
-        done = await self.certification(source, runtime, signing_key, base_image)
-        bundle: dagger.Directory = done.bundle
+        """Certify and return the bundle, whatever the verdict (export it, then run `gate` on it)."""
+        bundle: dagger.Directory = self._runner(
+            source, runtime, signing_key, dind_image, docker_host
+        ).directory(wiring.BUNDLE_DIR)
         return bundle
 
     @function(cache="never")
     async def certification(
         self,
         source: Source,
-        runtime: Runtime = "reference",
+        runtime: Runtimes = None,
         signing_key: SigningKey = None,
-        base_image: BaseImage = builders.BASE_IMAGE,
+        dind_image: DindImage = wiring.DIND_IMAGE,
+        docker_host: DockerHost = None,
     ) -> Certification:
-        """Certify a runtime: the bundle, `wt certify`'s exit code and the verdict's result."""
-        requirements = builders.project_dependencies(await source.file("pyproject.toml").contents())
-        spec = builders.windtunnel_image_plan(base_image, requirements)
-        printer = builders.plan_container(
-            builders.image(source, spec, base_image), source, runtime, base_image
-        )
-        plan = json.loads(await printer.stdout())
-        if not builders.same_windtunnel_image(plan, spec):
-            raise ValueError(
-                "the container plan's windtunnel image differs from the one this module builds; "
-                "update builders.windtunnel_image_plan() to windtunnel._drivers.topology's"
-            )
-        built = builders.images(source, plan)
-        services = {
-            alias: service
-            for stack in plan["stacks"]
-            for alias, service in builders.stack_services(stack, built, source).items()
-        }
-        bound = builders.bound_document(plan, await _digests(plan, built))
-        ctr = builders.runner(
-            built[builders.WINDTUNNEL],
+        """Certify: the bundle, `wt certify`'s exit code and the verdict's result."""
+        ctr = self._runner(source, runtime, signing_key, dind_image, docker_host)
+        exit_code = await ctr.exit_code()
+        bundle = ctr.directory(wiring.BUNDLE_DIR)
+        return Certification(bundle=bundle, exit_code=exit_code, result=await _result(bundle))
+
+    @function()
+    async def gate(self, bundle: Annotated[dagger.Directory, Doc("A bundle certify returned")]) -> str:
+        """Fail unless the bundle's verdict is PASSED: the step after exporting that fails the pipeline."""
+        result = await _result(bundle)
+        if result != "PASSED":
+            raise ValueError(f"certification {result}: see verdict.json and checks.json in the bundle")
+        return "PASSED"
+
+    def _runner(
+        self,
+        source: dagger.Directory,
+        runtimes: list[str] | None,
+        signing_key: dagger.Secret | None,
+        dind_image: str,
+        docker_host: dagger.Secret | None,
+    ) -> dagger.Container:
+        engine = None if docker_host is not None else builders.engine(dind_image)
+        return builders.runner(
             source,
-            services,
-            bound=bound,
-            runtime=runtime,
+            runtimes or [],
             run=uuid.uuid4().hex,
+            engine_service=engine,
+            docker_host=docker_host,
             signing_key=signing_key,
         )
-        exit_code = await ctr.exit_code()
-        bundle = ctr.directory(builders.BUNDLE_DIR)
-        return Certification(bundle=bundle, exit_code=exit_code, result=await _result(bundle))
 
     @function()
     @check
@@ -144,22 +149,6 @@ class Windtunnel:
         """mypy --strict over src, tests, noxfile.py and pipeline."""
         output: str = await builders.typecheck(source).stdout()
         return output
-
-
-async def _digests(plan: builders.Plan, built: dict[str, dagger.Container]) -> dict[str, dict[str, str]]:
-    """Each stack's image digests, as the Docker executor records them ("windtunnel", "runtime:<name>")."""
-    names = list(built)
-    windtunnel = built[builders.WINDTUNNEL]
-    found = await asyncio.gather(*(builders.digest(windtunnel, built[name]).stdout() for name in names))
-    digests = {name: value.strip() for name, value in zip(names, found, strict=True)}
-    return {
-        stack["runtime"]: {
-            name: digests[name]
-            for name in (builders.WINDTUNNEL, f"runtime:{stack['runtime']}")
-            if name in digests
-        }
-        for stack in plan["stacks"]
-    }
 
 
 async def _result(bundle: dagger.Directory) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -12,12 +11,11 @@ from windtunnel._bundle.keys import fingerprint_of
 from windtunnel._cli.common import add_tier
 from windtunnel._config import Settings
 from windtunnel._core.tiers import certify_tiers
-from windtunnel._core.vocabulary import CERTIFY_EXIT, CertificationResult, Exit
-from windtunnel._pipeline.bound_executor import BoundExecutor
-from windtunnel._pipeline.config import STACKS, CertifyConfig
+from windtunnel._core.vocabulary import CERTIFY_EXIT, CertificationResult
+from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.outdir import out_lock, prepare_out_dir
-from windtunnel._pipeline.plan import PLAN, Executor, execute
+from windtunnel._pipeline.plan import PLAN, execute
 from windtunnel._pipeline.publish import publish
 from windtunnel._pipeline.summary import summary_table
 
@@ -50,30 +48,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     parser.add_argument("--key", type=Path, metavar="PATH", help="signing key (PKCS#8 PEM, ECDSA P-256)")
     add_tier(parser)  # certify gates on smoke + stable; --tier quarantined adds cases that never gate
-    # The Dagger module (pipeline/) starts the containers as services, then runs this same command in a
-    # runner container with --stack bound; --print-plan is how it learns which containers to start.
-    parser.add_argument(
-        "--stack",
-        choices=STACKS,
-        default="docker",
-        help="docker (default): start the containers here; bound: use the services another executor started, "
-        "at the URLs in WT_BOUND_STACKS (used by `dagger call certify`; see docs/dagger.md)",
-    )
-    parser.add_argument(
-        "--print-plan",
-        action="store_true",
-        help="print the container plan (images, services, env, aliases, stage order) as JSON and exit",
-    )
     parser.set_defaults(
         handler=execute_certify, harness_exit=CERTIFY_EXIT[CertificationResult.HARNESS_INVALID]
     )
 
 
 def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
-    if args.print_plan:
-        config = _config(args, settings)
-        sys.stdout.write(json.dumps(_plan(config, settings), indent=2) + "\n")
-        return Exit.OK
     # First, before the key or the runtimes: --out is locked and checked (only a bundle Wind Tunnel wrote
     # is replaced), and an earlier bundle must not outlive a run that stops on a bad flag.
     with out_lock(args.out):
@@ -89,7 +69,6 @@ def _config(args: argparse.Namespace, settings: Settings) -> CertifyConfig:
         out_dir=args.out.resolve(),
         fail_fast=args.fail_fast,
         key_path=args.key,
-        stack=args.stack,
         tiers=certify_tiers(args.tier),
     )
 
@@ -99,8 +78,7 @@ def _certify(config: CertifyConfig) -> int:
     _progress(
         f"runtimes {', '.join(d.name for d in config.descriptions())}; bundle in {config.out_dir}; signing with a {signer.origin.value}"
     )
-    executor: Executor = BoundExecutor() if config.stack == "bound" else DockerExecutor()
-    outcome = execute(PLAN, config, executor, progress=_progress)
+    outcome = execute(PLAN, config, DockerExecutor(), progress=_progress)
     published = publish(config, outcome, signer=signer)
     sys.stdout.write(summary_table(outcome, published.verdict) + "\n")
     if published.seal is None:
@@ -121,16 +99,3 @@ def _certify(config: CertifyConfig) -> int:
 def _progress(line: str) -> None:
     sys.stderr.write(f"wt certify: {line}\n")
     sys.stderr.flush()
-
-
-def _plan(config: CertifyConfig, settings: Settings) -> dict[str, object]:
-    from windtunnel._drivers.plugin import DriverSettings
-    from windtunnel._pipeline.container_plan import container_plan
-
-    driver = DriverSettings.from_env(settings.env)
-    # The gateway's env is left out: in live or record mode it holds the upstream API key, and a plan is
-    # printed and logged. Whoever runs those modes elsewhere passes the key as a secret of its own.
-    plan = container_plan(
-        config, base_image=driver.base_image, mode=driver.gateway.mode, extra_args=driver.gateway.extra_args
-    )
-    return plan.to_json()

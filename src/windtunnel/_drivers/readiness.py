@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 import httpx
 
-from windtunnel._drivers.container_plan_model import READY_PATH
 from windtunnel._net.tls import shared_tls_context
 from windtunnel.errors import RuntimeUnavailableError
 
+READY_PATH = "/wt/health"
+"""What a readiness probe GETs: the gateway and the mocks serve it (200); a runtime may (Contract C)."""
 NOT_IMPLEMENTED = 501
 PROBE_TIMEOUT_S = 2.0
 INTERVAL_S = 0.05

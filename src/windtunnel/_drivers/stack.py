@@ -20,11 +20,11 @@ from docker.models.containers import Container
 from docker.models.networks import Network
 
 from windtunnel._core.agent_runtime import MockServerPlan
+from windtunnel._drivers import runner_peer
 from windtunnel._drivers.cleanup import remove_run
+from windtunnel._drivers.files import archive_of, copy_out, empty_directories, put
 from windtunnel._drivers.network import ROLE_LABEL, RUN_LABEL, create_run_network, run_labels
 from windtunnel._drivers.readiness import wait_listening
-
-# Commands, aliases and ports come from the container plan that the Dagger executor reads too.
 from windtunnel._drivers.topology import (
     ANY_ADDRESS,
     GATEWAY_ALIAS,
@@ -52,7 +52,6 @@ __all__ = [
     "GatewaySpec",
     "RunningContainer",
     "alias_for",
-    "host_path",
     "logs_tail",
 ]
 
@@ -61,16 +60,18 @@ __all__ = [
 class GatewaySpec:
     """How the gateway container serves: script (default), live/record to an upstream, replay a tape.
 
-    `mounts` are read-only (host path -> container path: a tape to replay); `writable_mounts` are
-    read-write (the directory a record gateway writes its tape into).
+    `files` (container path -> host path: a tape to replay, the upstream key file) are copied in before it
+    starts; `outputs` (container directory -> host directory: where a record gateway writes its tape) start
+    empty and are copied out by `ContainerStack.collect_outputs()`. No host path is ever bind-mounted, so
+    any engine works (windtunnel._drivers.files).
     """
 
     mode: str = "script"
     extra_args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
-    mounts: Mapping[str, str] = field(default_factory=dict)
+    files: Mapping[str, Path] = field(default_factory=dict)
     needs_egress: bool = False
-    writable_mounts: Mapping[str, str] = field(default_factory=dict)
+    outputs: Mapping[str, Path] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -116,6 +117,7 @@ class ContainerStack:
             self._network = create_run_network(
                 self.client, self.run_id, session=self.session, labels=self.labels
             )
+            runner_peer.join(self._network)  # a runner in a container reaches the run by its addresses
         return self._network
 
     def gateway(self) -> GatewayClient:
@@ -149,13 +151,24 @@ class ContainerStack:
                 command=gateway_args(spec.mode, spec.extra_args),
                 alias=GATEWAY_ALIAS,
                 env=dict(spec.env),
-                mounts=dict(spec.mounts),
-                writable=dict(spec.writable_mounts),
+                files=dict(spec.files),
+                outputs=list(spec.outputs),
                 role="gateway",
             )
             if spec.needs_egress:
                 self._attach_egress(self._gateway.container)
         return self._gateway
+
+    def collect_outputs(self) -> list[Path]:
+        """Copy the gateway's `outputs` directories out to their host directories; the files written."""
+        if self._gateway is None:
+            return []
+        container = self._gateway.container
+        return [
+            path
+            for inside, host in self.gateway_spec.outputs.items()
+            for path in copy_out(container, inside, host)
+        ]
 
     @property
     def gateway_url_for_agents(self) -> str:
@@ -204,7 +217,7 @@ class ContainerStack:
                 self.windtunnel_image,
                 command=mock_args(plan.pack, plan.server),
                 alias=mock_alias(plan.pack, plan.server),
-                mounts={str(pack_root): pack_mount(plan.pack)},
+                files={pack_mount(plan.pack): pack_root},
                 role="mock",
             )
         return self._starting[key]
@@ -220,16 +233,15 @@ class ContainerStack:
         command: list[str] | None = None,
         alias: str,
         env: Mapping[str, str] | None = None,
-        mounts: Mapping[str, str] | None = None,
+        files: Mapping[str, Path] | None = None,
         role: str,
-        writable: Mapping[str, str] | None = None,
+        outputs: Sequence[str] = (),
     ) -> RunningContainer:
         """Start a labelled container on the run network under `alias`; return it with its IP.
 
-        `mounts` are bound read-only, `writable` read-write (host path -> container path).
+        `files` (container path -> host file or directory) are copied in before it starts, and `outputs`
+        (container directories) are created empty for it to write into (windtunnel._drivers.files).
         """
-        volumes = {source: {"bind": target, "mode": "ro"} for source, target in (mounts or {}).items()}
-        volumes |= {source: {"bind": target, "mode": "rw"} for source, target in (writable or {}).items()}
         name = f"{self.network.name}-{alias}-{uuid.uuid4().hex[:4]}"
         try:
             container = self.client.containers.create(
@@ -237,7 +249,6 @@ class ContainerStack:
                 command=command,
                 name=name,
                 environment=dict(env or {}),
-                volumes=volumes,
                 labels={**self.labels, ROLE_LABEL: role},
                 network=self.network.name,
                 detach=True,
@@ -245,6 +256,10 @@ class ContainerStack:
                     self.network.name: self.client.api.create_endpoint_config(aliases=[alias])
                 },
             )
+            if files:
+                put(container, archive_of(files), f"the {role}'s files")
+            if outputs:
+                put(container, empty_directories(list(outputs)), f"the {role}'s output directories")
             container.start()
             container.reload()
         except DockerException as exc:
@@ -352,7 +367,3 @@ def logs_tail(container: Container, lines: int = 20) -> str:
     except DockerException:
         return "    <no logs>"
     return "\n".join(f"    {line}" for line in text.splitlines()) or "    <empty>"
-
-
-def host_path(path: Path) -> str:
-    return str(path.resolve())

@@ -7,20 +7,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from windtunnel._config import SUITE_VERSION, Settings, bundled_root, default_lock_dir
 from windtunnel._core.rates import Price
-from windtunnel._runtimes.resolve import REFERENCE, Found, RuntimeDescription, resolve_runtimes
-from windtunnel.errors import ConfigFileError, UnknownRuntimeError, UsageError
+from windtunnel._runtimes.resolve import REFERENCE, RuntimeDescription, resolve_runtimes
+from windtunnel.errors import ConfigFileError, UnknownRuntimeError
 
-if TYPE_CHECKING:
-    from windtunnel._drivers.bound import BoundStack
-
-__all__ = ["REFERENCE", "STACKS", "CertifyConfig", "embedded_default", "suite_dir", "utc_now"]
-
-STACKS = ("docker", "bound")
-"""docker: this process starts every container; bound: another executor (Dagger) started them (WT_BOUND_STACKS)."""
+__all__ = ["REFERENCE", "CertifyConfig", "embedded_default", "suite_dir", "utc_now"]
 
 
 def utc_now() -> datetime:
@@ -32,10 +25,8 @@ class CertifyConfig:
     """`runtimes` are the runtimes to certify, as the user named them (names, directories, images...); the
     reference runtime always runs too, as the harness's known-good control. `project` is the config they
     resolve against (its `[tool.windtunnel] runtimes` entries; default: `root` with no config), and
-    `described` holds them resolved (from_settings() resolves them once, up front; the binding to `bound`
-    stacks is applied on top). `suite_dir` holds
-    requirement sets, poisons and expected failures. `bound` holds the stacks another executor started
-    (`stack="bound"`), by runtime name."""
+    `described` holds them resolved (from_settings() resolves them once, up front). `suite_dir` holds
+    requirement sets, poisons and expected failures."""
 
     runtimes: tuple[str, ...]
     pack_refs: tuple[str, ...]
@@ -48,8 +39,6 @@ class CertifyConfig:
     key_pem: str | None = None
     certification: bool = True
     clock: Callable[[], datetime] = field(default=utc_now)
-    stack: str = "docker"
-    bound: Mapping[str, BoundStack] = field(default_factory=dict)
     lock_dir: Path = field(default_factory=default_lock_dir)
     project: Settings | None = None
     described: tuple[RuntimeDescription, ...] = ()
@@ -67,12 +56,10 @@ class CertifyConfig:
         return tuple(dict.fromkeys((REFERENCE, *self.runtimes)))
 
     def descriptions(self) -> tuple[RuntimeDescription, ...]:
-        """Every runtime of the run resolved by the one resolver (the reference control first), each once;
-        bound to the running services of another executor under --stack bound. Two different runtimes
-        with one name are a usage error naming both."""
+        """Every runtime of the run resolved by the one resolver (the reference control first), each once.
+        Two different runtimes with one name are a usage error naming both."""
         project = self.project or Settings(root=self.root, source=None)
-        found = self.described or resolve_runtimes(self.all_runtimes, project)
-        return tuple(_bind(d, self.bound[d.name]) if d.name in self.bound else d for d in found)
+        return self.described or resolve_runtimes(self.all_runtimes, project)
 
     def description_of(self, name: str) -> RuntimeDescription:
         found = next((d for d in self.descriptions() if d.name == name), None)
@@ -89,7 +76,6 @@ class CertifyConfig:
         out_dir: Path,
         fail_fast: bool = False,
         key_path: Path | None = None,
-        stack: str = "docker",
         tiers: tuple[str, ...] = (),
     ) -> CertifyConfig:
         """Read once: the project's config, or with none the embedded default (the bundled reference
@@ -106,41 +92,11 @@ class CertifyConfig:
             fail_fast=fail_fast,
             key_path=key_path,
             key_pem=settings.env_value("WT_SIGNING_KEY"),
-            stack=stack,
-            bound=_bound_stacks(settings) if stack == "bound" else {},
             lock_dir=settings.lock_dir,
             project=project,
             tiers=tiers,
         )
-        resolved = dataclasses.replace(config, described=resolve_runtimes(config.all_runtimes, project))
-        resolved.descriptions()  # under --stack bound, what cannot be bound is refused now too
-        return resolved
-
-
-def _bind(description: RuntimeDescription, stack: BoundStack) -> RuntimeDescription:
-    """The runtime bound to services another executor started from its runtime.toml (Dagger)."""
-    from windtunnel._drivers.bound import ENV_VAR, BoundRuntimePlugin
-
-    if description.found is Found.CONFIG:
-        raise UsageError(
-            f"runtime {description.name!r} comes from a build=/image= config entry, which --stack bound "
-            "cannot bind",
-            hint="under Dagger, certify a runtimes/**/runtime.toml by name (docs/dagger.md)",
-            runtime=description.name,
-        )
-    if description.manifest is None or description.driver != "container":
-        raise UnknownRuntimeError(
-            f"{ENV_VAR} binds runtime {description.name!r}, but it is not a runtimes/**/runtime.toml "
-            f"container runtime ({description.origin})",
-            hint="run from the repository the plan was made from",
-            runtime=description.name,
-        )
-    return dataclasses.replace(
-        description,
-        plugin=BoundRuntimePlugin(description.manifest, stack),
-        origin=f"{description.origin}, bound ({ENV_VAR})",
-        max_concurrency=BoundRuntimePlugin.max_concurrency,
-    )
+        return dataclasses.replace(config, described=resolve_runtimes(config.all_runtimes, project))
 
 
 def embedded_default(settings: Settings) -> Settings:
@@ -171,16 +127,3 @@ def suite_dir(root: Path, version: str) -> Path:
         path=str(root / wanted),
         field="requirement_set",
     )
-
-
-def _bound_stacks(settings: Settings) -> Mapping[str, BoundStack]:
-    from windtunnel._drivers.bound import ENV_VAR, load_bound_stacks
-
-    text = settings.env_value(ENV_VAR)
-    if not text:
-        raise ConfigFileError(
-            f"--stack bound needs {ENV_VAR}: the URLs of the services another executor started",
-            hint="run it inside `dagger call certify` (pipeline/), or use the default --stack docker",
-            field=ENV_VAR,
-        )
-    return load_bound_stacks(text)

@@ -11,9 +11,6 @@ class DockerExecutor:
     """Every container and network of a run carries `windtunnel.caller=<certify run id>` (whatever
     WT_SESSION_LABEL puts under `windtunnel.session`); that label finds and removes them."""
 
-    unmeasurable: tuple[str, ...] = ()
-    """This executor measures every check itself."""
-
     def prepare(self, run_id: str) -> list[str]:
         return sweep_leftovers(docker_client())
 

@@ -51,11 +51,7 @@ PLAN: tuple[Step, ...] = (
 
 
 class Executor(Protocol):
-    """Container plumbing around the plan: what is left behind, cleaning it up, what it cannot measure."""
-
-    unmeasurable: tuple[str, ...]
-    """`<stage>/<check>` patterns (fnmatch) this executor cannot measure on any runtime: such a check is
-    NOT_MEASURED, so no runtime is certified on it, but the reference control is not blamed for it."""
+    """Container plumbing around the plan: what is left behind, and cleaning it up."""
 
     def prepare(self, run_id: str) -> list[str]:
         """Remove leftovers of earlier runs that died; return what was removed."""
@@ -89,15 +85,12 @@ def execute(
     outcome.swept = executor.prepare(outcome.run_id)
     for line in outcome.swept:
         progress(f"removed a leftover of a dead run: {line}")
-    if config.stack == "docker":
-        ensure_images(runs)
+    ensure_images(runs)
     write_started(config, outcome)
     for run in runs:
         outcome.runs.append(run)
         _run_runtime(plan, config, suite, selected, run, outcome.run_id, progress)
-    outcome.harness = harness_checks(
-        outcome, suite, _leftovers(executor, outcome.run_id), unmeasurable=executor.unmeasurable
-    )
+    outcome.harness = harness_checks(outcome, suite, _leftovers(executor, outcome.run_id))
     return outcome
 
 

@@ -20,7 +20,7 @@ from windtunnel._core.agent_runtime import AgentConfig, ModelSpec
 from windtunnel._core.reference import ReferenceCase
 from windtunnel._drivers.container import DEFAULT_MODEL, ContainerRuntime
 from windtunnel._drivers.network import CALLER_LABEL
-from windtunnel._drivers.stack import ANY_ADDRESS, ContainerStack, GatewaySpec, host_path
+from windtunnel._drivers.stack import ANY_ADDRESS, ContainerStack, GatewaySpec
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._packs.pack import Pack
 from windtunnel._runner.batch import effective_config, make_probe
@@ -34,16 +34,16 @@ from windtunnel._tapes.policy import SCRIPTED_UPSTREAM_ALIAS, SCRIPTED_UPSTREAM_
 from windtunnel.errors import HarnessError
 
 TAPE_DIR = "/wt/tapes"
-"""Where tapes are mounted inside the gateway container (read-only for replay, writable for record)."""
+"""Where tapes are inside the gateway container (copied in for replay, copied out after a recording)."""
 KEY_PATH = "/wt/secrets/upstream-key"
-"""Where a record gateway's upstream key file is mounted, read-only: never an env var `docker inspect` shows."""
+"""Where a record gateway's upstream key file is copied in: never an env var `docker inspect` shows."""
 
 
 def replay_spec(tape_path: Path) -> GatewaySpec:
-    """A replay gateway serving `tape_path`, mounted read-only. It runs in development mode: staleness is
-    judged by the harness with its own (injectable) clock, not by the container's clock."""
+    """A replay gateway serving `tape_path`, copied in. It runs in development mode: staleness is judged by
+    the harness with its own (injectable) clock, not by the container's clock."""
     inside = f"{TAPE_DIR}/{tape_path.name}"
-    return GatewaySpec(mode="replay", extra_args=("--tape", inside), mounts={host_path(tape_path): inside})
+    return GatewaySpec(mode="replay", extra_args=("--tape", inside), files={inside: tape_path.resolve()})
 
 
 def record_spec(
@@ -54,9 +54,10 @@ def record_spec(
     key_file: Path | None,
     lineage: Mapping[str, str],
 ) -> GatewaySpec:
-    """A record gateway proxying to `upstream` and writing `<out_dir>/<tape_name>.jsonl` (mounted writable).
+    """A record gateway proxying to `upstream` and writing `<out_dir>/<tape_name>.jsonl` (copied out by
+    `ContainerStack.collect_outputs()` once the tape is flushed).
 
-    `key_file` (the upstream key) is mounted read-only and named with --upstream-key-file; `lineage` (runtime,
+    `key_file` (the upstream key) is copied in and named with --upstream-key-file; `lineage` (runtime,
     pack, scenario) is what the tape says it recorded. A real upstream needs the egress network; the
     scripted stand-in lives on the run network itself.
     """
@@ -67,23 +68,23 @@ def record_spec(
         if lineage.get(key)
         for item in (f"--{key}", lineage[key])
     ]
-    mounts = {}
+    files = {}
     if key_file is not None:
         args += ["--upstream-key-file", KEY_PATH]
-        mounts[host_path(key_file)] = KEY_PATH
+        files[KEY_PATH] = key_file.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     return GatewaySpec(
         mode="record",
         extra_args=tuple(args),
-        mounts=mounts,
-        writable_mounts={host_path(out_dir): TAPE_DIR},
+        files=files,
+        outputs={TAPE_DIR: out_dir.resolve()},
         needs_egress=not is_scripted(upstream),
     )
 
 
 @contextmanager
 def key_file_for(key: str | None, given: Path | None) -> Iterator[Path | None]:
-    """The key as a file to mount: `given` as it is, else `key` written to a private temporary file that is
+    """The key as a file to copy in: `given` as it is, else `key` written to a private temporary file that is
     removed afterwards (so the key reaches the container as a read-only file, never as its environment)."""
     if given is not None or key is None:
         yield given

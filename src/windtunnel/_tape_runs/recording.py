@@ -41,8 +41,8 @@ from windtunnel.errors import SelectionError, UsageError, WindTunnelError
 class RecordOptions:
     """`upstream=None` records against the scripted stand-in; `promote=False` leaves run tapes only.
 
-    The upstream key is `api_key_file` (mounted read-only into the record gateway) or `api_key` (written to
-    a private temporary file for the run and mounted the same way).
+    The upstream key is `api_key_file` (copied into the record gateway, read-only for it) or `api_key` (written to
+    a private temporary file for the run and copied in the same way).
     """
 
     runtime: str
@@ -176,6 +176,7 @@ def _record_run(
     )
     # Written while the gateway still runs: a record run that recorded nothing fails here (tape_not_recorded).
     runtime.stack.gateway().flush_tape()
+    runtime.stack.collect_outputs()
     return result
 
 

@@ -1,0 +1,57 @@
+"""The wiring of `dagger call certify`, as plain data: a Docker engine, a runner bound to it, one command.
+
+The Dagger module (main.py, builders.py) builds its engine service and runner container from this, and so
+does noxfile.py's `certify_in_container` session, which reproduces the same wiring offline with docker-py
+(an engine container, a runner container on a shared network). tests/unit/test_dagger_module.py asserts
+that the two agree. Standard library only: the nox session imports it without dagger-io.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+DIND_IMAGE = "docker:29.10.1-dind"
+"""The official Docker-in-Docker image, pinned by tag (docs/dagger.md says why not by digest yet)."""
+ENGINE_ALIAS = "docker"
+"""The engine's host name for the runner (a Dagger service binding; a network alias in the simulation)."""
+ENGINE_PORT = 2375
+DOCKER_HOST = f"tcp://{ENGINE_ALIAS}:{ENGINE_PORT}"
+ENGINE_ARGS = (
+    "dockerd",
+    "--host=unix:///var/run/docker.sock",
+    f"--host=tcp://0.0.0.0:{ENGINE_PORT}",
+    "--tls=false",
+)
+"""The engine listens on its own unix socket too: the runner container Wind Tunnel starts inside it (when
+container addresses are not routable from the runner) reaches the engine through that socket."""
+ENGINE_ENV = {"DOCKER_TLS_CERTDIR": ""}
+"""No TLS: the engine is reached only on the private link between the two (docker:dind reads this)."""
+ENGINE_STATE = "/var/lib/docker"
+ENGINE_STATE_CACHE = "windtunnel-dind-state"
+"""A cache volume on the engine's state: images built by one run are there for the next (warm runs)."""
+
+SOURCE_DIR = "/src"
+CACHE_DIR = "/wt/cache"
+CACHE_VOLUME = "windtunnel-cache"
+"""WT_CACHE_DIR of the runner: wheelhouses and the saved base image, kept between runs."""
+BUNDLE_DIR = "/wt/bundle"
+KEY_ENV = "WT_SIGNING_KEY"
+"""The signing key, as a secret variable of the runner (never a file of the source, never in the bundle)."""
+RUN_ENV = "WT_DAGGER_RUN"
+"""Unique per call: a certification must run, not replay a cached one."""
+
+
+def runner_env(run: str) -> dict[str, str]:
+    """The runner's environment (the signing key aside, which is a secret)."""
+    return {"DOCKER_HOST": DOCKER_HOST, "WT_CACHE_DIR": CACHE_DIR, RUN_ENV: run}
+
+
+def certify_command(runtimes: Sequence[str]) -> list[str]:
+    """The command users run, in the runner: `wt certify` with the runtimes, into BUNDLE_DIR."""
+    return ["wt", "certify", *(arg for name in runtimes for arg in ("--runtime", name)), "--out", BUNDLE_DIR]
+
+
+RUNNER_MOUNTS = {CACHE_DIR: CACHE_VOLUME}
+"""Container path -> cache volume, in the runner."""
+ENGINE_MOUNTS = {ENGINE_STATE: ENGINE_STATE_CACHE}
+"""Container path -> cache volume, in the engine."""
