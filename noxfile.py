@@ -101,6 +101,19 @@ def certify(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def certify_in_container(session: nox.Session) -> None:
+    """`dagger call certify`'s wiring offline (tests/dind/simulation.py, docs/dagger.md): an engine container
+    from a Docker-in-Docker image built from Debian packages, a runner container bound to it running the same
+    `wt certify`; a cold run and a warm one (wall times printed), each bundle verified against the test key."""
+    _install(session)
+    out = "out/dind"
+    runs = ["--out", out, "--key", f"{TEST_SIGNER}.pem", "--runs", "2"]
+    session.run("python", "-m", "tests.dind.simulation", *runs, *session.posargs)
+    for run in ("run-1", "run-2"):
+        session.run("wt", "verify", f"{out}/{run}", "--key", f"{TEST_SIGNER}.pub.pem")
+
+
+@nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
     """Benchmarks that print ratios (runner overhead, stack overhead, tape replay, warm certify)."""
     _install(session)

@@ -1,6 +1,6 @@
 """The Dagger module (pipeline/), offline: it imports and registers without an engine, and the engine service
 and runner container it would start are wiring.py's, which the offline simulation (noxfile.py's
-`certify_in_container`, tools/dind_wiring.py) starts with docker-py.
+`certify_in_container`, tests/dind/simulation.py) starts with docker-py.
 
 No engine is faked: the module's builders only chain lazy SDK calls, and these tests read the chains
 (`_ctx.selections`, the query each object would send) without ever sending one. Skipped where dagger-io
@@ -191,3 +191,36 @@ def test_an_existing_engine_and_the_key_are_secrets_and_no_dind_is_started(build
     assert not args_of(chain, "withServiceBinding")
     assert [a["name"] for a in args_of(chain, "withSecretVariable")] == ["DOCKER_HOST", "WT_SIGNING_KEY"]
     assert "DOCKER_HOST" not in _env(chain)  # the secret, never a plain variable
+
+
+def test_the_offline_simulation_starts_what_the_module_wires(
+    module: Any, builders: Any, tmp_path: Path
+) -> None:
+    """One wiring: the simulation's docker-py containers carry the module's args, env, mounts and command."""
+    from tests.dind import simulation
+
+    wiring = module.wiring
+    assert simulation.wiring().__dict__.keys() >= {"ENGINE_ARGS", "runner_env", "certify_command"}
+    for privileged in (True, False):
+        engine = simulation.engine_spec("img", "net", "state", privileged=privileged)
+        chain = calls(builders.engine())
+        (service,) = args_of(chain, "asService")
+        assert engine["command"] == service["args"] == list(wiring.ENGINE_ARGS)
+        assert engine["environment"] == _env(chain) == wiring.ENGINE_ENV
+        assert engine["networking_config_aliases"] == [wiring.ENGINE_ALIAS]
+        assert f"{wiring.ENGINE_PORT}/tcp" in engine["ports"]
+        state = {v["bind"]: k for k, v in engine["volumes"].items() if v["bind"] != "/sys/fs/cgroup"}
+        assert set(state) == set(_caches(chain)) == set(wiring.ENGINE_MOUNTS)
+        assert engine.get("privileged", False) is privileged
+    runner = simulation.runner_spec(
+        "img", "net", run="r1", runtimes=["reference", "runtimes/x"], cache_dir=tmp_path, key_pem="pem"
+    )
+    chain = _runner(builders, engine_service=builders.engine(), signing_key=dagger.dag.set_secret("k", "pem"))
+    *_, last = args_of(chain, "withExec")
+    assert runner["command"] == last["args"]
+    assert (
+        runner["working_dir"] == wiring.SOURCE_DIR and ("withWorkdir", {"path": wiring.SOURCE_DIR}) in chain
+    )
+    secrets = [a["name"] for a in args_of(chain, "withSecretVariable")]
+    assert runner["environment"] == {**_env(chain), **dict.fromkeys(secrets, "pem")}
+    assert {v["bind"] for v in runner["volumes"].values()} == set(_caches(chain)) == set(wiring.RUNNER_MOUNTS)

@@ -1,7 +1,7 @@
 """The wiring of `dagger call certify`, as plain data: a Docker engine, a runner bound to it, one command.
 
 The Dagger module (main.py, builders.py) builds its engine service and runner container from this, and so
-does noxfile.py's `certify_in_container` session, which reproduces the same wiring offline with docker-py
+does noxfile.py's `certify_in_container` session (tests/dind/simulation.py), which reproduces the same wiring offline with docker-py
 (an engine container, a runner container on a shared network). tests/unit/test_dagger_module.py asserts
 that the two agree. Standard library only: the nox session imports it without dagger-io.
 """
@@ -42,8 +42,14 @@ RUN_ENV = "WT_DAGGER_RUN"
 
 
 def runner_env(run: str) -> dict[str, str]:
-    """The runner's environment (the signing key aside, which is a secret)."""
-    return {"DOCKER_HOST": DOCKER_HOST, "WT_CACHE_DIR": CACHE_DIR, RUN_ENV: run}
+    """The runner's environment (the signing key aside, which is a secret). PYTHONPATH runs windtunnel from
+    the source it was installed from: the source is the checkout that builds the images."""
+    return {
+        "DOCKER_HOST": DOCKER_HOST,
+        "WT_CACHE_DIR": CACHE_DIR,
+        RUN_ENV: run,
+        "PYTHONPATH": f"{SOURCE_DIR}/src",
+    }
 
 
 def certify_command(runtimes: Sequence[str]) -> list[str]:

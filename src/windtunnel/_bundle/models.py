@@ -141,7 +141,15 @@ class HostInfo(_Model):
     platform: str = Field(description="OS and architecture, e.g. Linux-x86_64")
     python: str
     hostname: str | None = Field(default=None, description="no longer written; older bundles may carry it")
-    engine: str | None = Field(default=None, description="container engine and version, e.g. docker 20.10")
+    engine: str | None = Field(
+        default=None,
+        description="container engine, version, OS and architecture, e.g. docker 20.10 (linux/amd64)",
+    )
+    executor: str | None = Field(
+        default=None,
+        description="host: the runner reached the containers from this machine; container: from a runner "
+        "container inside the engine (a remote engine, Docker Desktop, docker:dind)",
+    )
 
 
 class RuntimeInfo(_Model):

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from windtunnel._bundle import load_signer
+from windtunnel._bundle import Signer, load_signer
 from windtunnel._bundle.keys import fingerprint_of
 from windtunnel._cli.common import add_tier
 from windtunnel._config import Settings
@@ -14,6 +14,7 @@ from windtunnel._core.tiers import certify_tiers
 from windtunnel._core.vocabulary import CERTIFY_EXIT, CertificationResult
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.docker_executor import DockerExecutor
+from windtunnel._pipeline.executor_mode import MODES, choose, in_container, runner_flags
 from windtunnel._pipeline.outdir import out_lock, prepare_out_dir
 from windtunnel._pipeline.plan import PLAN, execute
 from windtunnel._pipeline.publish import publish
@@ -48,6 +49,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     parser.add_argument("--key", type=Path, metavar="PATH", help="signing key (PKCS#8 PEM, ECDSA P-256)")
     add_tier(parser)  # certify gates on smoke + stable; --tier quarantined adds cases that never gate
+    parser.add_argument(
+        "--executor",
+        choices=MODES,
+        default="auto",
+        help="how the checks reach the containers: host (from this process), container (from a runner "
+        "container inside the engine: a remote DOCKER_HOST, Docker Desktop, docker:dind), or auto (default: "
+        "host when a probe container's address is reachable from here, else container)",
+    )
     parser.set_defaults(
         handler=execute_certify, harness_exit=CERTIFY_EXIT[CertificationResult.HARNESS_INVALID]
     )
@@ -59,7 +68,12 @@ def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
     with out_lock(args.out):
         for line in prepare_out_dir(args.out):
             _progress(f"removed {line}")
-        return _certify(_config(args, settings))
+        config = _config(args, settings)
+        signer = load_signer(key_path=config.key_path, key_pem=config.key_pem)  # a bad key stops it here
+        if choose(args.executor, _progress) == "container":
+            flags = runner_flags(args.fail_fast, args.tier)
+            return in_container(config, runtimes=tuple(args.runtime), flags=flags, progress=_progress)
+        return _certify(config, signer)
 
 
 def _config(args: argparse.Namespace, settings: Settings) -> CertifyConfig:
@@ -73,8 +87,7 @@ def _config(args: argparse.Namespace, settings: Settings) -> CertifyConfig:
     )
 
 
-def _certify(config: CertifyConfig) -> int:
-    signer = load_signer(key_path=config.key_path, key_pem=config.key_pem)  # a bad key stops it here
+def _certify(config: CertifyConfig, signer: Signer) -> int:
     _progress(
         f"runtimes {', '.join(d.name for d in config.descriptions())}; bundle in {config.out_dir}; signing with a {signer.origin.value}"
     )

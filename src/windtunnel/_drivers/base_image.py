@@ -135,28 +135,35 @@ def ensure_base_image(
     suite: str = DEFAULT_SUITE,
     mirror: str | None = None,
     pull_timeout: float = DEFAULT_PULL_TIMEOUT_S,
+    cache_dir: Path | None = None,
 ) -> str:
     """An image reference usable as the BASE_IMAGE build arg.
 
     Order: `base_image` if present locally; `base_image` pulled within `pull_timeout`; a previously
-    bootstrapped image; a fresh bootstrap (cached under bootstrap_tag(suite) for next time). For the
-    default base image the bootstrapped one is tried before the pull, so warm runs on a machine with no
-    registry never wait on one; an explicitly chosen image always gets its pull attempt first.
+    bootstrapped image, in the engine or loaded from its tar (windtunnel._drivers.base_transfer: saved
+    under `cache_dir`, or saved now from the local engine); a fresh bootstrap (cached under
+    bootstrap_tag(suite) and saved as a tar for next time). For the default base image the bootstrapped
+    one is tried before the pull, so warm runs on a machine with no registry never wait on one; an
+    explicitly chosen image always gets its pull attempt first.
     """
+    from windtunnel._drivers.base_transfer import save, saved_tar, transfer
+
     if image_present(client, base_image):
         return base_image
     cached = bootstrap_tag(suite)
     prefer_cached = base_image == DEFAULT_BASE_IMAGE
-    if prefer_cached and image_present(client, cached):
+    if prefer_cached and (image_present(client, cached) or transfer(client, cached, cache_dir)):
         log.info("using the bootstrapped base image %s in place of %s", cached, base_image)
         return cached
     if try_pull(client, base_image, timeout=pull_timeout):
         return base_image
-    if image_present(client, cached):
+    if image_present(client, cached) or transfer(client, cached, cache_dir):
         log.warning("%s cannot be pulled; using the bootstrapped %s instead", base_image, cached)
         return cached
     log.warning("%s cannot be pulled; bootstrapping %s from Debian packages", base_image, cached)
-    return bootstrap_base_image(client, tag=cached, suite=suite, mirror=mirror)
+    tag = bootstrap_base_image(client, tag=cached, suite=suite, mirror=mirror)
+    save(client, tag, saved_tar(tag, cache_dir))  # never bootstrapped twice, in any engine
+    return tag
 
 
 def image_present(client: docker.DockerClient, reference: str) -> bool:

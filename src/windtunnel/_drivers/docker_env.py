@@ -27,11 +27,14 @@ def docker_client(
     env: Mapping[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> docker.DockerClient:
-    """A client that has answered a ping. `base_url` wins over DOCKER_HOST, which wins over the socket.
+    """A client that has answered a ping. `base_url` wins over DOCKER_HOST, which wins over the docker
+    context (DOCKER_CONTEXT, else the current one of ~/.docker/config.json), which wins over the socket.
 
     Raises EngineUnavailableError naming the address tried and the engine's answer.
     """
     environ = dict(os.environ if env is None else env)
+    if base_url is None and not environ.get("DOCKER_HOST"):
+        base_url = context_host(environ)
     target = base_url or environ.get("DOCKER_HOST") or DEFAULT_SOCKET
     if target.startswith("unix://"):
         _reach_socket(target, timeout)
@@ -51,6 +54,32 @@ def docker_client(
             address=target,
         ) from exc
     return client
+
+
+def context_host(env: Mapping[str, str]) -> str | None:
+    """The engine address of the docker context in use (None for the default context, or none found)."""
+    from docker.context import ContextAPI
+    from docker.errors import ContextNotFound
+
+    name = env.get("DOCKER_CONTEXT") or None
+    try:
+        context = ContextAPI.get_context(name)
+    except (ContextNotFound, DockerException, OSError, ValueError) as exc:
+        raise EngineUnavailableError(
+            f"docker context {name or '(current)'} cannot be read: {exc}",
+            hint="`docker context ls` lists the contexts; set DOCKER_CONTEXT to one, or DOCKER_HOST",
+            address=name or "",
+        ) from exc
+    if context is None and name is not None:
+        raise EngineUnavailableError(
+            f"DOCKER_CONTEXT names the docker context {name!r}, which does not exist",
+            hint="`docker context ls` lists the contexts; set DOCKER_CONTEXT to one, or unset it",
+            address=name,
+        )
+    if context is None or context.name == "default":
+        return None
+    host = context.Host
+    return str(host) if host else None
 
 
 def _reach_socket(target: str, timeout: float) -> None:

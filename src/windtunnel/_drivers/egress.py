@@ -14,6 +14,7 @@ import uuid
 from docker.errors import DockerException
 
 from windtunnel._core.abilities import EgressReport
+from windtunnel._drivers import runner_peer
 from windtunnel._drivers.readiness import wait_listening
 from windtunnel._drivers.stack import GATEWAY_ALIAS, GATEWAY_PORT, MOCK_PORT, ContainerStack
 from windtunnel.errors import HarnessError, RuntimeUnavailableError
@@ -60,6 +61,7 @@ def run_egress_probe(stack: ContainerStack) -> EgressReport:
     )
     canary = None
     try:
+        runner_peer.join(outside_net)  # the runner waits for the canary by its address on this network
         canary = stack.client.containers.run(
             stack.windtunnel_image,
             entrypoint=["python3", "-m", "http.server", "8000"],
@@ -85,6 +87,7 @@ def run_egress_probe(stack: ContainerStack) -> EgressReport:
     finally:
         if canary is not None:
             canary.remove(force=True)
+        runner_peer.leave(outside_net)
         outside_net.remove()
     return EgressReport(
         default_route=bool(result["default_route"]),

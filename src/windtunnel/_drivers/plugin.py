@@ -79,7 +79,10 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
     from windtunnel._drivers.images import build_windtunnel_image, windtunnel_source_root
 
     check_buildable(manifest)
-    base = ensure_base_image(client, settings.base_image)
+    prebuilt = _prebuilt(client, manifest.name)
+    if prebuilt is not None:
+        return prebuilt
+    base = ensure_base_image(client, settings.base_image, cache_dir=settings.cache_dir)
     harness = build_windtunnel_image(
         client, repo_root=windtunnel_source_root(), base_image=base, cache_dir=settings.cache_dir
     )
@@ -97,6 +100,17 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
         runtime=runtime_ref,
         digests={"windtunnel": harness.digest, f"runtime:{manifest.name}": runtime_digest},
     )
+
+
+def _prebuilt(client: Any, runtime: str) -> Images | None:
+    """In a runner container the host side built the images (windtunnel._drivers.prebuilt): use those."""
+    from windtunnel._drivers.prebuilt import prebuilt_for, require_present
+
+    found = prebuilt_for(os.environ, runtime)
+    if found is None:
+        return None
+    require_present(client, found)
+    return Images(windtunnel=found["windtunnel"], runtime=found["runtime"], digests=dict(found["digests"]))
 
 
 def build_manifest_image(

@@ -59,9 +59,18 @@ def _engine() -> str | None:
     try:
         from windtunnel._drivers.docker_env import docker_client, engine_version
 
-        return f"docker {engine_version(docker_client(timeout=5))}"
+        client = docker_client(timeout=5)
+        facts = client.version()
+        return f"docker {engine_version(client)} ({facts.get('Os', '?')}/{facts.get('Arch', '?')})"
     except Exception:  # noqa: BLE001 - run.json records the engine when one answers; its absence is no error here
         return None
+
+
+def executor_mode() -> str:
+    """How this run reached its containers: from a runner container inside the engine, or from here."""
+    from windtunnel._drivers.runner_peer import runner_name
+
+    return "container" if runner_name() is not None else "host"
 
 
 def portable(config: CertifyConfig) -> Portable:
@@ -93,6 +102,7 @@ def run_info(
             platform=f"{platform.system()}-{platform.machine()}",
             python=platform.python_version(),
             engine=_engine() if engine else None,
+            executor=executor_mode(),
         ),
         started_at=datetime.fromtimestamp(outcome.started_at, UTC),
         ended_at=config.clock(),

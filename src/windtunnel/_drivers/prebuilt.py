@@ -1,0 +1,56 @@
+"""Images built before the run by whoever started it: the host side of a runner container hands them over.
+
+`wt certify` in a runner container (windtunnel._pipeline.in_container) never builds: the host side built
+every image in the engine (it has pip and the wheelhouses), and names them in WT_PREBUILT_IMAGES, by runtime:
+`{"<runtime>": {"windtunnel": "<image id>", "runtime": "<image id or ref>", "digests": {...}}}`. Each is
+checked to be in the engine before it is used.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from windtunnel.errors import ConfigFileError, HarnessError
+
+ENV_VAR = "WT_PREBUILT_IMAGES"
+
+
+def encode(images: Mapping[str, Mapping[str, Any]]) -> str:
+    return json.dumps(images, sort_keys=True)
+
+
+def prebuilt_for(env: Mapping[str, str], runtime: str) -> Mapping[str, Any] | None:
+    """The prebuilt images of `runtime`, or None when nobody built them before the run."""
+    text = env.get(ENV_VAR)
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+        entry = data[runtime]
+        if not all(isinstance(entry[key], str) for key in ("windtunnel", "runtime")):
+            raise TypeError("image ids must be strings")
+        dict(entry["digests"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigFileError(
+            f"{ENV_VAR} names no usable images for runtime {runtime!r} ({type(exc).__name__}: {exc})",
+            hint=f"{ENV_VAR} is written by `wt certify` for its runner container; unset it to build here",
+            field=ENV_VAR,
+        ) from exc
+    found: Mapping[str, Any] = entry
+    return found
+
+
+def require_present(client: Any, images: Mapping[str, Any]) -> None:
+    """Every prebuilt image is in the engine (a HarnessError naming the one that is not)."""
+    from docker.errors import DockerException
+
+    for key in ("windtunnel", "runtime"):
+        try:
+            client.images.get(images[key])
+        except DockerException as exc:
+            raise HarnessError(
+                f"the prebuilt {key} image {images[key]} is not in the engine: {exc}",
+                hint="the host side builds every image before it starts the runner container; rerun it",
+            ) from exc

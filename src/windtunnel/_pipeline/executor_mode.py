@@ -1,0 +1,100 @@
+"""Which way `wt certify` reaches its containers: from this process (host) or from a runner container.
+
+`--executor auto` decides by a real reachability probe (windtunnel._drivers.reach); `host` and
+`container` choose outright. A process that already runs in a runner container is always `host`. In
+container mode the host side builds every image first (timed: where the cold time goes), then hands the
+run to windtunnel._pipeline.in_container.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from windtunnel._pipeline.config import CertifyConfig
+from windtunnel.errors import WindTunnelError
+
+MODES = ("auto", "host", "container")
+
+
+def choose(requested: str, progress: Callable[[str], None]) -> str:
+    """`host` or `container`, saying why when it was decided here."""
+    from windtunnel._drivers.runner_peer import runner_name
+
+    if runner_name() is not None:
+        return "host"  # already the runner inside the engine
+    if requested != "auto":
+        return requested
+    from windtunnel._drivers.base_image import ensure_base_image
+    from windtunnel._drivers.docker_env import docker_client
+    from windtunnel._drivers.plugin import DriverSettings
+    from windtunnel._drivers.reach import probe_reach
+
+    settings = DriverSettings.from_env(os.environ)
+    client = docker_client()
+    base = ensure_base_image(client, settings.base_image, cache_dir=settings.cache_dir)
+    reach = probe_reach(client, base, os.environ.get("DOCKER_HOST"))
+    mode = "host" if reach.routable else "container"
+    progress(f"executor {mode}: {reach.evidence}")
+    return mode
+
+
+def build_images(config: CertifyConfig, progress: Callable[[str], None]) -> tuple[Any, dict[str, Any]]:
+    """Every container runtime's images, built in the engine here; the client and WT_PREBUILT_IMAGES' data.
+
+    A runtime whose own image does not build is left out: the runner's build stage then fails it as it
+    would on a local engine. The reference control's images must build.
+    """
+    from windtunnel._drivers.base_image import ensure_base_image
+    from windtunnel._drivers.docker_env import docker_client
+    from windtunnel._drivers.plugin import DriverSettings, prepare_images
+    from windtunnel._pipeline.config import REFERENCE
+
+    settings = DriverSettings.from_env(os.environ)
+    client = docker_client()
+    started = time.perf_counter()
+    ensure_base_image(client, settings.base_image, cache_dir=settings.cache_dir)
+    progress(f"cold time: base image {time.perf_counter() - started:.1f} s")
+    images: dict[str, Any] = {}
+    for description in config.descriptions():
+        if description.manifest is None or description.driver != "container":
+            continue
+        started = time.perf_counter()
+        try:
+            built = prepare_images(client, description.manifest, settings)
+        except WindTunnelError as exc:
+            if description.name == REFERENCE:
+                raise
+            progress(f"images of {description.name} did not build here; its build stage will say why: {exc}")
+            continue
+        images[description.name] = {
+            "windtunnel": built.windtunnel,
+            "runtime": built.runtime,
+            "digests": dict(built.digests),
+        }
+        progress(f"cold time: images of {description.name} {time.perf_counter() - started:.1f} s")
+    return client, images
+
+
+def runner_flags(fail_fast: bool, tiers: Sequence[str] | None) -> list[str]:
+    """The flags of this `wt certify` that the runner's must repeat (--out, --key and --runtime aside)."""
+    flags = ["--fail-fast"] if fail_fast else []
+    return flags + [arg for tier in tiers or () for arg in ("--tier", tier)]
+
+
+def in_container(
+    config: CertifyConfig,
+    *,
+    runtimes: Sequence[str],
+    flags: Sequence[str],
+    progress: Callable[[str], None],
+) -> int:
+    """Build the images here, then certify from a runner container inside the engine."""
+    from windtunnel._pipeline.in_container import certify_in_container
+
+    client, images = build_images(config, progress)
+    return certify_in_container(
+        client, config, runtimes=runtimes, flags=flags, images=images, progress=progress
+    )
