@@ -11,6 +11,7 @@ nox.options.sessions = ["lint", "typecheck", "mcp_conformance", "tests", "runtim
 PYTHON = "3.11"
 THIRDPARTY_RUNTIMES = ["openai-agents", "pydantic-ai"]
 THIRDPARTY_TESTS = "tests/integration/test_thirdparty_runtimes.py"
+DIND_TESTS = "tests/dind"
 COVERAGE_JSON = "out/coverage.json"
 INJECT_LIBRARY = "packages/windtunnel-inject"
 """The Contract C server library the runtimes are built on: its own distribution, tested and typed here."""
@@ -30,7 +31,9 @@ def tests(session: nox.Session) -> None:
     _install(session)
     session.run("coverage", "erase")
     # The third-party runtimes' in-process tests need their SDKs: `runtimes` runs them, one venv each.
-    session.run("coverage", "run", "-m", "pytest", f"--ignore={THIRDPARTY_TESTS}", *session.posargs)
+    # tests/dind needs the Docker-in-Docker engine of `nox -s certify_in_container`, which runs it.
+    ignored = [f"--ignore={THIRDPARTY_TESTS}", f"--ignore={DIND_TESTS}"]
+    session.run("coverage", "run", "-m", "pytest", *ignored, *session.posargs)
     session.run("coverage", "combine", "--quiet")
     session.run("coverage", "json", "--quiet", "-o", COVERAGE_JSON)
     floor = ["python", "tools/coverage_floor.py", COVERAGE_JSON]
@@ -111,6 +114,9 @@ def certify_in_container(session: nox.Session) -> None:
     session.run("python", "-m", "tests.dind.simulation", *runs, *session.posargs)
     for run in ("run-1", "run-2"):
         session.run("wt", "verify", f"{out}/{run}", "--key", f"{TEST_SIGNER}.pub.pem")
+    # The acceptance points on the same engine image and warm state: DOCKER_HOST from the host, a poison,
+    # SIGTERM (tests/dind/test_in_container.py).
+    session.run("pytest", DIND_TESTS)
 
 
 @nox.session(python=PYTHON)

@@ -180,14 +180,15 @@ def _wait_ready(docker: Any, port: int, container: Any) -> None:
     deadline = time.monotonic() + ENGINE_READY_S
     while time.monotonic() < deadline:
         try:
-            with docker.DockerClient(base_url=f"tcp://127.0.0.1:{port}", timeout=5) as inner:
-                inner.ping()
-                return
+            inner = docker.DockerClient(base_url=f"tcp://127.0.0.1:{port}", timeout=5)  # asks its version
         except Exception:  # not up yet
             container.reload()
             if container.status == "exited":
                 break
             time.sleep(0.5)
+            continue
+        inner.close()
+        return
     logs = container.logs(tail=30).decode("utf-8", "replace")
     raise SystemExit(f"the engine container did not answer on 127.0.0.1:{port}:\n{logs}")
 

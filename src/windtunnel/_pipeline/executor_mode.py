@@ -34,7 +34,9 @@ def choose(requested: str, progress: Callable[[str], None]) -> str:
 
     settings = DriverSettings.from_env(os.environ)
     client = docker_client()
+    started = time.perf_counter()
     base = ensure_base_image(client, settings.base_image, cache_dir=settings.cache_dir)
+    progress(f"cold time: base image {time.perf_counter() - started:.1f} s (the probe runs on it)")
     reach = probe_reach(client, base, os.environ.get("DOCKER_HOST"))
     mode = "host" if reach.routable else "container"
     progress(f"executor {mode}: {reach.evidence}")
