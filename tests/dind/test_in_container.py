@@ -154,7 +154,15 @@ def test_sigterm_stops_the_runner_and_leaves_nothing_in_either_engine(
     finally:
         if process.poll() is None:
             process.kill()
-    reader.join(timeout=30)
-    assert code == 128 + signal.SIGTERM, "".join(lines[-40:])
-    assert _ours(inner) == []  # the runner, and every container and network of its run
-    assert _ours(docker.from_env(), f"windtunnel.owner.pid={process.pid}") == []
+            process.wait()
+        reader.join(timeout=30)
+        if process.stderr is not None:
+            process.stderr.close()
+    local = docker.from_env()
+    try:
+        assert code == 128 + signal.SIGTERM, "".join(lines[-40:])
+        assert _ours(inner) == []  # the runner, and every container and network of its run
+        assert _ours(local, f"windtunnel.owner.pid={process.pid}") == []
+    finally:
+        inner.close()
+        local.close()
