@@ -56,6 +56,11 @@ __all__ = [
 ]
 
 
+READY_TIMEOUT_S = 60.0
+"""How long the gateway and a mock may take to serve. Several stacks start at once (the tapes stage replays
+its tapes side by side), and on a loaded machine a mock was seen to need close to 30 s."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GatewaySpec:
     """How the gateway container serves: script (default), live/record to an upstream, replay a tape.
@@ -125,7 +130,7 @@ class ContainerStack:
         if self._gateway_client is None:
             running = self._start_gateway()
             client = GatewayClient(f"http://{running.ip}:{GATEWAY_PORT}")
-            self._wait(lambda: client.wait_until_healthy(timeout=30.0), running, "model gateway")
+            self._wait(lambda: client.wait_until_healthy(timeout=READY_TIMEOUT_S), running, "model gateway")
             client.liveness = container_liveness(running, "model gateway")  # from now on, a death is named
             self._gateway_client = client
         return self._gateway_client
@@ -201,7 +206,7 @@ class ContainerStack:
                 plan.server, mock_url(plan.pack, plan.server), f"http://{running.ip}:{MOCK_PORT}"
             )
             what = f"MCP mock {plan.pack}/{plan.server}"
-            self._wait(lambda: handle.wait_ready(30.0), running, what)
+            self._wait(lambda: handle.wait_ready(READY_TIMEOUT_S), running, what)
             handle.liveness = container_liveness(running, what)
             self._mocks[key] = (running, handle)
         handle = self._mocks[key][1]
