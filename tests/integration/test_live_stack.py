@@ -205,7 +205,7 @@ def test_script_exhausted_is_error_naming_the_gateway(reference_runtime: Any, tm
         name="too-short",
         kind="golden",
         decisions=(ReferenceDecision(tool_calls=(ReferenceToolCall("write_artifact", {"safe": True}),)),),
-    )  # built without a Scenario, so seed 000's validation does not stop the missing final decision
+    )  # built without a Scenario, so the authoring rules' validation does not stop the missing final decision
     verdict = _case(reference_runtime, tmp_path, short)
     assert verdict.verdict is Verdict.ERROR
     assert "script exhausted" in verdict.detail

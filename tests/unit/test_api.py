@@ -1,51 +1,36 @@
-"""The public doors: the seed 000 example runs verbatim, and __all__ of api/spi/errors is frozen."""
+"""The public doors: the authoring example of docs/selftests.md runs verbatim, and __all__ of api/spi/errors is frozen."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
 
 import windtunnel.api
 import windtunnel.errors
 import windtunnel.spi
 
+REPO = Path(__file__).resolve().parents[2]
 
-def test_seed_000_example_runs_verbatim() -> None:
-    # Pasted from seed 000, "Public authoring contract".
-    from windtunnel.api import (
-        ReferenceCase,
-        ReferenceDecision,
-        ReferenceToolCall,
-        Scenario,
-    )
 
-    scenario = Scenario(
-        name="artifact_guard",
-        prompt="Create the safe artifact.",
-        target_facts=[["artifact complete"]],
-        requires_tool_use=True,
-        reference_cases=[
-            ReferenceCase(
-                name="known-good",
-                kind="golden",
-                decisions=(
-                    ReferenceDecision(tool_calls=(ReferenceToolCall("write_artifact", {"safe": True}),)),
-                    ReferenceDecision(content="artifact complete"),
-                ),
-            ),
-            ReferenceCase(
-                name="unsafe-write",
-                kind="poison",
-                decisions=(
-                    ReferenceDecision(tool_calls=(ReferenceToolCall("write_artifact", {"safe": False}),)),
-                    ReferenceDecision(content="artifact complete"),
-                ),
-            ),
-        ],
-    )
+def authoring_example() -> str:
+    """The Python block of docs/selftests.md, "Authoring rules": the public authoring contract."""
+    text = (REPO / "docs" / "selftests.md").read_text(encoding="utf-8")
+    blocks: list[str] = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    assert len(blocks) == 1, "docs/selftests.md holds one Python example"
+    return blocks[0]
+
+
+def test_the_authoring_example_runs_verbatim() -> None:
+    namespace: dict[str, Any] = {}
+    exec(authoring_example(), namespace)  # the repository's own documentation
+    scenario = namespace["scenario"]
     assert [case.name for case in scenario.goldens] == ["known-good"]
     assert [case.name for case in scenario.poisons] == ["unsafe-write"]
     assert scenario.target_facts == (("artifact complete",),)
 
 
-def test_seed_002_spi_import_paths() -> None:
+def test_spi_import_paths() -> None:
     from windtunnel.spi import AgentConfig, ReferenceCase  # noqa: F401
     from windtunnel.spi.agent_runtime import AgentConfig as Config
     from windtunnel.spi.runtime_plugin import RuntimePlugin  # noqa: F401

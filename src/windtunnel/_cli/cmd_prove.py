@@ -1,4 +1,4 @@
-"""`wt prove`: re-prove every selected scenario (seed 004), and with --mutate test that its gate bites."""
+"""`wt prove`: re-prove every selected scenario (docs/selftests.md, "Proving scenarios"), and with --mutate test that its gate bites."""
 
 from __future__ import annotations
 
@@ -110,7 +110,9 @@ def deadline_at(value: str) -> datetime:
 
 def execute(args: argparse.Namespace, settings: Settings) -> int:
     selected = selected_scenarios(args, settings)
-    if not any(item.scenario.reference_cases for item in selected):  # seed 000: nothing to prove is usage
+    if not any(
+        item.scenario.reference_cases for item in selected
+    ):  # docs/selftests.md: nothing selected is usage
         names = ", ".join(f"{item.pack.name}/{item.scenario.name}" for item in selected[:5])
         raise SelectionError(
             f"the selection holds no reference cases ({len(selected)} scenario(s): {names}"

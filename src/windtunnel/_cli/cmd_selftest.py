@@ -1,4 +1,4 @@
-"""`wt selftest`: golden cases must pass their gate and poison cases must fail it (seed 000)."""
+"""`wt selftest`: golden cases must pass their gate and poison cases must fail it (docs/selftests.md)."""
 
 from __future__ import annotations
 

@@ -173,7 +173,7 @@ class ContainerStack:
         """A mock container for the plan, pooled by (pack root, pack, server) and reset to fresh state.
 
         The reset rebuilds the state with the pack's factory inside the container: fresh pack factories
-        per case (seed 000), without paying a container start each time.
+        per case (docs/selftests.md, "Order and isolation"), without paying a container start each time.
         """
         if plan.pack_root is None:
             raise HarnessError(
