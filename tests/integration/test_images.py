@@ -98,7 +98,8 @@ def test_wt_help_runs_in_the_windtunnel_image(
     output = _run(docker_client, windtunnel_image.id, ["--help"], session_labels, network="none")
     assert "Wind Tunnel certifies the plumbing of agent test harnesses." in output
     assert "images" in output
-    labels = docker_client.images.get(windtunnel_image.tag).labels
+    # By id: another checkout's build may move the tag meanwhile.
+    labels = docker_client.images.get(windtunnel_image.id).labels
     assert labels[CONTENT_HASH_LABEL] == windtunnel_image.content_hash
     assert labels[IMAGE_KIND_LABEL] == "windtunnel"
     assert windtunnel_image.digest.startswith("sha256:")
