@@ -85,7 +85,9 @@ def test_an_unknown_key_in_windtunnel_toml_names_that_file(tmp_path: Path) -> No
     with pytest.raises(ConfigFileError) as caught:
         load_settings(tmp_path, env={})
     message = str(caught.value)
-    assert "windtunnel.toml: unknown key 'requirements'; did you mean 'requirement_set'? known keys" in message
+    assert (
+        "windtunnel.toml: unknown key 'requirements'; did you mean 'requirement_set'? known keys" in message
+    )
     assert caught.value.hint == "rename it to 'requirement_set'"
 
 
