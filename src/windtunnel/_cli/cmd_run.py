@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from windtunnel._cli.common import add_output, add_selection, emit, selected_scenarios
+from windtunnel._cli.values import count, file_path
 from windtunnel._config import Settings
 from windtunnel._report.junit import CaseRecord, to_junit
 from windtunnel._runner.execute import RunResult
@@ -14,7 +15,6 @@ from windtunnel._runner.output import append_ledger
 from windtunnel._runner.sweep import SweepOptions, SweepResult, run_sweep
 from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel._score.models import ScoreStatus
-from windtunnel.errors import UsageError
 from windtunnel.spi.agent_runtime import AgentConfig
 
 
@@ -35,25 +35,23 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "entry), a runtime directory, module:attr, or an image reference with its tag",
     )
     add_selection(parser)
-    parser.add_argument("--runs", type=int, default=1, metavar="N", help="runs per scenario (default 1)")
+    parser.add_argument("--runs", type=count, default=1, metavar="N", help="runs per scenario (default 1)")
     parser.add_argument("--scheduler", choices=("serial", "concurrent"), default="serial")
     parser.add_argument(
         "--max-concurrency",
-        type=int,
+        type=count,
         default=1,
         metavar="N",
         help="jobs at once with --scheduler concurrent; never above the plugin's max_concurrency",
     )
     parser.add_argument(
-        "--runs-dir", type=Path, metavar="DIR", help="where traces and score sidecars go (default runs/)"
+        "--runs-dir", type=file_path, metavar="DIR", help="where traces and score sidecars go (default runs/)"
     )
     add_output(parser)
     parser.set_defaults(handler=execute)
 
 
 def execute(args: argparse.Namespace, settings: Settings) -> int:
-    if args.runs < 1:
-        raise UsageError(f"--runs is {args.runs}", hint="pass --runs 1 or more", field="--runs")
     description = resolve_runtime(args.runtime, settings)
     selected = selected_scenarios(args, settings)
     runs_dir = args.runs_dir or settings.runs_dir

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from windtunnel._cli.values import http_url
+from windtunnel._cli.values import file_path, http_url
 from windtunnel._config import Settings
 from windtunnel._gateway.upstream_key import (
     KEY_ENV,
@@ -62,7 +61,7 @@ def add_record(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add_key_file_argument(record)
     record.add_argument("--model", metavar="NAME", help="the model name the runtime asks for")
     record.add_argument(
-        "--out", type=Path, metavar="DIR", help="traces, scores and run tapes (default runs/tapes)"
+        "--out", type=file_path, metavar="DIR", help="traces, scores and run tapes (default runs/tapes)"
     )
     record.add_argument("--no-promote", action="store_true", help="write run tapes only; promote nothing")
     record.set_defaults(handler=execute_record)
