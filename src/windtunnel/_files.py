@@ -13,13 +13,19 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def write_atomic_bytes(path: Path, data: bytes) -> None:
-    """write_atomic for bytes: a temporary file beside `path`, flushed, then renamed over it."""
+    """write_atomic for bytes: a temporary file beside `path`, flushed, then renamed over it. An OSError
+    names `path` (a full disk fails the write, which knows no file name)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
         Path(temporary).replace(path)
+    except OSError as exc:
+        Path(temporary).unlink(missing_ok=True)
+        if exc.filename is not None:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

@@ -34,7 +34,9 @@ ORIGIN_LABEL = "windtunnel.base.origin"
 
 
 class BaseImageError(HarnessError):
-    """No base image could be found, pulled or bootstrapped."""
+    """No base image could be found, pulled or bootstrapped: a fault of the machine (every verb exits 2)."""
+
+    environment = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,6 +12,7 @@ marker). A symlink anywhere is refused: Wind Tunnel writes none, and following o
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -62,23 +63,24 @@ def out_lock(out: Path) -> Iterator[Path]:
     directory fails at once with the holder's pid instead of racing the first."""
     resolved = out.resolve()
     lock = resolved.with_name(f".{resolved.name}.wt-lock")
-    try:
-        resolved.parent.mkdir(parents=True, exist_ok=True)
-        with held_lock(lock, owner=f"wt certify --out {resolved.name}") as holder:
-            if holder is not None:
-                raise UsageError(
-                    f"--out {resolved} is in use by another wt certify (pid {holder}); two runs into one "
-                    "directory would overwrite each other's bundle",
-                    hint="wait for that run to finish, or pass another --out",
-                    path=str(resolved),
-                )
-            yield lock
-    except OSError as exc:
-        raise UsageError(
-            f"cannot lock --out {resolved}: {exc.strerror or exc}",
-            hint="pass an --out whose parent directory you can write to",
-            path=str(resolved),
-        ) from exc
+    with contextlib.ExitStack() as held:
+        try:  # only taking the lock is reported as such: an OSError of the run itself goes on as it is
+            resolved.parent.mkdir(parents=True, exist_ok=True)
+            holder = held.enter_context(held_lock(lock, owner=f"wt certify --out {resolved.name}"))
+        except OSError as exc:
+            raise UsageError(
+                f"cannot lock --out {resolved}: {exc.strerror or exc}",
+                hint="pass an --out whose parent directory you can write to",
+                path=str(resolved),
+            ) from exc
+        if holder is not None:
+            raise UsageError(
+                f"--out {resolved} is in use by another wt certify (pid {holder}); two runs into one "
+                "directory would overwrite each other's bundle",
+                hint="wait for that run to finish, or pass another --out",
+                path=str(resolved),
+            )
+        yield lock
 
 
 def prepare_out_dir(out: Path) -> list[str]:

@@ -64,6 +64,10 @@ class Executor(Protocol):
         """Containers or networks of this run still present (after every runtime was closed)."""
         ...
 
+    def check_engine(self) -> None:
+        """Raise EngineUnavailableError when the engine this run uses stopped answering."""
+        ...
+
 
 def execute(
     plan: Sequence[Step],
@@ -91,9 +95,13 @@ def execute(
     if config.stack == "docker":
         ensure_images(runs)
     write_started(config, outcome)
-    for run in runs:
-        outcome.runs.append(run)
-        _run_runtime(plan, config, suite, selected, run, outcome.run_id, progress)
+    try:
+        for run in runs:
+            outcome.runs.append(run)
+            _run_runtime(plan, config, executor, suite, selected, run, outcome.run_id, progress)
+    except BaseException:  # a stop signal or the engine gone: whatever of this run is left goes now
+        _leftovers(executor, outcome.run_id)
+        raise
     outcome.harness = harness_checks(
         outcome, suite, _leftovers(executor, outcome.run_id), unmeasurable=executor.unmeasurable
     )
@@ -103,6 +111,7 @@ def execute(
 def _run_runtime(
     plan: Sequence[Step],
     config: CertifyConfig,
+    executor: Executor,
     suite: Suite,
     selected: list[Selected],
     run: RuntimeRun,
@@ -129,6 +138,7 @@ def _run_runtime(
                 progress=progress,
             )
             _run_step(step, context)
+            executor.check_engine()  # an engine that went away stops the run: nothing more can be measured
 
 
 def ensure_images(runs: Sequence[RuntimeRun]) -> None:

@@ -31,6 +31,7 @@ from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import CertifyOutcome
 from windtunnel._pipeline.portable import Portable
 from windtunnel._report.page import render_bundle_report
+from windtunnel._signals import deferred_stop
 
 # The conformance kit and bundled packs; 2 added tool_call_ids and config_reaches_model, stricter checks;
 # 3 added tool_results_reach_model.
@@ -140,4 +141,6 @@ def publish(config: CertifyConfig, outcome: CertifyOutcome, *, signer: Signer | 
     if verdict.result is CertificationResult.HARNESS_INVALID:
         return Published(verdict=verdict, seal=None)
     host = HostFacts.here(config.root)  # the project's absolute path counts as a host fact too
-    return Published(verdict=verdict, seal=seal_bundle(out, signer=signer, host=host))
+    with deferred_stop():  # a stop signal waits for the seal: never a half-signed bundle
+        sealed = seal_bundle(out, signer=signer, host=host)
+    return Published(verdict=verdict, seal=sealed)

@@ -1,0 +1,99 @@
+"""Stop signals, one way for every verb: SIGINT, SIGTERM and SIGHUP unwind the stack like Ctrl-C, a second exits.
+
+The first stop signal raises `Stopped` (a KeyboardInterrupt) where the program is, so every cleanup on the
+way out runs: post_run() and close() of an open runtime, its containers and networks, the machine-wide and
+--out locks. What was written stays (a certify bundle keeps its evidence, unsigned). `wt` then exits
+128 + the signal's number: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP (`EXIT_CODES`).
+
+A second stop signal while that cleanup runs exits at once with the same code, without a traceback and
+without waiting for the engine: what is left is labelled with its run and owner pid, so the next run (or
+`wt images sweep`) removes it once this process is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from types import FrameType
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+EXIT_CODES = {sig: 128 + int(sig) for sig in STOP_SIGNALS}
+"""The exit code after a stop signal: 130 SIGINT, 143 SIGTERM, 129 SIGHUP."""
+_DEFAULTS = (signal.SIG_DFL, signal.default_int_handler)
+
+
+class Stopped(KeyboardInterrupt):
+    """A stop signal arrived; `.code` is the exit code it asks for."""
+
+    def __init__(self, signum: int) -> None:
+        self.signal = signal.Signals(signum)
+        self.code = EXIT_CODES.get(self.signal, 128 + signum)
+        super().__init__(f"stopped by signal {self.signal.name}")
+
+
+class _State:
+    stopping: signal.Signals | None = None
+    deferring: int = 0
+    pending: signal.Signals | None = None
+
+
+def exit_code(interrupt: KeyboardInterrupt) -> int:
+    """The exit code for an interrupt: its signal's, or 130 for a plain KeyboardInterrupt (Ctrl-C)."""
+    return interrupt.code if isinstance(interrupt, Stopped) else EXIT_CODES[signal.SIGINT]
+
+
+@contextlib.contextmanager
+def stop_signals(signals: tuple[signal.Signals, ...] = STOP_SIGNALS) -> Iterator[None]:
+    """While inside, each of `signals` raises Stopped, and a second one exits at once (module docstring).
+
+    Only from the main thread, and only over a default handler: a handler someone else installed (a test
+    runner's, a server's) is theirs. The handlers in place before are restored on the way out."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    replaced = {}
+    for sig in signals:
+        if signal.getsignal(sig) in _DEFAULTS:
+            replaced[sig] = signal.signal(sig, _on_signal)
+    try:
+        yield
+    finally:
+        for sig, handler in replaced.items():
+            if signal.getsignal(sig) is _on_signal:  # unless someone replaced it meanwhile
+                signal.signal(sig, handler)
+        if replaced:
+            _State.stopping = None
+
+
+@contextlib.contextmanager
+def deferred_stop() -> Iterator[None]:
+    """A stop signal arriving inside is raised when the block ends, so the block (signing a bundle) is
+    never left half done; a second one still exits at once."""
+    _State.deferring += 1
+    try:
+        yield
+    finally:
+        _State.deferring -= 1
+    pending, _State.pending = _State.pending, None
+    if pending is not None and _State.deferring == 0:
+        raise Stopped(pending)
+
+
+def _on_signal(signum: int, _frame: FrameType | None) -> None:
+    if _State.stopping is not None:
+        code = EXIT_CODES.get(signal.Signals(signum), 128 + signum)
+        os.write(
+            2,
+            f"wt: {signal.Signals(signum).name} again: exiting now (exit {code}) without finishing the "
+            "cleanup; what is left carries this run's labels and goes with the next run or "
+            "`wt images sweep`\n".encode(),
+        )
+        os._exit(code)
+    _State.stopping = signal.Signals(signum)
+    if _State.deferring:
+        _State.pending = _State.stopping
+        return
+    raise Stopped(signum)
