@@ -22,7 +22,7 @@ from windtunnel._drivers.stack import ContainerStack, GatewaySpec
 from windtunnel._env_values import env_seconds
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S
 from windtunnel._runtimes.manifest import RuntimeManifest, check_buildable
-from windtunnel.errors import ConfigFileError, HarnessError
+from windtunnel.errors import ConfigFileError, HarnessError, RuntimeFault
 
 if TYPE_CHECKING:
     from windtunnel._drivers.container import ContainerRuntime
@@ -88,7 +88,7 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
         ensure_image(client, manifest.name, runtime_ref)
         runtime_digest = client.images.get(runtime_ref).id
     else:
-        built = build_manifest_image(client, manifest, base_image=base, cache_dir=settings.cache_dir)
+        built = _runtime_image(client, manifest, base, settings.cache_dir)
         runtime_ref, runtime_digest = built.id, built.digest
     # By id, not tag: the engine may be shared, and a tag can be moved by another build meanwhile, so the
     # containers would not run the images the bundle records.
@@ -97,6 +97,29 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
         runtime=runtime_ref,
         digests={"windtunnel": harness.digest, f"runtime:{manifest.name}": runtime_digest},
     )
+
+
+class RuntimeBuildError(RuntimeFault):
+    """The image of a runtime under certification did not build (its Dockerfile, its requirements or its
+    packages): the runtime's failure, not Wind Tunnel's. `.log_tail` holds the build's last lines."""
+
+
+def _runtime_image(client: Any, manifest: RuntimeManifest, base: str, cache_dir: Path | None) -> BuiltImage:
+    """The runtime's own image; what fails in it is the runtime's (RuntimeBuildError), while the base image
+    and the windtunnel image, built before it, stay Wind Tunnel's (HarnessError)."""
+    from windtunnel._drivers.images import ImageBuildError
+    from windtunnel._drivers.wheelhouse import WheelhouseError
+
+    try:
+        return build_manifest_image(client, manifest, base_image=base, cache_dir=cache_dir)
+    except (ImageBuildError, WheelhouseError) as exc:
+        first, *rest = exc.message.splitlines() or [""]
+        raise RuntimeBuildError(
+            f"the image of runtime {manifest.name!r} did not build: {first}",
+            hint=exc.hint,
+            runtime=manifest.name,
+            log_tail=list(getattr(exc, "log_tail", None) or rest[-25:]),
+        ) from exc
 
 
 def build_manifest_image(
