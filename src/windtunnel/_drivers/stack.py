@@ -22,6 +22,7 @@ from docker.models.networks import Network
 from windtunnel._drivers.cleanup import remove_run
 from windtunnel._drivers.network import ROLE_LABEL, RUN_LABEL, create_run_network, run_labels
 from windtunnel._drivers.readiness import wait_listening
+from windtunnel._drivers.secrets import put_secrets
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._mcp.http_handle import HttpMCPHandle
 from windtunnel._net.liveness import Liveness
@@ -62,7 +63,8 @@ class GatewaySpec:
     """How the gateway container serves: script (default), live/record to an upstream, replay a tape.
 
     `mounts` are read-only (host path -> container path: a tape to replay); `writable_mounts` are
-    read-write (the directory a record gateway writes its tape into).
+    read-write (the directory a record gateway writes its tape into). `secrets` (container path -> content:
+    the upstream key) are put into the container before it starts, read-only for its user; never shown.
     """
 
     mode: str = "script"
@@ -71,6 +73,7 @@ class GatewaySpec:
     mounts: Mapping[str, str] = field(default_factory=dict)
     needs_egress: bool = False
     writable_mounts: Mapping[str, str] = field(default_factory=dict)
+    secrets: Mapping[str, str] = field(default_factory=dict, repr=False)
 
 
 @dataclass(slots=True)
@@ -151,6 +154,7 @@ class ContainerStack:
                 env=dict(spec.env),
                 mounts=dict(spec.mounts),
                 writable=dict(spec.writable_mounts),
+                secrets=dict(spec.secrets),
                 role="gateway",
             )
             if spec.needs_egress:
@@ -223,10 +227,12 @@ class ContainerStack:
         mounts: Mapping[str, str] | None = None,
         role: str,
         writable: Mapping[str, str] | None = None,
+        secrets: Mapping[str, str] | None = None,
     ) -> RunningContainer:
         """Start a labelled container on the run network under `alias`; return it with its IP.
 
-        `mounts` are bound read-only, `writable` read-write (host path -> container path).
+        `mounts` are bound read-only, `writable` read-write (host path -> container path); `secrets`
+        (container path -> content) are put into the container before it starts (windtunnel._drivers.secrets).
         """
         volumes = {source: {"bind": target, "mode": "ro"} for source, target in (mounts or {}).items()}
         volumes |= {source: {"bind": target, "mode": "rw"} for source, target in (writable or {}).items()}
@@ -245,6 +251,7 @@ class ContainerStack:
                     self.network.name: self.client.api.create_endpoint_config(aliases=[alias])
                 },
             )
+            put_secrets(container, secrets or {})
             container.start()
             container.reload()
         except DockerException as exc:
