@@ -46,11 +46,15 @@ def exit_code(interrupt: KeyboardInterrupt) -> int:
 
 
 @contextlib.contextmanager
-def stop_signals(signals: tuple[signal.Signals, ...] = STOP_SIGNALS) -> Iterator[None]:
+def stop_signals(
+    signals: tuple[signal.Signals, ...] = STOP_SIGNALS, *, until_exit: bool = False
+) -> Iterator[None]:
     """While inside, each of `signals` raises Stopped, and a second one exits at once (module docstring).
 
     Only from the main thread, and only over a default handler: a handler someone else installed (a test
-    runner's, a server's) is theirs. The handlers in place before are restored on the way out."""
+    runner's, a server's) is theirs. The handlers in place before are restored on the way out, except
+    with `until_exit` (`wt` itself) after a stop: then the signals are ignored from there on, so the
+    process ends with the stop's exit code, not killed by a late second signal."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -61,6 +65,10 @@ def stop_signals(signals: tuple[signal.Signals, ...] = STOP_SIGNALS) -> Iterator
     try:
         yield
     finally:
+        if until_exit and _State.stopping is not None:
+            # The process is on its way out with the stop's code: a late signal must not kill it by that
+            # signal instead (Python's finalization puts back the default handlers, but not SIG_IGN).
+            replaced = dict.fromkeys(replaced, signal.SIG_IGN)
         for sig, handler in replaced.items():
             if signal.getsignal(sig) is _on_signal:  # unless someone replaced it meanwhile
                 signal.signal(sig, handler)

@@ -70,23 +70,23 @@ def left_behind(client: docker.DockerClient, env: dict[str, str]) -> tuple[list[
     return [str(c.name) for c in containers], [str(n.name) for n in networks]
 
 
-def wt_process(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+def wt_process(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[bytes]:
     """`wt ARGS` as its own process (stdout and stderr to files in `cwd`, so nothing blocks on a pipe)."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "windtunnel._cli.main", *args],
-        cwd=cwd,
-        env=env,
-        stdout=(cwd / "stdout.txt").open("w"),
-        stderr=(cwd / "stderr.txt").open("w"),
-        text=True,
-    )
+    with (cwd / "stdout.txt").open("w") as stdout, (cwd / "stderr.txt").open("w") as stderr:
+        return subprocess.Popen(  # the child keeps its own copies of the two files
+            [sys.executable, "-m", "windtunnel._cli.main", *args],
+            cwd=cwd,
+            env=env,
+            stdout=stdout,
+            stderr=stderr,
+        )
 
 
 def output(cwd: Path) -> tuple[str, str]:
     return (cwd / "stdout.txt").read_text(), (cwd / "stderr.txt").read_text()
 
 
-def wait_for(what: Callable[[], bool], process: subprocess.Popen[str], timeout: float, cwd: Path) -> None:
+def wait_for(what: Callable[[], bool], process: subprocess.Popen[bytes], timeout: float, cwd: Path) -> None:
     """Until `what()` holds; fails with the process's output if it ends first or time runs out."""
     deadline = time.monotonic() + timeout
     while not what():

@@ -94,7 +94,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in arguments[: arguments.index("--")] if "--" in arguments else "--debug" in arguments
-    with stop_signals(() if _own_signals(arguments) else STOP_SIGNALS):
+    with stop_signals(() if _own_signals(arguments) else STOP_SIGNALS, until_exit=True):
         try:
             return _run(arguments)
         except KeyboardInterrupt as exc:

@@ -26,8 +26,6 @@ from windtunnel._drivers.secrets import put_secrets
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._mcp.http_handle import HttpMCPHandle
 from windtunnel._net.liveness import Liveness
-
-# Commands, aliases and ports come from the container plan that the Dagger executor reads too.
 from windtunnel._pipeline.container_plan import (
     ANY_ADDRESS,
     GATEWAY_ALIAS,
@@ -41,6 +39,9 @@ from windtunnel._pipeline.container_plan import (
     mock_url,
     pack_mount,
 )
+
+# Commands, aliases and ports come from the container plan that the Dagger executor reads too.
+from windtunnel._signals import deferred_stop
 from windtunnel.errors import HarnessError
 from windtunnel.spi.agent_runtime import MockServerPlan
 
@@ -116,9 +117,10 @@ class ContainerStack:
         if self._closed:
             raise HarnessError(f"run {self.run_id} was closed", hint="build a new runtime for a new run")
         if self._network is None:
-            self._network = create_run_network(
-                self.client, self.run_id, session=self.session, labels=self.labels
-            )
+            with deferred_stop():  # a stop signal mid-request would leave a network close() never saw
+                self._network = create_run_network(
+                    self.client, self.run_id, session=self.session, labels=self.labels
+                )
         return self._network
 
     def gateway(self) -> GatewayClient:
@@ -238,22 +240,10 @@ class ContainerStack:
         volumes |= {source: {"bind": target, "mode": "rw"} for source, target in (writable or {}).items()}
         name = f"{self.network.name}-{alias}-{uuid.uuid4().hex[:4]}"
         try:
-            container = self.client.containers.create(
-                image,
-                command=command,
-                name=name,
-                environment=dict(env or {}),
-                volumes=volumes,
-                labels={**self.labels, ROLE_LABEL: role},
-                network=self.network.name,
-                detach=True,
-                networking_config={
-                    self.network.name: self.client.api.create_endpoint_config(aliases=[alias])
-                },
-            )
-            put_secrets(container, secrets or {})
-            container.start()
-            container.reload()
+            # Whole or not at all: a stop signal in the middle of a request leaves a container the engine
+            # finishes creating after close() has listed the run's containers.
+            with deferred_stop():
+                container = self._create(image, command, name, env, volumes, role, alias, secrets)
         except DockerException as exc:
             raise HarnessError(
                 f"could not start the {role} container from {image}: {exc}",
@@ -261,6 +251,33 @@ class ContainerStack:
             ) from exc
         ip = container.attrs["NetworkSettings"]["Networks"][self.network.name]["IPAddress"]
         return RunningContainer(container=container, alias=alias, ip=ip)
+
+    def _create(
+        self,
+        image: str,
+        command: list[str] | None,
+        name: str,
+        env: Mapping[str, str] | None,
+        volumes: dict[str, dict[str, str]],
+        role: str,
+        alias: str,
+        secrets: Mapping[str, str] | None,
+    ) -> Container:
+        container = self.client.containers.create(
+            image,
+            command=command,
+            name=name,
+            environment=dict(env or {}),
+            volumes=volumes,
+            labels={**self.labels, ROLE_LABEL: role},
+            network=self.network.name,
+            detach=True,
+            networking_config={self.network.name: self.client.api.create_endpoint_config(aliases=[alias])},
+        )
+        put_secrets(container, secrets or {})
+        container.start()
+        container.reload()
+        return container
 
     def _wait(self, ready: Any, running: RunningContainer, what: str) -> None:
         try:
