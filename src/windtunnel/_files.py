@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
+
+DISK_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
+"""A full, over-quota, read-only or failing disk: no step can go on writing, so none of them is at fault."""
+
+
+def disk_fault(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in DISK_FAULTS
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -123,7 +123,7 @@ def _marker_text() -> str:
 def _replaceable_files(out: Path) -> list[str]:
     """The files of `out` a run may remove (bundle-relative), or a UsageError when it holds anything else."""
     present = _walk(out)
-    if not present:
+    if not present or present == [MARKER]:  # empty, or only just marked by this run (certify marks first)
         return []
     if not is_bundle(out):
         raise UsageError(

@@ -20,6 +20,7 @@ from typing import Protocol
 
 from windtunnel._bundle.models import CheckRecord, CheckScope, CheckStatus, Stage
 from windtunnel._conformance.suite import Suite
+from windtunnel._files import disk_fault
 from windtunnel._packs.loader import discover_packs
 from windtunnel._packs.selection import Selected, Selection, select
 from windtunnel._pipeline.config import CertifyConfig
@@ -167,7 +168,9 @@ def _run_step(step: Step, context: StageContext) -> None:
     started = time.perf_counter()
     try:
         records = step.run(context)
-    except Exception as exc:  # noqa: BLE001 - a crashed stage is Wind Tunnel's fault: recorded, the run goes on
+    except Exception as exc:  # a crashed stage is Wind Tunnel's fault: recorded, the run goes on
+        if disk_fault(exc):
+            raise  # the disk under --out, not the stage: nothing more can be recorded, so the run stops
         context.progress(f"{context.run.name}: {step.stage.value} crashed: {type(exc).__name__}: {exc}")
         records = [_crashed(context, exc)]
     context.run.checks += records
