@@ -143,7 +143,7 @@ def _unknown_key(
     key = str(loc[-1])
     known = list(parent.model_fields) if parent is not None else []
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    table = isinstance(value, dict)
+    table = isinstance(value, dict) and not loc[:-1]  # a top-level table; inside one, a key = { ... }
     inside = f" in [{dotted_name(loc[:-1])}]" if loc[:-1] else ""
     what = f"unknown table [{dotted_name(loc)}]" if table and not inside else f"unknown key {key!r}{inside}"
     suggestion = (f"[{dotted_name((*loc[:-1], close[0]))}]" if table else repr(close[0])) if close else ""

@@ -115,7 +115,13 @@ def _run(arguments: list[str]) -> int:
         if not hasattr(args, "handler"):
             parser.print_help()
             return EXIT_USAGE
-        code: int = args.handler(args, load_settings())
+        try:
+            code: int = args.handler(args, load_settings())
+        except SystemExit as exc:  # only code wt loaded exits this way: never end silently with its code
+            raise UsageError(
+                f"code wt loaded (a pack, a plugin, a scenario hook) called sys.exit({exc.code!r})",
+                hint="raise an exception there instead of exiting; run with --debug to see where",
+            ) from exc
         return code
     except WindTunnelError as exc:
         if getattr(args, "debug", False):

@@ -68,6 +68,13 @@ def out_lock(out: Path) -> Iterator[Path]:
             resolved.parent.mkdir(parents=True, exist_ok=True)
             holder = held.enter_context(held_lock(lock, owner=f"wt certify --out {resolved.name}"))
         except OSError as exc:
+            in_the_way = next((parent for parent in resolved.parents if parent.is_file()), None)
+            if in_the_way is not None:
+                raise UsageError(
+                    f"--out {resolved} lies under {in_the_way}, which is a file, not a directory",
+                    hint="move the file out of the way, or pass another --out",
+                    path=str(resolved),
+                ) from exc
             raise UsageError(
                 f"cannot lock --out {resolved}: {exc.strerror or exc}",
                 hint="pass an --out whose parent directory you can write to",

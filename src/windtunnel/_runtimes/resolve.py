@@ -119,6 +119,12 @@ class RuntimeDescription:
 
 def resolve_runtime(ref: str, settings: Settings) -> RuntimeDescription:
     """The runtime `ref` names (see the module docstring for the order); a one-line error if none."""
+    if not ref.strip():  # an empty path would be the working directory
+        raise UsageError(
+            "the runtime is named by an empty string",
+            hint="pass a runtime name (e.g. reference), a runtime directory, module:attr or an image reference",
+            field="runtime",
+        )
     entry = next((e for e in settings.runtimes if e.name == ref and (e.build or e.image)), None)
     if entry is not None:
         return _configured(entry, settings)
