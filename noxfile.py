@@ -11,6 +11,7 @@ nox.options.sessions = ["lint", "typecheck", "mcp_conformance", "tests", "runtim
 PYTHON = "3.11"
 THIRDPARTY_RUNTIMES = ["openai-agents", "pydantic-ai"]
 THIRDPARTY_TESTS = "tests/integration/test_thirdparty_runtimes.py"
+COVERAGE_JSON = "out/coverage.json"
 INJECT_LIBRARY = "packages/windtunnel-inject"
 """The Contract C server library the runtimes are built on: its own distribution, tested and typed here."""
 
@@ -21,10 +22,19 @@ def _install(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Unit and integration tests; integration tests (marker docker) start real containers."""
+    """Unit and integration tests under coverage, then the per-package coverage floor (CONTRIBUTING.md).
+
+    Integration tests (marker docker) start real containers. With posargs (a subset of the tests) the
+    coverage table is printed but the floor is not enforced: a subset cannot measure a package.
+    """
     _install(session)
+    session.run("coverage", "erase")
     # The third-party runtimes' in-process tests need their SDKs: `runtimes` runs them, one venv each.
-    session.run("pytest", f"--ignore={THIRDPARTY_TESTS}", *session.posargs)
+    session.run("coverage", "run", "-m", "pytest", f"--ignore={THIRDPARTY_TESTS}", *session.posargs)
+    session.run("coverage", "combine", "--quiet")
+    session.run("coverage", "json", "--quiet", "-o", COVERAGE_JSON)
+    floor = ["python", "tools/coverage_floor.py", COVERAGE_JSON]
+    session.run(*floor, *(["--report-only"] if session.posargs else []))
 
 
 @nox.session(python=PYTHON)
@@ -45,9 +55,11 @@ def mcp_conformance(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    session.install("ruff>=0.6")
+    """ruff, and the layer contracts (lint-imports reads [tool.importlinter]; docs/design.md, "Layers")."""
+    session.install("ruff>=0.6", "import-linter>=2.1", "-e", ".")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("lint-imports")
 
 
 @nox.session(python=PYTHON)

@@ -18,6 +18,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from wt_cli import WT
+
 TARGET_S = 60.0
 
 
@@ -28,7 +30,7 @@ class CertifyFailed(SystemExit):
 def certify(out: Path) -> float:
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "windtunnel._cli.main", "certify", "--out", str(out)],
+        [WT, "certify", "--out", str(out)],
         capture_output=True,
         text=True,
         check=False,

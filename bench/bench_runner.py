@@ -8,28 +8,16 @@ memory (no disk), so this measures the runner itself; `--write` adds the trace +
 from __future__ import annotations
 
 import argparse
-import importlib
-import sys
 import tempfile
 import time
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from windtunnel.api import Pack, run_scenario
+from windtunnel.api import load_pack, run_scenario
 from windtunnel.spi import MCPHostingAgentRuntime
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def bundled_pack(name: str) -> Pack:
-    """A bundled pack, imported as a package from scenarios/ (only the public doors, no Wind Tunnel loader)."""
-    sys.path.insert(0, str(REPO / "scenarios"))
-    try:
-        pack: Pack = importlib.import_module(f"{name}.pack").PACK
-    finally:
-        sys.path.remove(str(REPO / "scenarios"))
-    return pack
 
 
 def in_memory(scenarios: list[Any]) -> Any:
@@ -42,7 +30,7 @@ def in_memory(scenarios: list[Any]) -> Any:
 
 
 def per_run_ms(runs: int, write: bool) -> float:
-    pack = bundled_pack("support_desk")
+    pack = load_pack(str(REPO / "scenarios" / "support_desk"))
     scenario = pack.scenario("refund_damaged_item")
     runtime = in_memory([scenario])
     assert isinstance(runtime, MCPHostingAgentRuntime), "in_memory hosts its pack's mocks in-process"

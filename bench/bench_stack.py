@@ -3,7 +3,8 @@
 A turn goes runner -> runtime container (Contract C) -> model gateway -> MCP mock -> model gateway -> back:
 the reference runtime in its container, the real gateway in script mode (so the "model" answers at once:
 agent think time is excluded) and a real MCP mock, on the run's Docker network. The baseline is the median
-of plain HTTP GETs to a uvicorn app on 127.0.0.1 from this process. Target: <= 10x.
+of plain HTTP GETs on 127.0.0.1 to a model gateway (`wt gateway serve`, its model list) in a process of
+its own, as the stack's servers are. Target: <= 10x.
 
 Every turn opens a session of its own, and the runtime is reset (untimed) every CASE_TURNS turns, as
 between the cases of a certification run: a turn's overhead is measured at a bounded size, not growing
@@ -27,22 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
+from wt_cli import gateway
 
-from windtunnel._net.server_thread import ServerThread
-from windtunnel._packs.loader import load_pack
-from windtunnel.api import ReferenceCase, ReferenceDecision, ReferenceToolCall
+from windtunnel.api import ReferenceCase, ReferenceDecision, ReferenceToolCall, load_pack
 from windtunnel.spi import AgentConfig, container_plugin
 
 REPO = Path(__file__).resolve().parents[1]
 CASE_TURNS = 10
-
-
-async def _ok(request: Request) -> JSONResponse:
-    return JSONResponse({"ok": True})
 
 
 def _timed(call: Callable[[], object], samples: int) -> list[float]:
@@ -93,16 +85,17 @@ def run_rounds(rounds: int, turns: int, baseline_samples: int) -> list[Round]:
             return opening, time.perf_counter() - started
 
         results: list[Round] = []
-        with ServerThread(Starlette(routes=[Route("/", _ok)])) as server, httpx.Client() as client:
-            _timed(lambda: client.get(server.url), 50)
+        with gateway() as url, httpx.Client() as client:
+            models = f"{url}/models"
+            _timed(lambda: client.get(models), 50)
             for _ in range(turns):
                 turn()
             for _ in range(rounds):
-                measured = Round(_timed(lambda: client.get(server.url), baseline_samples), [], [])
+                measured = Round(_timed(lambda: client.get(models), baseline_samples), [], [])
                 for _ in range(turns):
                     opening, elapsed = turn()
                     (measured.first if opening else measured.later).append(elapsed)
-                measured.baseline += _timed(lambda: client.get(server.url), baseline_samples)
+                measured.baseline += _timed(lambda: client.get(models), baseline_samples)
                 results.append(measured)
         handle.teardown()
     finally:

@@ -37,7 +37,7 @@ from typing import Any
 
 import httpx
 
-from windtunnel._gateway.mode import ChatRequest
+from windtunnel._chat.mode import ChatRequest
 from windtunnel._tapes.builder import TapeBuilder
 from windtunnel._tapes.model import RecordedResponse, Tape
 from windtunnel._tapes.replay import ReplayMode, reply_for

@@ -89,7 +89,8 @@ artifact_guard = Scenario(
     prompt="Create the safe artifact.",
     target_facts=[["artifact complete"]],
     requires_tool_use=True,
-    tags=["artifacts", "smoke"],
+    tags=["artifacts"],
+    tier="smoke",
     preconditions=[StateProbeAvailable()],
     expect=Expect(
         outcome=Outcome(state=[StateExpectation("/workspace/artifacts/artifact/safe", "equals", True)])
@@ -178,6 +179,7 @@ PACK = Pack(
     name="artifacts",
     owner="workspace-platform",
     scenarios=[artifact_guard, protected_cleanup],
+    tier="stable",  # the run tier of each scenario that names none (the smoke case names its own)
     mcp_servers={"workspace": workspace_server},
     state_probe_factory=mock_state_probe,
     agent=AgentSetup(

@@ -14,10 +14,15 @@ from typing import Any
 from pydantic import field_validator, model_validator
 
 from windtunnel._configfile import Strict, read_toml, shown, spec, toml_value, validated
+from windtunnel._core.ladder import LADDER_HINT, Ladder, parse_ladder
+from windtunnel._core.rates import PRICING_HINT, Price, parse_pricing
 from windtunnel.errors import ConfigFileError
 
-# The requirement set a project gets when it names none (conformance/requirements/v<N>.toml).
-LATEST_REQUIREMENT_SET = "3"
+SUITE_VERSION = "3"
+"""The version of the conformance suite and the bundled packs, defined here only: the newest requirement set
+(conformance/requirements/v<N>.toml), the one a project gets when it names none, and a bundle's
+suite_version. 2 added tool_call_ids and config_reaches_model, with stricter checks; 3 added
+tool_results_reach_model."""
 
 DEFAULT_PACKS: tuple[str, ...] = ()
 _ENTRY_EXAMPLE = (
@@ -53,10 +58,15 @@ class Settings:
     source: Path | None
     runtimes: tuple[RuntimeEntry, ...] = ()
     packs: tuple[str, ...] = DEFAULT_PACKS
-    requirement_set: str = LATEST_REQUIREMENT_SET
+    requirement_set: str = SUITE_VERSION
     runs_dir: Path = Path("runs")
     lock_dir: Path = field(default_factory=default_lock_dir)
     env: Mapping[str, str] = field(default_factory=dict)
+    pricing: Mapping[str, Price] = field(default_factory=dict)
+    """Rates per model label ([tool.windtunnel.pricing.<label>]; windtunnel._core.rates)."""
+    ladder: Ladder | None = None
+    """The allowed model labels ([tool.windtunnel.ladder]; windtunnel._core.ladder); None: no ladder. The
+    resolver (windtunnel._runtimes.resolve) holds every runtime it finds to it."""
 
     def env_value(self, name: str, default: str | None = None) -> str | None:
         return self.env.get(name, default)
@@ -96,10 +106,13 @@ class ProjectModel(Strict):
     packs: list[str] = spec([], expect="a list of strings", example='packs = ["scenarios/support_desk"]')
     requirement_set: str | None = spec(
         expect='a requirement set number, e.g. "3"',
-        example=f'requirement_set = "{LATEST_REQUIREMENT_SET}"',
+        example=f'requirement_set = "{SUITE_VERSION}"',
         pattern=r"^[1-9][0-9]{0,3}$",
     )
     runs_dir: str | None = spec(expect="a directory, as a string", example='runs_dir = "runs"', min_length=1)
+    # The rates and the ladder are checked inside by their own parsers (windtunnel._core.rates, .ladder).
+    pricing: dict[str, Any] | None = spec(expect="a table of model labels", example=PRICING_HINT)
+    ladder: dict[str, Any] | None = spec(expect="a table", example=LADDER_HINT)
 
     @field_validator("runtimes", mode="before")
     @classmethod
@@ -173,10 +186,14 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         source=source,
         runtimes=tuple(RuntimeEntry(**entry.model_dump()) for entry in project.runtimes),
         packs=tuple(project.packs),
-        requirement_set=project.requirement_set or LATEST_REQUIREMENT_SET,
+        requirement_set=project.requirement_set or SUITE_VERSION,
         runs_dir=runs_dir if runs_dir.is_absolute() else root / runs_dir,
         lock_dir=lock_dir,
         env=env,
+        pricing=parse_pricing(project.pricing, _where(source), source) if source and project.pricing else {},
+        ladder=parse_ladder(project.ladder, _where(source), source)
+        if source and project.ladder is not None
+        else None,
     )
 
 

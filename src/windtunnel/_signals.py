@@ -3,7 +3,8 @@
 The first stop signal raises `Stopped` (a KeyboardInterrupt) where the program is, so every cleanup on the
 way out runs: post_run() and close() of an open runtime, its containers and networks, the machine-wide and
 --out locks. What was written stays (a certify bundle keeps its evidence, unsigned). `wt` then exits
-128 + the signal's number: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP (`EXIT_CODES`).
+128 + the signal's number: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP (`EXIT_CODES`, the codes of the
+one vocabulary's Exit).
 
 A second stop signal while that cleanup runs exits at once with the same code, without a traceback and
 without waiting for the engine: what is left is labelled with its run and owner pid, so the next run (or
@@ -19,9 +20,15 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
+from windtunnel._core.vocabulary import Exit
+
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-EXIT_CODES = {sig: 128 + int(sig) for sig in STOP_SIGNALS}
-"""The exit code after a stop signal: 130 SIGINT, 143 SIGTERM, 129 SIGHUP."""
+EXIT_CODES: dict[signal.Signals, Exit] = {
+    signal.SIGINT: Exit.INTERRUPTED,
+    signal.SIGTERM: Exit.TERMINATED,
+    signal.SIGHUP: Exit.HANGUP,
+}
+"""The exit code after a stop signal: 130 SIGINT, 143 SIGTERM, 129 SIGHUP (128 + the signal's number)."""
 _DEFAULTS = (signal.SIG_DFL, signal.default_int_handler)
 
 
@@ -30,7 +37,7 @@ class Stopped(KeyboardInterrupt):
 
     def __init__(self, signum: int) -> None:
         self.signal = signal.Signals(signum)
-        self.code = EXIT_CODES.get(self.signal, 128 + signum)
+        self.code: int = EXIT_CODES.get(self.signal, 128 + signum)
         super().__init__(f"stopped by signal {self.signal.name}")
 
 

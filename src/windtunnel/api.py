@@ -1,12 +1,15 @@
 """The door for scenario authors and callers: scenarios, packs, mocks, and the functions that run them."""
 
 from windtunnel._canary.canary import CanaryResult, run_reset_canary
-from windtunnel._mcp.kit import MockServer, Tool, ToolDenied, ToolError
+from windtunnel._core.doors import publish
+from windtunnel._core.mock_kit import MockServer, Tool, ToolDenied, ToolError
+from windtunnel._core.reference import ReferenceCase, ReferenceDecision, ReferenceToolCall
+from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import AgentSetup, Pack, mock_state_probe
 from windtunnel._runner.execute import RunResult
 from windtunnel._runner.library import run_reference_case, run_scenario
 from windtunnel._scenario.expectations import Benchmark, Expect, Outcome, Security, StateExpectation
-from windtunnel._scenario.model import ReferenceCase, ReferenceDecision, ReferenceToolCall, Scenario
+from windtunnel._scenario.model import Scenario
 from windtunnel._scenario.preconditions import Precondition, PreconditionContext, StateProbeAvailable
 from windtunnel._scenario.sources import Source
 from windtunnel._score.gates import score_trace
@@ -36,6 +39,7 @@ __all__ = [
     "ToolError",
     "ToolDenied",
     "mock_state_probe",
+    "load_pack",
     # running and results
     "run_scenario",
     "run_reference_case",
@@ -52,14 +56,4 @@ __all__ = [
 ]
 
 
-def _publish() -> None:
-    for name in __all__:
-        value = globals()[name]
-        if getattr(value, "__module__", "").startswith("windtunnel._"):
-            try:
-                value.__module__ = __name__
-            except (AttributeError, TypeError):
-                continue
-
-
-_publish()
+publish(__name__, globals(), __all__)

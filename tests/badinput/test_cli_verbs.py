@@ -40,6 +40,9 @@ CASES = [
     case("run runs empty", [*RUN, "--runs", ""], f"--runs: '' {COUNT}"),
     case("run concurrency zero", [*RUN, "--max-concurrency", "0"], f"--max-concurrency: 0 {RANGE}"),
     case("run concurrency word", [*RUN, "--max-concurrency", "all"], f"--max-concurrency: 'all' {COUNT}"),
+    case("run flaky retries negative", [*RUN, "--flaky-retries=-1"], "--flaky-retries: -1 is out of range"),
+    case("run flaky retries word", [*RUN, "--flaky-retries", "x"], "--flaky-retries: 'x' is not a whole"),
+    case("run flaky retries huge", [*RUN, "--flaky-retries", "101"], "give 0 to 100"),
     case(
         "run scheduler", [*RUN, "--scheduler", "parallel"], "argument --scheduler: invalid choice: 'parallel'"
     ),

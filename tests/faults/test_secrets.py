@@ -24,7 +24,7 @@ from windtunnel._drivers.network import ROLE_LABEL, RUN_LABEL
 from windtunnel._drivers.plugin import DriverSettings
 from windtunnel._drivers.stack import ContainerStack
 from windtunnel._gateway.upstream_key import KEY_PATH
-from windtunnel._tapes.containers import record_spec
+from windtunnel._tape_runs.containers import record_spec
 
 pytestmark = [pytest.mark.docker]
 

@@ -30,12 +30,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from windtunnel_inject import create_app as inject_app
 
+from windtunnel._core.mock_kit import MockHost
 from windtunnel._gateway.app import create_app
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._gateway.log import request_body
 from windtunnel._gateway.script import ScriptMode
 from windtunnel._mcp.http_handle import HttpMCPHandle
-from windtunnel._mcp.kit import MockHost
 from windtunnel._mcp.loopback import LoopbackMCP, start_loopback, stop_loopback
 from windtunnel._mcp.server import MCP_PATH, mock_app
 from windtunnel._net.server_thread import ServerThread

@@ -16,17 +16,16 @@ from typing import Any
 
 import pytest
 
-from windtunnel._bundle import CertificationResult
-from windtunnel._bundle.models import CheckStatus
 from windtunnel._config import load_settings
+from windtunnel._core.vocabulary import CertificationResult, CheckStatus
 from windtunnel._drivers.bound import BoundStack, load_bound_stacks
+from windtunnel._drivers.container_plan_model import ContainerPlan
 from windtunnel._drivers.images import BuiltImage
 from windtunnel._drivers.plugin import build_manifest_image
 from windtunnel._drivers.stack import ContainerStack
 from windtunnel._pipeline.bound_executor import BoundExecutor
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.container_plan import container_plan
-from windtunnel._pipeline.container_plan_model import ContainerPlan
 from windtunnel._pipeline.plan import PLAN, execute
 from windtunnel._pipeline.publish import publish
 from windtunnel._runtimes.manifest import load_manifest

@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 
-from windtunnel._bundle import CertificationResult, layout
-from windtunnel._bundle.models import CheckRecord, CheckStatus, Stage
+from windtunnel._bundle import layout
+from windtunnel._bundle.models import CheckRecord, Stage
 from windtunnel._bundle.privacy_scan import HostFacts, scan_files, scan_text
 from windtunnel._config import load_settings
 from windtunnel._conformance import checks_config
+from windtunnel._core.vocabulary import CertificationResult, CheckStatus
 from windtunnel._drivers.cleanup import labelled
 from windtunnel._drivers.network import CALLER_LABEL, SESSION_LABEL
 from windtunnel._drivers.plugin import build_manifest_image
@@ -34,7 +35,7 @@ from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.plan import PLAN, Step, execute
 from windtunnel._pipeline.publish import publish
 from windtunnel._runtimes.manifest import load_manifest
-from windtunnel._tapes.containers import RuntimeImages
+from windtunnel._tape_runs.containers import RuntimeImages
 from windtunnel.errors import ConfigFileError
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

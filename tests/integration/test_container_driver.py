@@ -24,6 +24,7 @@ import pytest
 from docker.errors import NotFound
 
 from windtunnel._config import load_settings
+from windtunnel._core.vocabulary import Verdict
 from windtunnel._drivers.cleanup import labelled, remove_run
 from windtunnel._drivers.images import runtime_image_tag
 from windtunnel._drivers.network import RUN_LABEL, create_run_network, run_labels
@@ -33,7 +34,6 @@ from windtunnel._packs.selection import Selection, select
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel._selftest.engine import SelftestOptions, run_selftest
-from windtunnel._selftest.verdicts import Verdict
 from windtunnel.api import ReferenceCase, ReferenceDecision, Scenario, run_reference_case
 from windtunnel.errors import RuntimeUnavailableError
 from windtunnel.spi import AgentConfig

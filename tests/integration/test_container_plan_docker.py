@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from windtunnel._config import load_settings
-from windtunnel._conformance.subject import kit_pack
+from windtunnel._drivers.container_plan_model import ServicePlan
 from windtunnel._drivers.network import RUN_LABEL
 from windtunnel._drivers.plugin import ContainerRuntimePlugin
+from windtunnel._packs.loader import kit_pack
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.container_plan import container_plan
-from windtunnel._pipeline.container_plan_model import ServicePlan
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel.spi import AgentConfig
 
@@ -32,12 +32,26 @@ def _env(container: Any) -> dict[str, str]:
     return dict(item.split("=", 1) for item in container.attrs["Config"]["Env"])
 
 
+def _executor_args(spec: ServicePlan) -> list[str]:
+    """The plan's args as the Docker executor runs them. The one difference is by design: under Dagger the
+    runner reaches a mock by its runner alias, so the plan tells the mock to accept that name as Host
+    (windtunnel._drivers.topology.mock_args); the Docker executor's runner reaches it by the container's
+    IP address, which needs no name, so its mock is not told the Dagger runner's name."""
+    args = list(spec.args or ())
+    if spec.role != "mock":
+        return args
+    runner_name = ["--allow-host", spec.runner_alias]
+    at = [i for i in range(len(args)) if args[i : i + 2] == runner_name]
+    assert at, f"the plan's mock accepts its runner alias {spec.runner_alias} as Host"
+    return args[: at[0]] + args[at[0] + 2 :]
+
+
 def _assert_runs(container: Any, spec: ServicePlan) -> None:
     config = container.attrs["Config"]
     assert spec.alias in _aliases(container)
     assert config["Labels"]["windtunnel.role"] == spec.role
     if spec.args is not None:
-        assert config["Entrypoint"] == ["wt"] and config["Cmd"] == list(spec.args)
+        assert config["Entrypoint"] == ["wt"] and config["Cmd"] == _executor_args(spec)
     assert _env(container).items() >= dict(spec.env).items()
     mounts = {m["Destination"]: m["Source"] for m in container.attrs["Mounts"]}
     assert {m.target: str(REPO / m.source) for m in spec.mounts}.items() <= mounts.items()

@@ -31,12 +31,12 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from windtunnel._core.reference import ReferenceDecision, ReferenceToolCall
 from windtunnel._gateway.app import create_app
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._gateway.live import LiveMode
 from windtunnel._gateway.script import ScriptMode
 from windtunnel._net.server_thread import ServerThread
-from windtunnel._scenario.model import ReferenceDecision, ReferenceToolCall
 from windtunnel._tapes.builder import TapeBuilder
 from windtunnel._tapes.model import RecordedResponse
 from windtunnel._tapes.standin import StandinUpstream

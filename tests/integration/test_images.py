@@ -207,7 +207,7 @@ def test_a_runtime_directory_builds_with_its_requirements_as_wheels(
 def test_a_runtime_image_is_rebuilt_when_a_local_package_changes_and_reused_when_not(
     docker_client: docker.DockerClient, base_image: str, run_label: str, tmp_path: Path
 ) -> None:
-    # A copy of the reference runtime with the library and the shared Dockerfile at their relative places.
+    # A copy of the reference runtime with a copy of the library beside it.
     for entry in ("runtimes/reference", "packages/windtunnel-inject", "containers/python-runtime.Dockerfile"):
         source, target = REPO / entry, tmp_path / entry
         if source.is_dir():
@@ -216,7 +216,13 @@ def test_a_runtime_image_is_rebuilt_when_a_local_package_changes_and_reused_when
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
+    # The copy builds with the copied library (a path), not Wind Tunnel's own (windtunnel:windtunnel-inject).
+    toml = tmp_path / "runtimes" / "reference" / "runtime.toml"
+    toml.write_text(
+        toml.read_text().replace('["windtunnel:windtunnel-inject"]', '["../../packages/windtunnel-inject"]')
+    )
     manifest = load_manifest(tmp_path / "runtimes" / "reference")
+    assert manifest.packages == ((tmp_path / "packages" / "windtunnel-inject").resolve(),)
     tag = f"windtunnel/test-runtime-package:{run_label}"
     built: list[BuiltImage] = []
 

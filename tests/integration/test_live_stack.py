@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
+from windtunnel._core.vocabulary import Verdict
 from windtunnel._drivers.plugin import ContainerRuntimePlugin
 from windtunnel._packs.loader import load_pack
 from windtunnel._runner.output import RunWriter
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel._selftest.engine import run_case
-from windtunnel._selftest.verdicts import Verdict
 from windtunnel.api import ReferenceCase, ReferenceDecision, ReferenceToolCall
 from windtunnel.spi import AgentConfig
 

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from windtunnel._bundle.models import CertificationResult, CheckScope, CheckStatus, Stage
+from windtunnel._bundle.models import CheckScope, Stage
+from windtunnel._core.vocabulary import CertificationResult, CheckStatus
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.plan import Step, execute

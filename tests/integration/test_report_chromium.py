@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from windtunnel._bundle import CertificationResult
 from windtunnel._bundle.models import Stage
 from windtunnel._config import load_settings
 from windtunnel._conformance import kit
+from windtunnel._core.vocabulary import CertificationResult
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.plan import PLAN, execute

@@ -23,20 +23,21 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel._bundle.models import CheckStatus, Stage
+from windtunnel._bundle.models import Stage
 from windtunnel._config import load_settings
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.plan import PLAN, execute
 from windtunnel._pipeline.publish import tape_index
+from windtunnel._pipeline.stage_tapes import TapeReplay, replay_tape, tape_stem
 from windtunnel._runtimes.resolve import resolve_runtime
-from windtunnel._tapes.containers import RuntimeImages
+from windtunnel._tape_runs.containers import RuntimeImages
+from windtunnel._tape_runs.recording import runtime_images
 from windtunnel._tapes.lifecycle import find_tapes
 from windtunnel._tapes.model import Tape
-from windtunnel._tapes.recording import runtime_images
-from windtunnel._tapes.stage import TapeReplay, replay_tape, tape_stem
 from windtunnel._tapes.store import load_tape
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from windtunnel._bundle.models import CheckRecord, CheckStatus, Stage
+from windtunnel._bundle.models import CheckRecord, Stage
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.plan import Step

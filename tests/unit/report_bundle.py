@@ -12,10 +12,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from tests.unit.pipeline_steps import OTHER, Executor, build, config
 from windtunnel._bundle import Signer
-from windtunnel._bundle.models import CheckRecord, CheckStatus, Stage
+from windtunnel._bundle.models import CheckRecord, Stage
 from windtunnel._conformance.model import CheckResult
-from windtunnel._conformance.model import CheckStatus as KitStatus
 from windtunnel._conversation.build import from_trace
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.plan import Step, execute
 from windtunnel._pipeline.publish import Published, publish
@@ -65,7 +65,7 @@ def _conformance(ctx: StageContext) -> list[CheckRecord]:
         title="intermediate tool calls surface",
         passage="the docs",
         runtime=ctx.run.name,
-        status=KitStatus.FAILURE if hiding else KitStatus.SUCCESS,
+        status=CheckStatus.FAILED if hiding else CheckStatus.PASSED,
         detail=f"the runtime reported [] {HOSTILE}" if hiding else "holds",
         conversations=[from_trace(hiding_trace(ctx.run.name))] if hiding else [],
     )

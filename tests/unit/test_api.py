@@ -74,6 +74,7 @@ API = [
     "ToolError",
     "ToolDenied",
     "mock_state_probe",
+    "load_pack",
     "run_scenario",
     "run_reference_case",
     "run_reset_canary",

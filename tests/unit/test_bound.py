@@ -14,15 +14,10 @@ import pytest
 from windtunnel_inject import create_app as inject_app
 
 from windtunnel._conformance.kit import check_by_id, run_check
-from windtunnel._conformance.model import CheckStatus
-from windtunnel._conformance.subject import Subject, kit_pack
+from windtunnel._conformance.subject import Subject
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._drivers.bound import BoundMock, BoundReferenceRuntime, BoundStack, load_bound_stacks
-from windtunnel._gateway.app import create_app
-from windtunnel._gateway.client import GatewayClient
-from windtunnel._gateway.script import ScriptMode
-from windtunnel._mcp.loopback import start_loopback, stop_loopback
-from windtunnel._net.server_thread import ServerThread
-from windtunnel._pipeline.container_plan import (
+from windtunnel._drivers.topology import (
     DEFAULT_MODEL,
     GATEWAY_URL_FOR_AGENTS,
     MockEndpoint,
@@ -30,6 +25,12 @@ from windtunnel._pipeline.container_plan import (
     profile_key,
     runtime_env,
 )
+from windtunnel._gateway.app import create_app
+from windtunnel._gateway.client import GatewayClient
+from windtunnel._gateway.script import ScriptMode
+from windtunnel._mcp.loopback import start_loopback, stop_loopback
+from windtunnel._net.server_thread import ServerThread
+from windtunnel._packs.loader import kit_pack
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel.api import ReferenceCase, ReferenceDecision
 from windtunnel.errors import ConfigFileError, HarnessError
@@ -106,7 +107,7 @@ def test_conformance_checks_pass_on_the_bound_reference_runtime(
     runtime, _ = bound
     subject = Subject(name="reference", runtime=runtime, supported=runtime.manifest.supported)
     result = run_check(check_by_id(check), subject)
-    assert result.status is CheckStatus.SUCCESS, result.detail
+    assert result.status is CheckStatus.PASSED, result.detail
 
 
 @pytest.mark.parametrize(("check", "reason"), [("recovery", "kill()"), ("egress_closed", "egress probe")])

@@ -14,17 +14,9 @@ from windtunnel._bundle.content import check_contents, check_secrets, load_conte
 from windtunnel._bundle.junit_map import JUnitShapeError, junit_statuses
 from windtunnel._bundle.keys import KeyOrigin
 from windtunnel._bundle.layout import bundle_files
-from windtunnel._bundle.models import (
-    CertificationResult,
-    CheckRecord,
-    CheckScope,
-    ChecksFile,
-    CheckStatus,
-    RunInfo,
-    Stage,
-    Verdict,
-)
+from windtunnel._bundle.models import CheckRecord, CheckScope, ChecksFile, RunInfo, Stage, Verdict
 from windtunnel._bundle.secret_scan import scan_text
+from windtunnel._core.vocabulary import CertificationResult, CheckStatus
 from windtunnel.errors import VerificationError
 
 
@@ -41,7 +33,10 @@ def failure(root: Path) -> tuple[str, str]:
 def record(
     check_id: str, status: CheckStatus, *, runtime: str = "r", scope: CheckScope = CheckScope.RUNTIME
 ) -> CheckRecord:
-    return CheckRecord(id=check_id, runtime=runtime, stage=Stage.CONFORMANCE, scope=scope, status=status)
+    scored = status is not CheckStatus.INFO  # an info record is never scored
+    return CheckRecord(
+        id=check_id, runtime=runtime, stage=Stage.CONFORMANCE, scope=scope, status=status, scored=scored
+    )
 
 
 def verdict_of(*records: CheckRecord) -> Verdict:
@@ -115,6 +110,13 @@ def test_run_json_rejects_bad_digests_and_times(tmp_path: Path) -> None:
 def test_junit_for_round_trips_every_status() -> None:
     checks = ChecksFile(requirement_set="1", checks=[record(f"c-{s.value}", s) for s in CheckStatus])
     assert junit_statuses(junit_for(checks)) == {f"c-{s.value}": s for s in CheckStatus}
+
+
+def test_an_info_record_is_skipped_in_junit_and_can_never_be_scored() -> None:
+    xml = junit_for(ChecksFile(requirement_set="1", checks=[record("c", CheckStatus.INFO)]))
+    assert '<skipped message="info" type="info">' in xml
+    with pytest.raises(ValueError, match="never counts as passed or failed"):
+        CheckRecord(id="c", runtime="r", stage=Stage.CONFORMANCE, status=CheckStatus.INFO)
 
 
 def test_junit_with_a_dtd_is_refused() -> None:

@@ -127,7 +127,8 @@ def test_publish_makes_every_stage_file_portable_before_it_seals(
     """A stage's evidence and a trace that quote host paths (this project's, a home directory's, as a
     runtime's log lines would): the published bundle names none of them, and it seals and verifies."""
     from tests.unit.pipeline_steps import Executor, build, config
-    from windtunnel._bundle.models import CheckRecord, CheckStatus, Stage
+    from windtunnel._bundle.models import CheckRecord, Stage
+    from windtunnel._core.vocabulary import CheckStatus
     from windtunnel._pipeline.context import StageContext
     from windtunnel._pipeline.plan import Step, execute
     from windtunnel._pipeline.publish import publish

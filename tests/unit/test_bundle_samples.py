@@ -7,11 +7,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from windtunnel._bundle import (
-    CertificationResult,
     CheckRecord,
     CheckScope,
     ChecksFile,
-    CheckStatus,
     HostInfo,
     KeyOrigin,
     RunInfo,
@@ -22,6 +20,7 @@ from windtunnel._bundle import (
     Verdict,
     junit_for,
 )
+from windtunnel._core.vocabulary import CertificationResult, CheckStatus
 
 STARTED = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 NOW = STARTED + timedelta(hours=2)

@@ -14,8 +14,9 @@ import pytest
 from tests.unit.test_bundle_samples import GATEWAY_IMAGE, IMAGE, NOW, sample_checks, write_sample
 from windtunnel._bundle import BundleSealError, KeyOrigin, Signer, seal_bundle, verify_bundle
 from windtunnel._bundle.canonical import canonical_json, sha256_hex
-from windtunnel._bundle.models import CheckRecord, CheckScope, ChecksFile, CheckStatus, Stage
+from windtunnel._bundle.models import CheckRecord, CheckScope, ChecksFile, Stage
 from windtunnel._bundle.statement import PREDICATE_TYPE, STATEMENT_TYPE
+from windtunnel._core.vocabulary import CheckStatus
 
 
 def bundle_dir(tmp_path: Path, **options: Any) -> Path:

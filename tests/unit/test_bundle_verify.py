@@ -17,8 +17,8 @@ from windtunnel._bundle import KeyOrigin, Signer, seal_bundle, verify_bundle
 from windtunnel._bundle.canonical import canonical_json, sha256_hex
 from windtunnel._bundle.dsse import IN_TOTO_PAYLOAD_TYPE, sign_envelope
 from windtunnel._bundle.errors import SigningKeyError
-from windtunnel._bundle.models import CertificationResult
 from windtunnel._bundle.sigstore import sigstore_bundle
+from windtunnel._core.vocabulary import CertificationResult
 
 ATTESTATION = "attestations/certification.intoto.jsonl"
 SIGSTORE = "attestations/certification.sigstore.json"

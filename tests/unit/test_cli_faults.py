@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 # The CLI's own fault path, driven in-process: these tests are of the CLI, so they import it.
-from windtunnel._cli import cmd_images  # noqa: TID251
-from windtunnel._cli import main as cli  # noqa: TID251
-from windtunnel._cli.faults import describe  # noqa: TID251
+from windtunnel._cli import cmd_images
+from windtunnel._cli import main as cli
+from windtunnel._cli.faults import describe
 from windtunnel._config import Settings
 
 

@@ -65,7 +65,7 @@ def test_selection_flags_combine(tmp_path: Path) -> None:
         "run",
         "--runtime",
         "in_memory",
-        "--tag",
+        "--tier",
         "smoke",
         "--pack",
         "support_desk",

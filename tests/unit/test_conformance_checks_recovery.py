@@ -13,8 +13,8 @@ import pytest
 
 from windtunnel._conformance import checks_recovery
 from windtunnel._conformance.kit import check_by_id, run_check
-from windtunnel._conformance.model import CheckStatus
 from windtunnel._conformance.subject import Subject
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._mcp.client import call_tool
 from windtunnel.errors import GatewayError, HarnessError, RuntimeFault, RuntimeUnavailableError
 from windtunnel.spi import AgentConfig, MCPHandle, Message, ReferenceCase
@@ -106,7 +106,7 @@ def _recovery(runtime: LoopRuntime) -> tuple[CheckStatus, str, dict[str, Any]]:
 
 def test_a_runtime_killed_mid_turn_that_recovers_passes() -> None:
     status, detail, evidence = _recovery(LoopRuntime())
-    assert status is CheckStatus.SUCCESS, detail
+    assert status is CheckStatus.PASSED, detail
     assert evidence["killed_after_model_calls"] == 1 and evidence["kill"].startswith(
         "RuntimeUnavailableError"
     )
@@ -120,9 +120,9 @@ def test_a_turn_that_answers_before_the_kill_is_not_measured() -> None:
 
 def test_a_killed_turn_must_surface_as_runtime_unavailable() -> None:
     status, detail, _ = _recovery(LoopRuntime(death=RuntimeFault("HTTP 500 from the runtime")))
-    assert status is CheckStatus.FAILURE and "must surface as RuntimeUnavailableError" in detail
+    assert status is CheckStatus.FAILED and "must surface as RuntimeUnavailableError" in detail
 
 
 def test_a_script_that_survives_the_teardown_fails() -> None:
     status, detail, _ = _recovery(LoopRuntime(keeps_script=True))
-    assert status is CheckStatus.FAILURE and "still got its scripted answer" in detail
+    assert status is CheckStatus.FAILED and "still got its scripted answer" in detail

@@ -6,14 +6,10 @@ from typing import Any
 
 import pytest
 
-from windtunnel._conformance.evidence import (
-    message_text,
-    offered_tool_names,
-    raise_for_run_error,
-    tool_id_problems,
-)
+from windtunnel._conformance.evidence import raise_for_run_error, tool_id_problems
 from windtunnel._conformance.model import CheckFailed
 from windtunnel._trace.models import ErrorKind, Trace, TraceError
+from windtunnel._trace.shapes import message_text, offered_tool_names
 from windtunnel.errors import HarnessError
 
 

@@ -14,31 +14,32 @@ from typing import Any
 import pytest
 from windtunnel_inject import create_app as inject_app
 
-from windtunnel._config import LATEST_REQUIREMENT_SET
+from windtunnel._config import SUITE_VERSION
 from windtunnel._conformance.checks_config import kit_configs
 from windtunnel._conformance.kit import CHECK_IDS, check_by_id, run_check
-from windtunnel._conformance.model import CheckStatus
-from windtunnel._conformance.subject import Subject, kit_pack
+from windtunnel._conformance.subject import Subject
 from windtunnel._conformance.suite import Suite
 from windtunnel._conversation.model import DiffKind
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._drivers.bound import BoundMock, BoundReferenceRuntime, BoundStack
-from windtunnel._gateway.app import create_app
-from windtunnel._gateway.script import ScriptMode
-from windtunnel._mcp.loopback import start_loopback, stop_loopback
-from windtunnel._net.server_thread import ServerThread
-from windtunnel._pipeline.container_plan import (
+from windtunnel._drivers.topology import (
     DEFAULT_MODEL,
     GATEWAY_URL_FOR_AGENTS,
     MockEndpoint,
     profile_key,
     runtime_env,
 )
+from windtunnel._gateway.app import create_app
+from windtunnel._gateway.script import ScriptMode
+from windtunnel._mcp.loopback import start_loopback, stop_loopback
+from windtunnel._net.server_thread import ServerThread
+from windtunnel._packs.loader import kit_pack
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel.spi.agent_runtime import AgentConfig
 
 REPO = Path(__file__).resolve().parents[2]
 RUNTIME_DIR = REPO / "runtimes" / "reference"
-SUITE = Suite.load(REPO / "conformance", LATEST_REQUIREMENT_SET)
+SUITE = Suite.load(REPO / "conformance", SUITE_VERSION)
 
 
 def _fault(runtime: str) -> str | None:
@@ -136,7 +137,7 @@ def test_the_reference_runtime_passes(
     stacks: Callable[[str | None], BoundReferenceRuntime], check: str
 ) -> None:
     status, detail = _status(stacks(None), check)
-    assert status is CheckStatus.SUCCESS, detail
+    assert status is CheckStatus.PASSED, detail
 
 
 @pytest.mark.parametrize(("fault", "check"), sorted((f, c) for f, checks in FAULTS.items() for c in checks))
@@ -144,7 +145,7 @@ def test_each_poison_fails_its_checks(
     stacks: Callable[[str | None], BoundReferenceRuntime], fault: str, check: str
 ) -> None:
     status, detail = _status(stacks(fault), check)
-    assert status is CheckStatus.FAILURE, detail
+    assert status is CheckStatus.FAILED, detail
 
 
 # A bound service outlives provisions (Docker starts a fresh container for each), so state a poison keeps
@@ -159,7 +160,7 @@ def test_each_poison_passes_the_other_checks(
 ) -> None:
     statuses = {other: _status(stacks(fault), other) for other in CHECKS if other not in FAULTS[fault]}
     wrong = {
-        other: detail for other, (status, detail) in statuses.items() if status is not CheckStatus.SUCCESS
+        other: detail for other, (status, detail) in statuses.items() if status is not CheckStatus.PASSED
     }
     assert not wrong, wrong
 
@@ -191,7 +192,7 @@ def test_a_poisons_failing_check_names_the_disagreement_in_its_conversation(
     stacks: Callable[[str | None], BoundReferenceRuntime],
 ) -> None:
     hidden = _result(stacks("hide_intermediate_tool_calls"), "intermediate_tool_calls")
-    assert hidden.status is CheckStatus.FAILURE
+    assert hidden.status is CheckStatus.FAILED
     (conversation,) = hidden.conversations
     assert [(d.kind, d.text.split(" {")[0]) for d in conversation.disagreements] == [
         (DiffKind.NOT_REPORTED, "the model emitted and the mock received lookup"),

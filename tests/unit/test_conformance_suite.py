@@ -8,16 +8,17 @@ from typing import Any
 
 import pytest
 
-from windtunnel._config import LATEST_REQUIREMENT_SET
+from windtunnel._config import SUITE_VERSION
 from windtunnel._conformance.kit import CHECK_IDS, Check, run_check
-from windtunnel._conformance.model import CheckFailed, CheckStatus, NotMeasured
+from windtunnel._conformance.model import CheckFailed, NotMeasured
 from windtunnel._conformance.subject import Subject
 from windtunnel._conformance.suite import Suite
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._runtimes.in_memory import InMemoryRuntime
 from windtunnel.errors import ConfigFileError, HarnessError, RuntimeFault
 
 REPO = Path(__file__).resolve().parents[2]
-SUITE = Suite.load(REPO / "conformance", LATEST_REQUIREMENT_SET)
+SUITE = Suite.load(REPO / "conformance", SUITE_VERSION)
 
 
 def test_repository_suite_scores_every_check_and_names_a_poison_per_fault() -> None:
@@ -42,17 +43,17 @@ def test_requirement_set_v1_keeps_its_checks_and_v2_adds_the_new_ones() -> None:
 
 def test_poison_must_fail_exactly_its_check() -> None:
     poison = "reference-poison-ignore_sampling"
-    assert SUITE.judge(poison, "sampling", CheckStatus.FAILURE).ok
-    assert not SUITE.judge(poison, "sampling", CheckStatus.SUCCESS).ok
+    assert SUITE.judge(poison, "sampling", CheckStatus.FAILED).ok
+    assert not SUITE.judge(poison, "sampling", CheckStatus.PASSED).ok
     assert not SUITE.judge(poison, "sampling", CheckStatus.NOT_MEASURED).ok
-    assert not SUITE.judge(poison, "teardown", CheckStatus.FAILURE).ok
-    assert SUITE.judge(poison, "teardown", CheckStatus.SUCCESS).ok
+    assert not SUITE.judge(poison, "teardown", CheckStatus.FAILED).ok
+    assert SUITE.judge(poison, "teardown", CheckStatus.PASSED).ok
 
 
 def _suite_dir(tmp_path: Path, expected: str) -> Path:
     (tmp_path / "poisons.toml").write_text('[catches]\n"poisoned" = "sampling"\n')
     (tmp_path / "requirements").mkdir(exist_ok=True)
-    latest = f"v{LATEST_REQUIREMENT_SET}.toml"
+    latest = f"v{SUITE_VERSION}.toml"
     (tmp_path / "requirements" / latest).write_text(
         (REPO / "conformance" / "requirements" / latest).read_text()
     )
@@ -68,8 +69,8 @@ def test_expected_failures_need_a_reason_and_may_not_pass(tmp_path: Path) -> Non
     with pytest.raises(ConfigFileError, match="has no reason"):
         Suite.load(_suite_dir(tmp_path, entry.format(reason='""')), runtimes=KNOWN)
     suite = Suite.load(_suite_dir(tmp_path, entry.format(reason='"SDK drops it"')), runtimes=KNOWN)
-    assert suite.judge("x", "sampling", CheckStatus.FAILURE).ok
-    started_passing = suite.judge("x", "sampling", CheckStatus.SUCCESS)
+    assert suite.judge("x", "sampling", CheckStatus.FAILED).ok
+    started_passing = suite.judge("x", "sampling", CheckStatus.PASSED)
     assert not started_passing.ok and "now passes" in started_passing.message
 
 
@@ -103,7 +104,7 @@ def test_known_runtimes_are_the_project_manifests() -> None:
 
 
 def test_harness_errors_never_count_for_or_against_a_runtime() -> None:
-    judgement = SUITE.judge("reference", "sampling", CheckStatus.HARNESS_ERROR)
+    judgement = SUITE.judge("reference", "sampling", CheckStatus.ERROR)
     assert not judgement.ok and "Wind Tunnel itself failed" in judgement.message
 
 
@@ -114,12 +115,12 @@ def _subject() -> Subject:
 @pytest.mark.parametrize(
     ("raised", "status"),
     [
-        (None, CheckStatus.SUCCESS),
-        (CheckFailed("broken", {"k": 1}), CheckStatus.FAILURE),
+        (None, CheckStatus.PASSED),
+        (CheckFailed("broken", {"k": 1}), CheckStatus.FAILED),
         (NotMeasured("no ability"), CheckStatus.NOT_MEASURED),
-        (RuntimeFault("runtime crashed"), CheckStatus.FAILURE),
-        (HarnessError("engine gone"), CheckStatus.HARNESS_ERROR),
-        (KeyError("bug"), CheckStatus.HARNESS_ERROR),
+        (RuntimeFault("runtime crashed"), CheckStatus.FAILED),
+        (HarnessError("engine gone"), CheckStatus.ERROR),
+        (KeyError("bug"), CheckStatus.ERROR),
     ],
 )
 def test_run_check_maps_outcomes_to_statuses(raised: Exception | None, status: CheckStatus) -> None:

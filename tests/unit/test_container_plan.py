@@ -10,26 +10,24 @@ import pytest
 
 from windtunnel._config import load_settings
 from windtunnel._conformance.checks_config import kit_configs
-from windtunnel._conformance.subject import kit_pack
 from windtunnel._drivers.bound import load_bound_stacks
-from windtunnel._drivers.wheelhouse import project_dependencies, read_requirements
-from windtunnel._packs.loader import discover_packs
-from windtunnel._packs.selection import Selection, select
-from windtunnel._pipeline.config import CertifyConfig
-from windtunnel._pipeline.container_plan import (
+from windtunnel._drivers.topology import (
     GATEWAY_URL_FOR_AGENTS,
     MockEndpoint,
-    container_plan,
     gateway_args,
     mock_args,
     mock_service,
     mock_url,
     pack_mount,
     profile_key,
-    provisions,
     runner_alias,
     runtime_env,
 )
+from windtunnel._drivers.wheelhouse import project_dependencies, read_requirements
+from windtunnel._packs.loader import discover_packs, kit_pack
+from windtunnel._packs.selection import Selection, select
+from windtunnel._pipeline.config import CertifyConfig
+from windtunnel._pipeline.container_plan import container_plan, provisions
 from windtunnel._pipeline.plan import PLAN
 from windtunnel._runtimes.manifest import RuntimeManifest, load_manifest
 from windtunnel.errors import ConfigFileError

@@ -31,24 +31,23 @@ from dagger.mod import default_module  # noqa: E402
 
 from windtunnel._config import load_settings  # noqa: E402
 from windtunnel._drivers.bound import load_bound_stacks  # noqa: E402
-from windtunnel._drivers.wheelhouse import project_dependencies  # noqa: E402
-from windtunnel._packs.loader import discover_packs  # noqa: E402
-from windtunnel._packs.selection import Selection, select  # noqa: E402
-from windtunnel._pipeline.config import CertifyConfig  # noqa: E402
-from windtunnel._pipeline.container_plan import (  # noqa: E402
+from windtunnel._drivers.topology import (  # noqa: E402
     GATEWAY_ALIAS,
     GATEWAY_URL_FOR_AGENTS,
     MockEndpoint,
-    container_plan,
     gateway_args,
     mock_alias,
     mock_args,
     mock_url,
     pack_mount,
     profile_key,
-    provisions,
     runtime_env,
 )
+from windtunnel._drivers.wheelhouse import project_dependencies  # noqa: E402
+from windtunnel._packs.loader import discover_packs  # noqa: E402
+from windtunnel._packs.selection import Selection, select  # noqa: E402
+from windtunnel._pipeline.config import CertifyConfig  # noqa: E402
+from windtunnel._pipeline.container_plan import container_plan, provisions  # noqa: E402
 from windtunnel._pipeline.plan import PLAN  # noqa: E402
 from windtunnel._runtimes.manifest import load_manifest  # noqa: E402
 from windtunnel._runtimes.resolve import find_runtime_dir  # noqa: E402

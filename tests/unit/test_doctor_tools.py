@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from windtunnel._canary.doctor_tools import sample_arguments, tools_step
-from windtunnel._conformance.subject import kit_pack
 from windtunnel._mcp.client import call_tool
+from windtunnel._packs.loader import kit_pack
 from windtunnel.errors import WindTunnelError
 from windtunnel.spi import AgentConfig, MCPHandle, Message, ReferenceCase
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from windtunnel._chat.mode import ChatRequest, ModeReply
+from windtunnel._core.reference import ReferenceDecision, ReferenceToolCall
 from windtunnel._gateway.app import create_app
 from windtunnel._gateway.live import LiveMode
-from windtunnel._gateway.mode import ChatRequest, ModeReply
 from windtunnel._gateway.script import ScriptMode
-from windtunnel._scenario.model import ReferenceDecision, ReferenceToolCall
 from windtunnel._scenario.serialize import decisions_to_json
 
 LOOKUP = ReferenceDecision(tool_calls=(ReferenceToolCall("lookup_order", {"order_id": "A-1"}),))

@@ -8,12 +8,12 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from windtunnel._core.reference import ReferenceDecision, ReferenceToolCall
 from windtunnel._gateway.app import create_app
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._gateway.live import LiveMode
 from windtunnel._gateway.script import ScriptMode
 from windtunnel._net.server_thread import ServerThread
-from windtunnel._scenario.model import ReferenceDecision, ReferenceToolCall
 from windtunnel.errors import GatewayError, HarnessError
 
 DECISIONS = (

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from windtunnel._gateway.mode import ChatRequest, GatewayMode, ModeReply
+from windtunnel._chat.mode import ChatRequest, GatewayMode, ModeReply
+from windtunnel._core.reference import ReferenceDecision, ReferenceToolCall
 from windtunnel._gateway.script import REFUSED, ScriptMode, ScriptStore, parse_install
-from windtunnel._scenario.model import ReferenceDecision, ReferenceToolCall
 from windtunnel._scenario.serialize import decisions_to_json
 from windtunnel.errors import UsageError
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from windtunnel._chat.wire import completion_object, decision_message
+from windtunnel._core.reference import ReferenceDecision, ReferenceToolCall
 from windtunnel._gateway.sse import DONE_FRAME, PIECE, ChunkAssembler, chunks_from_completion, frame
-from windtunnel._gateway.wire import completion_object, decision_message
-from windtunnel._scenario.model import ReferenceDecision, ReferenceToolCall
 
 USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 LONG_ARGS = {"note": "n" * (3 * PIECE), "amount": 12.5}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from windtunnel._gateway.wire import (
+from windtunnel._chat.wire import (
     completion_object,
     decision_message,
     error_body,
@@ -13,7 +13,7 @@ from windtunnel._gateway.wire import (
     finish_reason,
     first_message,
 )
-from windtunnel._scenario.model import ReferenceDecision, ReferenceToolCall
+from windtunnel._core.reference import ReferenceDecision, ReferenceToolCall
 
 REFUND = ReferenceToolCall("issue_refund", {"order_id": "A-1042", "amount": 12.5, "notes": ["ü", None]})
 

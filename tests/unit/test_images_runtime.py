@@ -15,7 +15,7 @@ from windtunnel._drivers.images import (
     runtime_image_tag,
     runtime_requirements,
 )
-from windtunnel._pipeline.container_plan import runtime_image_plan
+from windtunnel._drivers.topology import runtime_image_plan
 from windtunnel._runtimes.manifest import check_buildable, load_manifest
 from windtunnel.errors import ConfigFileError
 

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from windtunnel._core.mock_kit import MockServer, Tool
 from windtunnel._mcp.client import call_tool, list_tools
-from windtunnel._mcp.kit import MockServer, Tool
 from windtunnel._mcp.loopback import LoopbackMCP, start_loopback, stop_loopback
 from windtunnel.errors import HarnessError
 from windtunnel.spi.agent_runtime import MockServerPlan

@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 from tests.mcp_conformance.pack import PACK
 from tests.mcp_conformance.session import Row, Skip, failure_of, judge, load_skipped, summary
 from tests.mcp_conformance.toolchain import SessionError, ensure_suite, npm_failure, read_results
-from windtunnel._mcp.kit import MockHost
+from windtunnel._core.mock_kit import MockHost
 from windtunnel._mcp.server import mock_app
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
+from windtunnel._core.mock_kit import MockHost, MockServer, Tool
 from windtunnel._mcp.hosts import AllowedHosts, host_name
-from windtunnel._mcp.kit import MockHost, MockServer, Tool
 from windtunnel._mcp.server import mock_app
 from windtunnel._net.server_thread import ServerThread
 from windtunnel.errors import UsageError

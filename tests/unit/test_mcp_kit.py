@@ -7,7 +7,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from windtunnel._mcp.kit import MockServer, Tool
+from windtunnel._core.mock_kit import MockServer, Tool
 
 SCHEMA = {
     "type": "object",

@@ -7,8 +7,8 @@ import threading
 import httpx
 import pytest
 
+from windtunnel._core.mock_kit import MockServer, Tool
 from windtunnel._mcp.inprocess import InProcessMCPHandle
-from windtunnel._mcp.kit import MockServer, Tool
 from windtunnel._mcp.loopback import start_loopback, stop_loopback
 from windtunnel.errors import HarnessError
 from windtunnel.spi import RecordingMCPHandle

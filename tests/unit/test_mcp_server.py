@@ -14,7 +14,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from windtunnel._mcp.kit import MockHost, MockServer, Tool, ToolDenied, ToolError
+from windtunnel._core.mock_kit import MockHost, MockServer, Tool, ToolDenied, ToolError
 from windtunnel._mcp.server import mock_app
 from windtunnel._net.server_thread import ServerThread
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel._config import LATEST_REQUIREMENT_SET, bundled_root, load_settings
+from windtunnel._config import SUITE_VERSION, bundled_root, load_settings
 from windtunnel._drivers.plugin import ContainerRuntimePlugin
 from windtunnel._pipeline.config import REFERENCE, CertifyConfig, suite_dir
 from windtunnel._runtimes.resolve import Found
@@ -51,8 +51,8 @@ def test_a_project_without_a_suite_uses_the_bundled_one_and_its_own_when_it_has_
     assert config_in(tmp_path, "packs = []\n").suite_dir == REPO / "conformance"
     own = tmp_path / "conformance" / "requirements"
     own.mkdir(parents=True)
-    (own / f"v{LATEST_REQUIREMENT_SET}.toml").write_text(
-        f'version = "{LATEST_REQUIREMENT_SET}"\nscored = []\n', encoding="utf-8"
+    (own / f"v{SUITE_VERSION}.toml").write_text(
+        f'version = "{SUITE_VERSION}"\nscored = []\n', encoding="utf-8"
     )
     assert config_in(tmp_path, "packs = []\n").suite_dir == tmp_path.resolve() / "conformance"
 

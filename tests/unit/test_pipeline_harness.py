@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel._bundle import CertificationResult, ChecksFile, KeyOrigin, Verdict
-from windtunnel._bundle.models import CheckRecord, CheckScope, CheckStatus, Stage
+from windtunnel._bundle import ChecksFile, KeyOrigin, Verdict
+from windtunnel._bundle.models import CheckRecord, CheckScope, Stage
 from windtunnel._conformance.kit import CHECK_IDS
 from windtunnel._conformance.suite import Suite
+from windtunnel._core.vocabulary import CertificationResult, CheckStatus
 from windtunnel._pipeline.bound_executor import BoundExecutor
 from windtunnel._pipeline.context import CertifyOutcome, RuntimeRun
 from windtunnel._pipeline.harness import harness_checks, poison_caught, reference_control

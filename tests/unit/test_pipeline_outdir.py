@@ -155,3 +155,8 @@ def test_the_lock_is_released_when_the_run_ends(tmp_path: Path) -> None:
         pass
     with out_lock(tmp_path / "out") as lock:
         assert lock.name == ".out.wt-lock" and lock.read_text().split()[0] == str(os.getpid())
+
+
+def test_an_oserror_of_the_run_itself_is_not_reported_as_a_lock_problem(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="the run's own"), out_lock(tmp_path / "out"):
+        raise FileNotFoundError("the run's own")

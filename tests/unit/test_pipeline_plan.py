@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.unit.pipeline_steps import OTHER, Closable, Executor, build, config, crashing, fails_for, step
-from windtunnel._bundle import CertificationResult, ChecksFile, KeyOrigin, Verdict
-from windtunnel._bundle.models import CheckRecord, CheckScope, CheckStatus, Stage
+from windtunnel._bundle import ChecksFile, KeyOrigin, Verdict
+from windtunnel._bundle.models import CheckRecord, CheckScope, Stage
+from windtunnel._core.vocabulary import CertificationResult, CheckStatus
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.outdir import prepare_out_dir
 from windtunnel._pipeline.plan import PLAN, Step, execute

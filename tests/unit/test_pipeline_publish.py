@@ -10,9 +10,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from tests.unit.pipeline_steps import OTHER, Executor, build, config, crashing, step
-from windtunnel._bundle import CertificationResult, KeyOrigin, Signer
-from windtunnel._bundle.models import CheckRecord, CheckStatus, Stage
+from windtunnel._bundle import KeyOrigin, Signer
+from windtunnel._bundle.models import CheckRecord, Stage
 from windtunnel._bundle.verify import verify_bundle
+from windtunnel._core.vocabulary import CertificationResult, CheckStatus
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.plan import Step, execute
 from windtunnel._pipeline.publish import publish, tape_index

@@ -12,16 +12,9 @@ from pathlib import Path
 import pytest
 
 from windtunnel._bundle.keys import KeyOrigin
-from windtunnel._bundle.models import (
-    CertificationResult,
-    CheckRecord,
-    CheckScope,
-    ChecksFile,
-    CheckStatus,
-    Stage,
-    Verdict,
-)
+from windtunnel._bundle.models import CheckRecord, CheckScope, ChecksFile, Stage, Verdict
 from windtunnel._conformance.suite import Suite
+from windtunnel._core.vocabulary import CertificationResult, CheckStatus
 from windtunnel._mcp.inprocess import InProcessMCPHandle
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.selection import Selected

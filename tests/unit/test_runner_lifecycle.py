@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.unit.pipeline_steps import Executor, build, step
-from windtunnel._bundle.models import CheckRecord, CheckScope, CheckStatus, Stage
+from windtunnel._bundle.models import CheckRecord, CheckScope, Stage
 from windtunnel._config import load_settings
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._pipeline.config import REFERENCE, CertifyConfig
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.plan import Step, execute

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from windtunnel._config import load_settings
+from windtunnel._core.vocabulary import Verdict, selftest_exit
 from windtunnel._packs.loader import discover_packs, load_pack
 from windtunnel._packs.selection import Selected, Selection, select
 from windtunnel._runtimes.resolve import Found, RuntimeDescription, resolve_runtime
 from windtunnel._selftest.engine import SelftestOptions, run_selftest
-from windtunnel._selftest.verdicts import Verdict, exit_code
 from windtunnel._trace.models import ErrorKind
 from windtunnel.errors import RuntimeFault, RuntimeUnavailableError, SelectionError
 from windtunnel.spi import AgentConfig, ReferenceCase
@@ -52,7 +52,7 @@ def selftest(plugin: str, packs: list[str] | None, tmp_path: Path) -> list:  # t
 def test_bundled_packs_all_pass_in_seed_order(tmp_path: Path) -> None:
     cases = selftest("plugins.reference_double:honest", None, tmp_path)
     assert len(cases) == 12 and {c.verdict for c in cases} == {Verdict.PASS}, [c.detail for c in cases]
-    assert exit_code(cases) == 0
+    assert selftest_exit([case.verdict for case in cases]) == 0
     log = reference_double.LOG
     assert log[:2] == ["build", "pre_run"] and log[-1] == "post_run" and log.count("pre_run") == 1
     per_case = log[2:-1]
@@ -72,14 +72,14 @@ def test_weak_gate_and_unreachable_golden(tmp_path: Path) -> None:
     verdicts = {(c.scenario, c.case): c.verdict for c in cases}
     assert verdicts[("says_refunded_only", "wrong-amount")] is Verdict.POISON_PASSED
     assert verdicts[("unreachable_golden", "says-something-else")] is Verdict.GOLDEN_FAILED
-    assert exit_code(cases) == 1
+    assert selftest_exit([case.verdict for case in cases]) == 1
 
 
 def test_hidden_tool_call_is_error_integrity(tmp_path: Path) -> None:
     cases = selftest("plugins.reference_double:hiding", [str(REPO / "scenarios" / "artifacts")], tmp_path)
     assert {c.verdict for c in cases} == {Verdict.ERROR}
     assert all(c.subkind is not None and c.subkind.value == "integrity" for c in cases)
-    assert exit_code(cases) == 1
+    assert selftest_exit([case.verdict for case in cases]) == 1
 
 
 def test_unsupported_runtime_prepares_nothing(tmp_path: Path) -> None:
@@ -97,7 +97,7 @@ def test_unsupported_runtime_prepares_nothing(tmp_path: Path) -> None:
         SelftestOptions(out_root=tmp_path, lock_dir=tmp_path),
     )
     assert {c.verdict for c in report.cases} == {Verdict.UNSUPPORTED}
-    assert calls == [] and exit_code(report.cases) == 2
+    assert calls == [] and selftest_exit([case.verdict for case in report.cases]) == 2
 
 
 def test_cli_formats_and_exit_codes(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from windtunnel._gateway.mode import ChatRequest
+from windtunnel._chat.mode import ChatRequest
 from windtunnel._tapes.builder import TapeBuilder
 from windtunnel._tapes.fidelity import replay_check
 from windtunnel._tapes.model import RecordedResponse, Tape

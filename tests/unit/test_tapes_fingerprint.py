@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import rfc8785
 
-from windtunnel._gateway.mode import ChatRequest
+from windtunnel._chat.mode import ChatRequest
 from windtunnel._tapes.builder import TapeBuilder
 from windtunnel._tapes.fingerprint import (
     BODY_FIELDS,

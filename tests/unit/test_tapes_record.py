@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from windtunnel._gateway.mode import ChatRequest, GatewayMode, ModeReply
+from windtunnel._chat.mode import ChatRequest, GatewayMode, ModeReply
 from windtunnel._net.server_thread import ServerThread
 from windtunnel._tapes.errors import TapeNotRecorded
 from windtunnel._tapes.record import RecordMode

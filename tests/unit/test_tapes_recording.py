@@ -11,13 +11,13 @@ import pytest
 
 from windtunnel._gateway.upstream_key import KEY_PATH
 from windtunnel._packs.loader import load_pack
-from windtunnel._tapes.containers import (
+from windtunnel._tape_runs.containers import (
     agent_config,
     record_spec,
     replay_spec,
 )
+from windtunnel._tape_runs.recording import selected_scenarios
 from windtunnel._tapes.promotion import supersede
-from windtunnel._tapes.recording import selected_scenarios
 from windtunnel._tapes.scripted import golden_case
 from windtunnel.errors import SelectionError, UsageError
 from windtunnel.spi import AgentConfig

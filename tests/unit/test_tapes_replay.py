@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from windtunnel._gateway.mode import ChatRequest, GatewayMode
+from windtunnel._chat.mode import ChatRequest, GatewayMode
 from windtunnel._tapes.builder import TapeBuilder
 from windtunnel._tapes.errors import TapeExhausted, TapeMismatch, TapeStale, TapeUnused
 from windtunnel._tapes.model import RecordedResponse, Tape

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel._gateway.mode import ChatRequest
+from windtunnel._chat.mode import ChatRequest
 from windtunnel._gateway.script import ScriptMode
 from windtunnel._gateway.sse import chunks_from_completion
 from windtunnel._packs.loader import load_pack

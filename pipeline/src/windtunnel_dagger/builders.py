@@ -3,9 +3,9 @@
 Nothing here talks to an engine: every function only chains `dag.container()` / `Directory` calls, so
 the tests can build the same objects offline and compare them with the plan. The awaits live in main.py.
 
-The plan is Wind Tunnel's own (windtunnel._pipeline.container_plan, read through its JSON, since this
-module imports nothing of windtunnel): the Docker executor runs the same images, commands, env and
-aliases, and `wt certify --stack bound` in the runner runs the same stage plan.
+The plan is Wind Tunnel's own (windtunnel._pipeline.container_plan over windtunnel._drivers.topology,
+read through its JSON, since this module imports nothing of windtunnel): the Docker executor runs the
+same images, commands, env and aliases, and `wt certify --stack bound` in the runner runs the same stage plan.
 """
 
 from __future__ import annotations

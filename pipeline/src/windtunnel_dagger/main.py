@@ -102,7 +102,7 @@ class Windtunnel:
         if not builders.same_windtunnel_image(plan, spec):
             raise ValueError(
                 "the container plan's windtunnel image differs from the one this module builds; "
-                "update builders.windtunnel_image_plan() to windtunnel._pipeline.container_plan's"
+                "update builders.windtunnel_image_plan() to windtunnel._drivers.topology's"
             )
         built = builders.images(source, plan)
         services = {

@@ -11,11 +11,9 @@ from windtunnel._bundle.errors import BundleSealError, SigningKeyError
 from windtunnel._bundle.junit_map import junit_for
 from windtunnel._bundle.keys import KeyOrigin, Signer, load_signer
 from windtunnel._bundle.models import (
-    CertificationResult,
     CheckRecord,
     CheckScope,
     ChecksFile,
-    CheckStatus,
     HostInfo,
     RunInfo,
     RuntimeInfo,
@@ -27,6 +25,7 @@ from windtunnel._bundle.models import (
 )
 from windtunnel._bundle.seal import SealResult, default_archive, seal_bundle
 from windtunnel._bundle.verify import VerifyReport, verify_bundle
+from windtunnel._core.vocabulary import CertificationResult, CheckStatus
 
 __all__ = [
     "seal_bundle",

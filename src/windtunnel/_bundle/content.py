@@ -14,9 +14,10 @@ from pydantic import BaseModel, ValidationError
 
 from windtunnel._bundle import layout
 from windtunnel._bundle.junit_map import JUnitShapeError, junit_statuses
-from windtunnel._bundle.models import ChecksFile, CheckStatus, RunInfo, TapeIndex, Verdict
+from windtunnel._bundle.models import ChecksFile, RunInfo, TapeIndex, Verdict
 from windtunnel._bundle.privacy_scan import HostFacts, scan_files
 from windtunnel._bundle.secret_scan import scan_file
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel.errors import VerificationError
 
 MAX_TAPE_AGE = timedelta(days=30)

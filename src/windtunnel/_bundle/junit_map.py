@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from windtunnel._bundle.models import CheckRecord, ChecksFile, CheckStatus
-from windtunnel._report.junit import CaseRecord, CaseStatus, to_junit
+from windtunnel._bundle.models import CheckRecord, ChecksFile
+from windtunnel._core.vocabulary import CheckStatus
+from windtunnel._runner.junit import INFO_TYPE, CaseRecord, CaseStatus, to_junit
 
 _TO_JUNIT: dict[CheckStatus, CaseStatus] = {
     CheckStatus.PASSED: "passed",
     CheckStatus.FAILED: "failed",
     CheckStatus.ERROR: "error",
     CheckStatus.NOT_MEASURED: "skipped",
+    CheckStatus.INFO: "info",
 }
 _FROM_CHILD = {"failure": CheckStatus.FAILED, "error": CheckStatus.ERROR, "skipped": CheckStatus.NOT_MEASURED}
 
@@ -34,7 +36,8 @@ def _case(check: CheckRecord) -> CaseRecord:
         message="" if status == "passed" else check.detail or check.status.value,
         details=check.detail,
         seconds=check.seconds,
-        properties={"scope": check.scope.value, "scored": str(check.scored).lower()},
+        properties={"scope": check.scope.value, "scored": str(check.scored).lower()}
+        | ({"tier": check.tier} if check.tier else {}),
     )
 
 
@@ -53,8 +56,14 @@ def junit_statuses(xml_text: str) -> dict[str, CheckStatus]:
             raise JUnitShapeError("junit.xml has a testcase without a name")
         if name in statuses:
             raise JUnitShapeError(f"junit.xml has testcase {name!r} twice")
-        children = [_FROM_CHILD[child.tag] for child in case if child.tag in _FROM_CHILD]
+        children = [_status(child) for child in case if child.tag in _FROM_CHILD]
         if len(children) > 1:
             raise JUnitShapeError(f"junit.xml testcase {name!r} has more than one failure/error/skipped")
         statuses[name] = children[0] if children else CheckStatus.PASSED
     return statuses
+
+
+def _status(child: ET.Element) -> CheckStatus:
+    if child.tag == "skipped" and child.get("type") == INFO_TYPE:
+        return CheckStatus.INFO
+    return _FROM_CHILD[child.tag]

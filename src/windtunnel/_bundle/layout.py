@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
 from windtunnel._bundle.canonical import is_sha256_hex
 
+# Every name in a bundle, defined here only (docs/bundle.md).
 RUN = "run.json"
 CHECKS = "checks.json"
 JUNIT = "junit.xml"
 VERDICT = "verdict.json"
-TAPE_INDEX = "tapes/index.json"
+REPORT = "report.html"
 MANIFEST = "MANIFEST.sha256"
-PUBLIC_KEY = "keys/signer.pub.pem"
 VERIFY_MD = "VERIFY.md"
-ATTESTATION = "attestations/certification.intoto.jsonl"
-SIGSTORE_BUNDLE = "attestations/certification.sigstore.json"
+EVIDENCE_DIR = "evidence"
+TRACES_DIR = "traces"
+TAPES_DIR = "tapes"
+KEYS_DIR = "keys"
+ATTESTATIONS_DIR = "attestations"
+TAPE_INDEX = f"{TAPES_DIR}/index.json"
+PUBLIC_KEY = f"{KEYS_DIR}/signer.pub.pem"
+ATTESTATION = f"{ATTESTATIONS_DIR}/certification.intoto.jsonl"
+SIGSTORE_BUNDLE = f"{ATTESTATIONS_DIR}/certification.sigstore.json"
 
 REQUIRED = (RUN, CHECKS, JUNIT, VERDICT)
 """Result files the pipeline must write before sealing."""
@@ -25,6 +33,20 @@ ATTESTATIONS = frozenset({ATTESTATION, SIGSTORE_BUNDLE})
 """The only files that are not statement subjects: they carry the statement, so they cannot be in it."""
 
 IMAGE_PREFIX = "image:"
+COST_FILE = "cost.json"
+"""A runtime's priced selftest runs: evidence/<runtime>/selftest/cost.json (docs/bundle.md)."""
+
+_UNSAFE = re.compile(r"[^0-9A-Za-z._-]")
+
+
+def safe_part(part: str) -> str:
+    """A runtime, pack or check name as one path part of the bundle (evidence/<runtime>/<stage>/...)."""
+    return _UNSAFE.sub("_", part) or "_"
+
+
+def cost_evidence(runtime: str) -> str:
+    """Where a runtime's cost evidence lives in the bundle."""
+    return f"{EVIDENCE_DIR}/{safe_part(runtime)}/selftest/{COST_FILE}"
 
 
 class LayoutError(ValueError):

@@ -14,6 +14,9 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 
 from windtunnel._bundle.canonical import is_sha256_hex
 from windtunnel._bundle.keys import KeyOrigin
+from windtunnel._core.tiers import Tier
+from windtunnel._core.vocabulary import CertificationResult, CheckStatus
+from windtunnel._score.pricing import CostSummary
 
 BUNDLE_SCHEMA_VERSION = 1
 
@@ -27,27 +30,12 @@ class Stage(StrEnum):
     PUBLISH = "publish"
 
 
-class CheckStatus(StrEnum):
-    """`error` is Wind Tunnel's own fault; `not_measured` is never counted as passed."""
-
-    PASSED = "passed"
-    FAILED = "failed"
-    ERROR = "error"
-    NOT_MEASURED = "not_measured"
-
-
 class CheckScope(StrEnum):
     """`runtime`: a requirement the runtime under certification must meet. `harness`: a self-check of
     Wind Tunnel (the reference passes, a poison is caught, no container left behind)."""
 
     RUNTIME = "runtime"
     HARNESS = "harness"
-
-
-class CertificationResult(StrEnum):
-    PASSED = "PASSED"
-    FAILED = "FAILED"
-    HARNESS_INVALID = "HARNESS_INVALID"
 
 
 class _Model(BaseModel):
@@ -66,6 +54,18 @@ class CheckRecord(_Model):
     detail: str = ""
     evidence: list[str] = Field(default_factory=list, description="bundle-relative paths")
     seconds: float = 0.0
+    tier: Tier | None = Field(
+        default=None,
+        description="the run tier of the scenario the check ran (selftest); a quarantined one is never scored",
+    )
+
+    @model_validator(mode="after")
+    def _info_is_never_scored(self) -> CheckRecord:
+        if self.status is CheckStatus.INFO and self.scored:
+            raise ValueError(
+                f"check {self.id} is info, which never counts as passed or failed: set scored=False"
+            )
+        return self
 
 
 class ChecksFile(_Model):
@@ -153,6 +153,13 @@ class RuntimeInfo(_Model):
         description="where the runtime came from: an image reference, its name, or its directory relative to "
         "the project root (never an absolute path)",
     )
+    model_label: str | None = Field(
+        default=None, description="the model its plugin says it answers with; null: unknown, never guessed"
+    )
+    cost: CostSummary | None = Field(
+        default=None,
+        description="the cost of its selftest runs at [tool.windtunnel.pricing] rates; cost null: unknown",
+    )
 
 
 class RunInfo(_Model):
@@ -174,6 +181,10 @@ class RunInfo(_Model):
     swept: list[str] = Field(
         default_factory=list,
         description="containers and networks of earlier runs whose owner had died, removed at the start",
+    )
+    tiers: list[str] = Field(
+        default_factory=lambda: ["smoke", "stable"],
+        description="the run tiers whose scenarios ran; smoke and stable gate, quarantined never does",
     )
 
     @field_validator("images")

@@ -95,7 +95,7 @@ def scan_files(root: Path, files: Iterable[str], facts: HostFacts) -> list[Priva
     """Every finding in the bundle's files (any bytes: undecodable ones cannot hide a path)."""
     findings: list[PrivacyFinding] = []
     for name in files:
-        if name in _SKIPPED or PurePosixPath(name).parts[0] == "keys":
+        if name in _SKIPPED or PurePosixPath(name).parts[0] == layout.KEYS_DIR:
             continue
         text = (root / name).read_bytes().decode("utf-8", errors="replace")
         findings += scan_text(text, path=name, facts=facts)

@@ -20,12 +20,12 @@ from windtunnel._bundle.dsse import IN_TOTO_PAYLOAD_TYPE, sign_envelope
 from windtunnel._bundle.errors import BundleSealError
 from windtunnel._bundle.keys import KeyOrigin, Signer
 from windtunnel._bundle.layout import LayoutError
-from windtunnel._bundle.models import CertificationResult
 from windtunnel._bundle.privacy_scan import HostFacts
 from windtunnel._bundle.sigstore import sigstore_bundle
 from windtunnel._bundle.statement import MAX_SUBJECTS, Statement
 from windtunnel._bundle.verify import verify_bundle
 from windtunnel._bundle.verify_md import verify_md
+from windtunnel._core.vocabulary import CertificationResult
 from windtunnel._files import write_atomic
 from windtunnel.errors import VerificationError
 

@@ -41,10 +41,10 @@ from windtunnel._bundle.keys import (
     signature_valid,
 )
 from windtunnel._bundle.layout import LayoutError
-from windtunnel._bundle.models import CertificationResult
 from windtunnel._bundle.privacy_scan import HostFacts
 from windtunnel._bundle.sigstore import check_sigstore_bundle
 from windtunnel._bundle.statement import Statement, parse_statement
+from windtunnel._core.vocabulary import CertificationResult
 from windtunnel.errors import VerificationError
 
 

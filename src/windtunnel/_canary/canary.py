@@ -25,18 +25,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from windtunnel._runner.evidence import drain_model_requests
-from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
-from windtunnel._scenario.model import ReferenceCase, ReferenceDecision, ReferenceToolCall
-from windtunnel._trace.shapes import read_response
-from windtunnel.errors import ProbeError, UsageError
-from windtunnel.spi.agent_runtime import (
+from windtunnel._core.agent_runtime import (
     AgentConfig,
     AgentHandle,
     AgentRuntime,
     ReferenceCapableAgentRuntime,
     StateProbe,
 )
+from windtunnel._core.reference import ReferenceCase, ReferenceDecision, ReferenceToolCall
+from windtunnel._packs.loader import kit_pack
+from windtunnel._runner.evidence import drain_model_requests
+from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
+from windtunnel._trace.shapes import read_response
+from windtunnel.errors import ProbeError, UsageError
 
 NO_RECALL = "I have no code to recall."
 SEED_TOOL = "echo"  # the kit pack's tool that answers with its arguments: the nonce lands in a tool result
@@ -76,8 +77,6 @@ def script(nonce: str) -> tuple[ReferenceDecision, ...]:
 @contextmanager
 def _handle(runtime: AgentRuntime, config: AgentConfig, nonce: str) -> Iterator[AgentHandle]:
     """A handle with the kit's mocks; a reference-capable runtime gets the canary's scripted replies."""
-    from windtunnel._conformance.subject import kit_pack
-
     case = (
         ReferenceCase(name="reset-canary", kind="golden", decisions=script(nonce))
         if isinstance(runtime, ReferenceCapableAgentRuntime)

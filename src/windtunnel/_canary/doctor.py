@@ -16,11 +16,11 @@ from pathlib import Path
 
 from windtunnel._canary.canary import run_reset_canary
 from windtunnel._canary.doctor_tools import tools_step
+from windtunnel._core.agent_runtime import AgentConfig, AgentRuntime
 from windtunnel._packs.pack import Pack
 from windtunnel._runner.lifecycle import open_runtime, provisioned
 from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel.errors import WindTunnelError
-from windtunnel.spi.agent_runtime import AgentConfig, AgentRuntime
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,18 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from windtunnel._packs.pack import Pack
-from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
-from windtunnel._scenario.model import ReferenceCase, ReferenceDecision, ReferenceToolCall
-from windtunnel.errors import WindTunnelError
-from windtunnel.spi.abilities import ToolListingMCPHandle
-from windtunnel.spi.agent_runtime import (
+from windtunnel._core.abilities import ToolListingMCPHandle
+from windtunnel._core.agent_runtime import (
     AgentConfig,
     AgentRuntime,
     MCPHandle,
     RecordingMCPHandle,
     ReferenceCapableAgentRuntime,
 )
+from windtunnel._core.reference import ReferenceCase, ReferenceDecision, ReferenceToolCall
+from windtunnel._packs.pack import Pack
+from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
+from windtunnel.errors import WindTunnelError
 
 CALLED = "Every tool answered."
 PLACEHOLDERS: Mapping[str, Any] = {

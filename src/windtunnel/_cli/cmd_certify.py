@@ -7,10 +7,13 @@ import json
 import sys
 from pathlib import Path
 
-from windtunnel._bundle import CertificationResult, load_signer
+from windtunnel._bundle import load_signer
 from windtunnel._bundle.keys import fingerprint_of
+from windtunnel._cli.common import add_tier
 from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
+from windtunnel._core.tiers import certify_tiers
+from windtunnel._core.vocabulary import CERTIFY_EXIT, CertificationResult, Exit
 from windtunnel._pipeline.bound_executor import BoundExecutor
 from windtunnel._pipeline.config import STACKS, CertifyConfig
 from windtunnel._pipeline.docker_executor import DockerExecutor
@@ -19,8 +22,6 @@ from windtunnel._pipeline.plan import PLAN, Executor, execute
 from windtunnel._pipeline.publish import publish
 from windtunnel._pipeline.summary import summary_table
 from windtunnel.errors import EngineUnavailableError
-
-EXIT = {CertificationResult.PASSED: 0, CertificationResult.FAILED: 1, CertificationResult.HARNESS_INVALID: 2}
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -54,6 +55,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--fail-fast", action="store_true", help="stop a runtime's stages at its first failing stage"
     )
     parser.add_argument("--key", type=file_path, metavar="PATH", help="signing key (PKCS#8 PEM, ECDSA P-256)")
+    add_tier(parser)  # certify gates on smoke + stable; --tier quarantined adds cases that never gate
     # The Dagger module (pipeline/) starts the containers as services, then runs this same command in a
     # runner container with --stack bound; --print-plan is how it learns which containers to start.
     parser.add_argument(
@@ -68,14 +70,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_true",
         help="print the container plan (images, services, env, aliases, stage order) as JSON and exit",
     )
-    parser.set_defaults(handler=execute_certify, harness_exit=EXIT[CertificationResult.HARNESS_INVALID])
+    parser.set_defaults(
+        handler=execute_certify, harness_exit=CERTIFY_EXIT[CertificationResult.HARNESS_INVALID]
+    )
 
 
 def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
     if args.print_plan:
         config = _config(args, settings)
         sys.stdout.write(json.dumps(_plan(config, settings), indent=2) + "\n")
-        return 0
+        return Exit.OK
     # First, before the key or the runtimes: --out is locked and checked (only a bundle Wind Tunnel wrote
     # is replaced), and an earlier bundle must not outlive a run that stops on a bad flag.
     with out_lock(args.out):
@@ -92,6 +96,7 @@ def _config(args: argparse.Namespace, settings: Settings) -> CertifyConfig:
         fail_fast=args.fail_fast,
         key_path=args.key,
         stack=args.stack,
+        tiers=certify_tiers(args.tier),
     )
 
 
@@ -120,7 +125,7 @@ def _certify(config: CertifyConfig) -> int:
             f"signer: {fingerprint}\n"
             f"verify: wt verify {config.out_dir} --key-fingerprint {fingerprint}\n"
         )
-    return EXIT[published.verdict.result]
+    return CERTIFY_EXIT[published.verdict.result]
 
 
 def _progress(line: str) -> None:

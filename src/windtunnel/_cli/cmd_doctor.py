@@ -8,6 +8,7 @@ import sys
 from windtunnel._canary.doctor import Step, diagnose
 from windtunnel._cli.common import add_selection, selected_scenarios
 from windtunnel._config import Settings
+from windtunnel._core.vocabulary import Exit
 from windtunnel._runtimes.resolve import resolve_runtime
 
 
@@ -45,4 +46,4 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
     report = diagnose(description, packs, show, lock_dir=settings.lock_dir)
     verdict = "healthy" if report.healthy else "NOT healthy"
     sys.stdout.write(f"wt doctor {report.runtime}: {verdict}\n")
-    return 0 if report.healthy else 1
+    return Exit.OK if report.healthy else Exit.FAILED

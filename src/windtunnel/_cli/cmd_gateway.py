@@ -7,9 +7,10 @@ import socket
 import sys
 from collections.abc import Callable
 
+from windtunnel._chat.mode import GatewayMode
 from windtunnel._cli.values import file_path, http_url, port
 from windtunnel._config import Settings
-from windtunnel._gateway.mode import GatewayMode
+from windtunnel._core.vocabulary import Exit
 from windtunnel._gateway.upstream_key import KEY_ENV, KEY_FILE_ENV, add_key_file_argument, upstream_key
 from windtunnel.errors import HarnessError, UsageError
 
@@ -114,7 +115,7 @@ def execute_serve(args: argparse.Namespace, settings: Settings) -> int:
     failed = app.state.gateway.shutdown_error
     if failed is not None:
         raise failed  # the tape failed at shutdown: printed as one message by `wt`, exit 1
-    return 0
+    return Exit.OK
 
 
 def _mode(args: argparse.Namespace, settings: Settings) -> GatewayMode:
@@ -220,7 +221,7 @@ def _record(args: argparse.Namespace, settings: Settings) -> GatewayMode:
 def _usage(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, Settings], int]:
     def show(_args: argparse.Namespace, _settings: Settings) -> int:
         parser.print_help(sys.stderr)
-        return 2
+        return Exit.USAGE
 
     return show
 

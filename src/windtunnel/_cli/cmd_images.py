@@ -9,6 +9,7 @@ from pathlib import Path
 
 from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
+from windtunnel._core.vocabulary import Exit
 from windtunnel._drivers.base_image import (
     DEFAULT_BASE_IMAGE,
     DEFAULT_SUITE,
@@ -51,7 +52,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
-    return 2
+    return Exit.USAGE
 
 
 def _bootstrap(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -104,7 +105,7 @@ def _run_bootstrap(args: argparse.Namespace, settings: Settings) -> int:
     started = time.monotonic()
     tag = bootstrap_base_image(client, tag=args.tag, suite=args.suite, mirror=args.mirror)
     _say(f"bootstrapped {tag} in {time.monotonic() - started:.0f} s; use it with --base-image {tag}")
-    return 0
+    return Exit.OK
 
 
 def _run_build(args: argparse.Namespace, settings: Settings) -> int:
@@ -125,7 +126,7 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
         built.append(build_manifest_image(client, runtime, base_image=base, cache_dir=args.cache_dir))
     for image in built:
         _say(_line(image))
-    return 0
+    return Exit.OK
 
 
 def _runtime_build(ref: str, settings: Settings) -> RuntimeManifest:
@@ -163,7 +164,7 @@ def _no_image(ref: str, why: str) -> UsageError:
 def _run_sweep(_args: argparse.Namespace, settings: Settings) -> int:
     removed = sweep_leftovers(docker_client(env=settings.env))
     _say("\n".join(f"removed {line}" for line in removed) if removed else "no leftovers")
-    return 0
+    return Exit.OK
 
 
 def _line(image: BuiltImage) -> str:

@@ -12,7 +12,8 @@ from typing import TypeVar
 
 from windtunnel._cli.values import port
 from windtunnel._config import Settings
-from windtunnel._mcp.kit import MockHost, MockServer, Tool
+from windtunnel._core.mock_kit import MockHost, MockServer, Tool
+from windtunnel._core.vocabulary import Exit
 from windtunnel._mcp.server import ADMIN_PREFIX, MCP_PATH, mock_app
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack
@@ -85,7 +86,7 @@ def execute_serve(args: argparse.Namespace, settings: Settings) -> int:
         server.run(sockets=[sock])
     finally:
         sock.close()
-    return 0
+    return Exit.OK
 
 
 def execute_list(args: argparse.Namespace, settings: Settings) -> int:
@@ -96,13 +97,13 @@ def execute_list(args: argparse.Namespace, settings: Settings) -> int:
             name: [_tool_entry(tool) for tool in server.tools.values()] for name, server in servers.items()
         }
         sys.stdout.write(json.dumps({"pack": pack.name, "servers": listing}, indent=2) + "\n")
-        return 0
+        return Exit.OK
     lines = [f"pack {pack.name}" + ("" if servers else ": no MCP servers")]
     for name, server in servers.items():
         lines.append(f"  server {name}: {len(server.tools)} tool(s)")
         lines += [f"    {tool.name}: {tool.description}" for tool in server.tools.values()]
     sys.stdout.write("\n".join(lines) + "\n")
-    return 0
+    return Exit.OK
 
 
 def server_factory(pack: Pack, name: str) -> Callable[[], MockServer]:
@@ -122,7 +123,7 @@ def server_factory(pack: Pack, name: str) -> Callable[[], MockServer]:
 def _usage(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, Settings], int]:
     def show(_args: argparse.Namespace, _settings: Settings) -> int:
         parser.print_help(sys.stderr)
-        return 2
+        return Exit.USAGE
 
     return show
 

@@ -13,6 +13,8 @@ from pathlib import Path
 from windtunnel._cli.common import add_selection, emit, selected_scenarios
 from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
+from windtunnel._core.reference import ReferenceCase
+from windtunnel._files import write_atomic
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected
 from windtunnel._prove.local_executor import LocalCaseRunner
@@ -20,8 +22,7 @@ from windtunnel._prove.mutation import MutationReport, ScenarioMutation, mutate_
 from windtunnel._prove.render import ProveRun, render_json, render_text
 from windtunnel._prove.seam import CaseOutcome, CaseRunner
 from windtunnel._prove.suite import DEFAULT_MARGIN_S, prove_suite, utc_now
-from windtunnel._runner.output import write_atomic
-from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._scenario.model import Scenario
 from windtunnel.errors import SelectionError, UsageError
 
 DEFAULT_RUNTIME = "reference"

@@ -8,6 +8,7 @@ import webbrowser
 
 from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
+from windtunnel._core.vocabulary import Exit
 from windtunnel._report.write import write_report
 
 
@@ -34,4 +35,4 @@ def execute_report(args: argparse.Namespace, _settings: Settings) -> int:
     sys.stdout.write(f"report {state}: {written.path}\n")
     if args.open and not webbrowser.open(written.path.as_uri()):
         sys.stderr.write(f"wt report: no browser could be started; open {written.path.as_uri()}\n")
-    return 0
+    return Exit.OK

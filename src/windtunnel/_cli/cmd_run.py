@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from windtunnel._cli.common import add_output, add_selection, emit, selected_scenarios
-from windtunnel._cli.values import count, file_path
+from windtunnel._cli.run_report import render
+from windtunnel._cli.values import count, file_path, retries
 from windtunnel._config import Settings
-from windtunnel._report.junit import CaseRecord, to_junit
-from windtunnel._runner.execute import RunResult
+from windtunnel._core.agent_runtime import AgentConfig
+from windtunnel._core.tiers import DEFAULT_FLAKY_RETRIES, live_upstream
+from windtunnel._core.vocabulary import Exit
 from windtunnel._runner.output import append_ledger
 from windtunnel._runner.sweep import SweepOptions, SweepResult, run_sweep
 from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel._score.models import ScoreStatus
-from windtunnel.spi.agent_runtime import AgentConfig
+from windtunnel._score.pricing import RunCost, run_cost, summarize
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,6 +46,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="jobs at once with --scheduler concurrent; never above the plugin's max_concurrency",
     )
     parser.add_argument(
+        "--flaky-retries",
+        type=retries,
+        default=DEFAULT_FLAKY_RETRIES,
+        metavar="N",
+        help=f"retries of a failed live-flaky run, each attempt recorded (default {DEFAULT_FLAKY_RETRIES}); "
+        "runs of other tiers are never retried",
+    )
+    parser.add_argument(
         "--runs-dir", type=file_path, metavar="DIR", help="where traces and score sidecars go (default runs/)"
     )
     add_output(parser)
@@ -52,8 +61,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def execute(args: argparse.Namespace, settings: Settings) -> int:
-    description = resolve_runtime(args.runtime, settings)
-    selected = selected_scenarios(args, settings)
+    description = resolve_runtime(args.runtime, settings)  # the model ladder too, before any run starts
+    selected = selected_scenarios(args, settings, live_upstream=live_upstream(settings.env))
     runs_dir = args.runs_dir or settings.runs_dir
     options = SweepOptions(
         config=AgentConfig(),
@@ -62,15 +71,18 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
         runs=args.runs,
         scheduler=args.scheduler,
         max_concurrency=args.max_concurrency,
+        flaky_retries=args.flaky_retries,
     )
     sweep = run_sweep(description, selected, options)
-    _ledger(runs_dir, sweep, args)
-    emit(_render(sweep, args.format, runs_dir), args.out)
-    return 0 if sweep.passed else 1
+    costs = {r.trace.run_id: run_cost(r.trace, settings.pricing) for r in sweep.results}
+    _ledger(runs_dir, sweep, args, costs)
+    emit(render(sweep, args.format, runs_dir, costs), args.out)
+    return Exit.OK if sweep.passed else Exit.FAILED
 
 
-def _ledger(runs_dir: Path, sweep: SweepResult, args: argparse.Namespace) -> None:
+def _ledger(runs_dir: Path, sweep: SweepResult, args: argparse.Namespace, costs: dict[str, RunCost]) -> None:
     statuses = [r.score.status for r in sweep.results]
+    total = summarize(list(costs.values()), sweep.model_label)
     append_ledger(
         runs_dir / "ledger.jsonl",
         {
@@ -83,68 +95,19 @@ def _ledger(runs_dir: Path, sweep: SweepResult, args: argparse.Namespace) -> Non
             "passed": statuses.count(ScoreStatus.PASSED),
             "failed": statuses.count(ScoreStatus.FAILED),
             "errors": statuses.count(ScoreStatus.ERROR),
+            "not_gating": sum(not r.score.gating for r in sweep.results),
+            "retried_attempts": len(sweep.retried),
+            "tiers": sorted({r.trace.tier for r in sweep.results}),
+            "cost": total.cost,
+            "cost_reason": total.reason,
             "problems": sweep.problems,
-            "selection": {"scenario": args.scenario, "tag": args.tag, "pack": args.pack, "owner": args.owner},
+            "selection": {
+                "scenario": args.scenario,
+                "tag": args.tag,
+                "pack": args.pack,
+                "owner": args.owner,
+                "tier": args.tier,
+            },
             "traces": str(runs_dir / sweep.sweep_id),
         },
     )
-
-
-def _record(result: RunResult) -> CaseRecord:
-    score, trace = result.score, result.trace
-    status = {"passed": "passed", "failed": "failed", "error": "error"}[score.status.value]
-    details = "\n".join(f"{c.id}: {c.detail}" for c in score.checks if c.passed is False)
-    return CaseRecord(
-        group=trace.pack or "scenarios",
-        name=f"{trace.scenario}[{trace.run_index}]",
-        status=status,  # type: ignore[arg-type]
-        message="" if score.passed else score.summary(),
-        details=details or score.summary(),
-        properties={"runtime": trace.runtime, "run_id": trace.run_id},
-    )
-
-
-def _render(sweep: SweepResult, fmt: str, runs_dir: Path) -> str:
-    if fmt == "junit":
-        problems = [
-            CaseRecord(
-                group="sweep",
-                name=f"problem[{index}]",
-                status="error",
-                message=text.splitlines()[0],
-                details=text,
-            )
-            for index, text in enumerate(sweep.problems)
-        ]
-        records = [_record(r) for r in sweep.results] + problems
-        return to_junit(records, suite_name=f"wt run {sweep.runtime}")
-    if fmt == "json":
-        return json.dumps(
-            {
-                "sweep_id": sweep.sweep_id,
-                "runtime": sweep.runtime,
-                "traces": str(runs_dir / sweep.sweep_id),
-                "problems": sweep.problems,
-                "runs": [
-                    {
-                        "pack": r.trace.pack,
-                        "scenario": r.trace.scenario,
-                        "run_index": r.trace.run_index,
-                        "status": r.score.status.value,
-                        "summary": r.score.summary(),
-                        "score": r.score.model_dump(mode="json"),
-                    }
-                    for r in sweep.results
-                ],
-            },
-            indent=2,
-        )
-    lines = [
-        f"{r.score.status.value.upper():7} {r.trace.pack}/{r.trace.scenario}[{r.trace.run_index}]  "
-        f"{r.score.summary()}"
-        for r in sweep.results
-    ]
-    lines += [f"ERROR   sweep: {text}" for text in sweep.problems]
-    passed = sum(r.score.passed for r in sweep.results)
-    lines.append(f"{passed}/{len(sweep.results)} runs passed; traces in {runs_dir / sweep.sweep_id}")
-    return "\n".join(lines)

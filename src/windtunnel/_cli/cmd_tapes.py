@@ -9,12 +9,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from windtunnel._cli.common import selected_packs
+from windtunnel._cli.common import profile_packs
 from windtunnel._cli.tapes_record import add_record
 from windtunnel._cli.values import days, file_path, http_url
 from windtunnel._config import Settings
+from windtunnel._core.vocabulary import Exit
 from windtunnel._gateway.upstream_key import KEY_ENV, add_key_file_argument, upstream_key
-from windtunnel._packs.pack import Pack
 from windtunnel._tapes.lifecycle import (
     EXPIRING_WITHIN,
     TapeCheck,
@@ -23,7 +23,7 @@ from windtunnel._tapes.lifecycle import (
     propose_refreshes,
     verify_tapes,
 )
-from windtunnel._tapes.profiles import add_profile_argument, profile_filter, skipped_by_profile
+from windtunnel._tapes.profiles import add_profile_argument
 from windtunnel.errors import UsageError
 
 API_KEY_ENV = KEY_ENV
@@ -48,7 +48,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, Settings], int]:
     def handler(_args: argparse.Namespace, _settings: Settings) -> int:
         parser.print_help()
-        return 2
+        return Exit.USAGE
 
     return handler
 
@@ -163,17 +163,9 @@ def _add_rerecord(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     rerecord_parser.set_defaults(handler=execute_rerecord)
 
 
-def load_packs(args: argparse.Namespace, settings: Settings) -> list[Pack]:
-    """The packs named by --pack (as `wt run` reads it; all candidates when none), then --profile."""
-    packs = selected_packs(args.pack, settings)
-    for pack in skipped_by_profile(packs, args.profile):
-        print(f"wt: skipped pack {pack.name}: it does not declare profile {args.profile}", file=sys.stderr)  # noqa: T201
-    return profile_filter(packs, args.profile)
-
-
 def _files(args: argparse.Namespace, settings: Settings) -> list[TapeFile]:
     if not getattr(args, "paths", None):
-        return find_tapes(load_packs(args, settings))
+        return find_tapes(profile_packs(args, settings))
     files: list[TapeFile] = []
     for path in args.paths:
         found = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
@@ -185,7 +177,7 @@ def execute_list(args: argparse.Namespace, settings: Settings) -> int:
     checks = verify_tapes(_files(args, settings), certification=False, expiring_within=args.expiring_within)
     if args.format == "json":
         print(json.dumps([_as_json(check) for check in checks], indent=2))  # noqa: T201
-        return 0
+        return Exit.OK
     for check in checks:
         tape = check.tape
         summary = (
@@ -199,7 +191,7 @@ def execute_list(args: argparse.Namespace, settings: Settings) -> int:
         for warning in check.warnings:
             print(f"wt: warning: {warning}", file=sys.stderr)  # noqa: T201
     print(f"{len(checks)} tape(s)")  # noqa: T201
-    return 0
+    return Exit.OK
 
 
 def execute_verify(args: argparse.Namespace, settings: Settings) -> int:
@@ -209,7 +201,7 @@ def execute_verify(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps([_as_json(check) for check in checks], indent=2))  # noqa: T201
     else:
         _print_checks(checks)
-    return 0 if all(check.ok for check in checks) else 1
+    return Exit.OK if all(check.ok for check in checks) else Exit.FAILED
 
 
 def _print_checks(checks: list[TapeCheck]) -> None:
@@ -250,7 +242,7 @@ def execute_promote(args: argparse.Namespace, _settings: Settings) -> int:
     print(f"wt: {verb} {args.run_tape} -> {result.path}")  # noqa: T201
     for old in result.superseded:
         print(f"wt: superseded {old}")  # noqa: T201
-    return 0
+    return Exit.OK
 
 
 def execute_rerecord(args: argparse.Namespace, settings: Settings) -> int:
@@ -276,7 +268,7 @@ def execute_rerecord(args: argparse.Namespace, settings: Settings) -> int:
         f"wt: run the scenario against it in the replay profile; when it passes, promote it:\n"
         f"  wt tapes promote {tape.path} --to {args.tape.parent} --score RUN_DIR/<case>.score.json"
     )
-    return 0
+    return Exit.OK
 
 
 def _propose(args: argparse.Namespace, settings: Settings) -> int:
@@ -287,4 +279,4 @@ def _propose(args: argparse.Namespace, settings: Settings) -> int:
         print(f"wt: no {what}tapes among {len(checks)}; nothing to re-record")  # noqa: T201
     for proposal in proposals:
         print(f"# {proposal.path} ({proposal.reason})\n{proposal.command}")  # noqa: T201
-    return 0
+    return Exit.OK

@@ -8,14 +8,11 @@ import json
 from pathlib import Path
 
 from windtunnel._bundle.keys import KeyOrigin
-from windtunnel._bundle.models import CertificationResult
 from windtunnel._bundle.verify import VerifyReport, verify_bundle
 from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
+from windtunnel._core.vocabulary import CertificationResult, Exit
 from windtunnel.errors import UsageError
-
-EXIT_VALID = 0
-EXIT_INVALID = 1
 
 OWN_KEY_WARNING = (
     "the key came from the bundle itself ({key}): this proves the bundle is intact, not who signed it; "
@@ -79,10 +76,10 @@ def execute(args: argparse.Namespace, _settings: Settings) -> int:
         warnings = [OWN_KEY_WARNING.format(key=args.key, fingerprint=report.fingerprint)] if own else []
     print(_render(report, args.format, warnings))  # noqa: T201
     if not report.valid:
-        return EXIT_INVALID
+        return Exit.FAILED
     if args.require_passed and report.result is not CertificationResult.PASSED:
-        return EXIT_INVALID
-    return EXIT_VALID
+        return Exit.FAILED
+    return Exit.OK
 
 
 def _read_key(path: Path) -> bytes:

@@ -37,6 +37,20 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
         "of the same name. A path to a pack directory or pack.py loads that pack",
     )
     group.add_argument("--owner", action="append", default=[], metavar="OWNER", help="scenario owner or glob")
+    add_tier(group)
+
+
+def add_tier(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--tier, the same in every verb (wt certify takes it alone, without the other selection flags)."""
+    parser.add_argument(
+        "--tier",
+        action="append",
+        default=[],
+        metavar="TIER",
+        help="run tier (repeatable): smoke, stable, live-flaky, quarantined. Default: smoke and stable, plus "
+        "live-flaky with a live model upstream. Quarantined cases run only when asked and never gate; "
+        "live-flaky cases run only with a live upstream. Tiers say when a case runs, not what it asserts",
+    )
 
 
 def add_output(parser: argparse.ArgumentParser, formats: tuple[str, ...] = ("text", "json", "junit")) -> None:
@@ -46,8 +60,10 @@ def add_output(parser: argparse.ArgumentParser, formats: tuple[str, ...] = ("tex
     )
 
 
-def selected_scenarios(args: argparse.Namespace, settings: Settings) -> list[Selected]:
-    """Load the packs and apply the selection.
+def selected_scenarios(
+    args: argparse.Namespace, settings: Settings, *, live_upstream: bool = False
+) -> list[Selected]:
+    """Load the packs and apply the selection; live-flaky cases run only when `live_upstream`.
 
     A --pack value that is an existing path loads that pack; one that looks like a path (it holds
     a '/' or ends in .py) but does not exist is an error naming it. Any other value is a name or
@@ -61,7 +77,12 @@ def selected_scenarios(args: argparse.Namespace, settings: Settings) -> list[Sel
     if not paths or names:
         packs += _named_candidates(settings, names, loaded={pack.name for pack in packs})
     selection = Selection(
-        scenarios=args.scenario, tags=args.tag, packs=names + selected_by_path, owners=args.owner
+        scenarios=args.scenario,
+        tags=args.tag,
+        packs=names + selected_by_path,
+        owners=args.owner,
+        tiers=args.tier,
+        live_upstream=live_upstream,
     )
     return select(packs, selection)
 
@@ -131,3 +152,13 @@ def emit(text: str, out: Path | None) -> None:
             hint="pass a path in a directory you can write to",
             path=str(out),
         ) from exc
+
+
+def profile_packs(args: argparse.Namespace, settings: Settings) -> list[Pack]:
+    """The packs named by --pack (as `wt run` reads it; all candidates when none), then --profile."""
+    from windtunnel._tapes.profiles import profile_filter, skipped_by_profile
+
+    packs = selected_packs(args.pack, settings)
+    for pack in skipped_by_profile(packs, args.profile):
+        print(f"wt: skipped pack {pack.name}: it does not declare profile {args.profile}", file=sys.stderr)  # noqa: T201
+    return profile_filter(packs, args.profile)

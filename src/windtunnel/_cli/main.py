@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from windtunnel import __version__
 from windtunnel._config import load_settings
+from windtunnel._core.vocabulary import Exit
 from windtunnel._signals import STOP_SIGNALS, Stopped, exit_code, stop_signals
 from windtunnel.errors import HarnessError, UsageError, WindTunnelError
 
@@ -35,19 +36,16 @@ VERB_ORDER: tuple[str, ...] = (
 )
 """How `wt --help` lists verbs; each lives in windtunnel._cli.cmd_<verb> and has register(commands)."""
 
-EXIT_USAGE = 2
-EXIT_FAILED = 1
-EXIT_ENVIRONMENT = 2
-"""A fault of the machine (windtunnel._cli.faults), in every verb."""
 EPILOG = """exit codes: 0 passed; 1 failed (what failed is printed); 2 bad input, or a fault of this machine
 (no Docker engine, the engine went away, no base image, a full or read-only disk: one line says which);
 130, 143, 129 stopped by SIGINT, SIGTERM, SIGHUP after cleaning up (containers, networks, locks; what was
 recorded stays, unsigned); a second signal exits at once. `wt certify` also exits 2 for HARNESS_INVALID.
 --debug shows the traceback of an error instead of its one line."""
+"""The codes are windtunnel._core.vocabulary.Exit's."""
 HARNESS_EXIT = "harness_exit"
 """A verb may `set_defaults(harness_exit=N)`: its exit code when Wind Tunnel's own machinery fails
 (HarnessError: no engine, an image build, sealing the bundle). `wt certify` documents 2 (harness invalid);
-verbs that do not say exit 1."""
+verbs that do not say exit 1. Every code is windtunnel._core.vocabulary.Exit's."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -114,7 +112,7 @@ def _run(arguments: list[str]) -> int:
         logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns what matters
         if not hasattr(args, "handler"):
             parser.print_help()
-            return EXIT_USAGE
+            return Exit.USAGE
         try:
             code: int = args.handler(args, load_settings())
         except SystemExit as exc:  # only code wt loaded exits this way: never end silently with its code
@@ -126,18 +124,18 @@ def _run(arguments: list[str]) -> int:
     except WindTunnelError as exc:
         if getattr(args, "debug", False):
             raise
-        return _report(exc, getattr(args, HARNESS_EXIT, EXIT_FAILED))
+        return _report(exc, getattr(args, HARNESS_EXIT, Exit.FAILED))
 
 
 def _report(exc: WindTunnelError, harness_exit: int) -> int:
     """Our own errors as one message: usage 2; the machine 2; the harness its verb's code; the rest 1."""
     if isinstance(exc, UsageError):
         print(f"wt: error: {exc}", file=sys.stderr)  # noqa: T201
-        return EXIT_USAGE
+        return Exit.USAGE
     print(f"wt: {type(exc).__name__}: {exc}", file=sys.stderr)  # noqa: T201
     if isinstance(exc, HarnessError):
-        return EXIT_ENVIRONMENT if exc.environment else harness_exit
-    return EXIT_FAILED
+        return Exit.ENVIRONMENT if exc.environment else harness_exit
+    return Exit.FAILED
 
 
 def _stopped(exc: KeyboardInterrupt) -> int:
@@ -153,7 +151,7 @@ def _unexpected(exc: Exception) -> int:
 
     message, hint = describe(exc)
     print(f"wt: error: {message}\n  how to fix: {hint}", file=sys.stderr)  # noqa: T201
-    return EXIT_ENVIRONMENT
+    return Exit.ENVIRONMENT
 
 
 def _own_signals(arguments: Sequence[str]) -> bool:

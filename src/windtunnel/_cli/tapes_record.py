@@ -67,9 +67,9 @@ def add_record(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def execute_record(args: argparse.Namespace, settings: Settings) -> int:
-    from windtunnel._cli.cmd_tapes import load_packs
+    from windtunnel._cli.common import profile_packs
     from windtunnel._runtimes.resolve import resolve_runtime
-    from windtunnel._tapes.recording import (
+    from windtunnel._tape_runs.recording import (
         RecordOptions,
         error_text,
         record_tapes,
@@ -79,7 +79,7 @@ def execute_record(args: argparse.Namespace, settings: Settings) -> int:
 
     args.profile = None
     description = resolve_runtime(args.runtime, settings)  # a bad name stops it before anything is built
-    packs = load_packs(args, settings)
+    packs = profile_packs(args, settings)
     for pack in skipped_by_profile(packs, "record"):
         print(f"wt: skipped pack {pack.name}: it does not declare profile record", file=sys.stderr)  # noqa: T201
     items = selected_scenarios(profile_filter(packs, "record"), args.scenario)

@@ -53,6 +53,21 @@ def count(text: str) -> int:
     return number
 
 
+MAX_RETRIES = 100
+"""Far above any sensible retry count of a flaky run."""
+
+
+def retries(text: str) -> int:
+    """A whole number 0..MAX_RETRIES (retries of a failed live-flaky run)."""
+    try:
+        number = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (0 or more)") from None
+    if not 0 <= number <= MAX_RETRIES:
+        raise argparse.ArgumentTypeError(f"{number} is out of range: give 0 to {MAX_RETRIES}")
+    return number
+
+
 def days(text: str) -> timedelta:
     """A number of days, 0..36500 (`7`, `0.5`)."""
     try:

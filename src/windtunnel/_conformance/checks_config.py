@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from windtunnel._conformance.evidence import message_text, offered_tool_names
 from windtunnel._conformance.model import CheckFailed, NotMeasured
 from windtunnel._conformance.subject import Subject, TurnRecord, call, say, tools
+from windtunnel._core.agent_runtime import AgentConfig, ModelSpec, SamplingConfig
 from windtunnel._runner.lifecycle import provisioned
 from windtunnel._runtimes.manifest import CONFIG_FIELDS
+from windtunnel._trace.shapes import message_text, offered_tool_names
 from windtunnel.errors import UnsupportedConfigError
-from windtunnel.spi.agent_runtime import AgentConfig, ModelSpec, SamplingConfig
 
 # Every value differs from what an SDK or model sends when nothing is configured (temperature 1, top_p
 # 1, no max_tokens, tool_choice "auto"), so a runtime that hard-codes or drops a knob cannot pass. The

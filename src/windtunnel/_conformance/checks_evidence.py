@@ -11,10 +11,10 @@ from typing import Any
 from windtunnel._conformance.evidence import raise_for_run_error
 from windtunnel._conformance.model import CheckFailed, NotMeasured
 from windtunnel._conformance.subject import Subject, two_step_script
+from windtunnel._core.abilities import ContainerListingRuntime, EgressProbingRuntime
+from windtunnel._core.agent_runtime import AgentConfig, MCPHandle
 from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
 from windtunnel._trace.models import ModelCall, Trace
-from windtunnel.spi.abilities import ContainerListingRuntime, EgressProbingRuntime
-from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle
 
 USAGE_FIELDS = ("prompt_tokens", "completion_tokens")
 

@@ -13,10 +13,10 @@ from windtunnel._conformance.checks_state import plain_answer
 from windtunnel._conformance.evidence import raise_for_run_error
 from windtunnel._conformance.model import CheckFailed, NotMeasured
 from windtunnel._conformance.subject import Subject, call, say, tools, two_step_script
+from windtunnel._core.abilities import ContainerListingRuntime, KillableHandle
+from windtunnel._core.agent_runtime import AgentHandle
 from windtunnel._runner.evidence import drain_model_requests
 from windtunnel.errors import RuntimeUnavailableError
-from windtunnel.spi.abilities import ContainerListingRuntime, KillableHandle
-from windtunnel.spi.agent_runtime import AgentHandle
 
 PAUSE_S = 5.0  # the kit's `pause` tool holds the turn this long: the kill lands while it waits
 FIRST_CALL_TIMEOUT_S = 60.0

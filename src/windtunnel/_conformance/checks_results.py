@@ -11,7 +11,7 @@ from typing import Any
 from windtunnel._conformance.evidence import this_turn
 from windtunnel._conformance.model import CheckFailed
 from windtunnel._conformance.subject import Subject, call, say, tools
-from windtunnel._scenario.model import ReferenceDecision
+from windtunnel._core.reference import ReferenceDecision
 from windtunnel._trace.shapes import call_name
 
 EXCERPT = 160

@@ -7,14 +7,13 @@ import secrets
 from typing import Any
 
 from windtunnel._canary.canary import run_reset_canary
-from windtunnel._conformance.evidence import message_text
 from windtunnel._conformance.model import CheckFailed
 from windtunnel._conformance.subject import Subject, say
+from windtunnel._core.abilities import StateProbingRuntime
+from windtunnel._core.agent_runtime import AgentConfig, AgentHandle
 from windtunnel._runner.lifecycle import provisioned
-from windtunnel._trace.shapes import read_response
+from windtunnel._trace.shapes import message_text, read_response
 from windtunnel.errors import WindTunnelError
-from windtunnel.spi.abilities import StateProbingRuntime
-from windtunnel.spi.agent_runtime import AgentConfig, AgentHandle
 
 
 def _conversation(requests: list[dict[str, Any]] | None) -> str:
@@ -137,6 +136,6 @@ def teardown(subject: Subject) -> dict[str, Any]:
 
 
 def _case(text: str) -> Any:
-    from windtunnel._scenario.model import ReferenceCase, ReferenceDecision
+    from windtunnel._core.reference import ReferenceCase, ReferenceDecision
 
     return ReferenceCase(name="teardown", kind="golden", decisions=(ReferenceDecision(content=text),))

@@ -18,8 +18,8 @@ _RUNTIME_CAUSES = frozenset({"ResetFailedError"})
 
 
 def raise_for_run_error(trace: Trace, evidence: Mapping[str, Any] | None = None) -> None:
-    """A run that failed before its evidence could be compared: FAILURE when the runtime broke it,
-    HARNESS_ERROR (a HarnessError) when Wind Tunnel's own part did. Integrity errors are left to the check,
+    """A run that failed before its evidence could be compared: failed when the runtime broke it,
+    an error (a HarnessError) when Wind Tunnel's own part did. Integrity errors are left to the check,
     which compares the evidence itself."""
     error = trace.error
     if error is None or error.kind is ErrorKind.INTEGRITY:
@@ -40,27 +40,6 @@ def this_turn(messages: Sequence[Any]) -> list[Mapping[str, Any]]:
     dicts = [m for m in messages if isinstance(m, Mapping)]
     users = [i for i, m in enumerate(dicts) if m.get("role") == "user"]
     return dicts[users[-1] + 1 :] if users else dicts
-
-
-def message_text(message: Mapping[str, Any]) -> str:
-    """A chat message's text: a string content, or the text parts of a list content."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
-    return ""
-
-
-def offered_tool_names(request: Mapping[str, Any]) -> list[str]:
-    """The names of the tools a logged request offered the model, in order."""
-    names = []
-    for tool in request.get("tools") or []:
-        function = tool.get("function") if isinstance(tool, Mapping) else None
-        name = function.get("name") if isinstance(function, Mapping) else None
-        if isinstance(name, str):
-            names.append(name)
-    return names
 
 
 def tool_id_problems(messages: Sequence[Any]) -> list[str]:

@@ -1,8 +1,8 @@
 """The conformance kit: small named checks any runtime can run, each tied to the seed passage it enforces.
 
-`run_check(check, subject)` maps outcomes to statuses: the check returns evidence (SUCCESS), raises
-CheckFailed (FAILURE), NotMeasured (NOT_MEASURED), or anything else, which is Wind Tunnel's own fault
-(HARNESS_ERROR) and never counts against the runtime.
+`run_check(check, subject)` maps outcomes to statuses: the check returns evidence (passed), raises
+CheckFailed (failed), NotMeasured (not_measured), or anything else, which is Wind Tunnel's own fault
+(error) and never counts against the runtime.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from windtunnel._conformance import (
     checks_results,
     checks_state,
 )
-from windtunnel._conformance.model import CheckFailed, CheckResult, CheckStatus, NotMeasured
+from windtunnel._conformance.model import CheckFailed, CheckResult, NotMeasured
 from windtunnel._conformance.subject import Subject
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel.errors import RuntimeFault, UnsupportedConfigError
 
 
@@ -146,18 +147,18 @@ def check_by_id(check_id: str) -> Check:
 def run_check(check: Check, subject: Subject) -> CheckResult:
     started = time.perf_counter()
     subject.recorded.clear()  # the conversations of this check's sessions only
-    status, detail, evidence = CheckStatus.SUCCESS, "", {}
+    status, detail, evidence = CheckStatus.PASSED, "", {}
     try:
         evidence = check.run(subject)
         detail = "holds"
     except CheckFailed as failed:
-        status, detail, evidence = CheckStatus.FAILURE, failed.detail, failed.evidence
+        status, detail, evidence = CheckStatus.FAILED, failed.detail, failed.evidence
     except NotMeasured as reason:
         status, detail = CheckStatus.NOT_MEASURED, str(reason)
     except (RuntimeFault, UnsupportedConfigError) as fault:
-        status, detail = CheckStatus.FAILURE, f"the runtime failed during the check: {fault}"
+        status, detail = CheckStatus.FAILED, f"the runtime failed during the check: {fault}"
     except Exception as exc:  # noqa: BLE001 - anything else is the harness's fault, recorded, never the runtime's
-        status, detail = CheckStatus.HARNESS_ERROR, f"{type(exc).__name__}: {exc}"
+        status, detail = CheckStatus.ERROR, f"{type(exc).__name__}: {exc}"
         evidence = {"traceback": traceback.format_exc(limit=8)}
     return CheckResult(
         id=check.id,

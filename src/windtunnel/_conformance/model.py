@@ -1,23 +1,16 @@
 """Conformance check results: a status, the seed passage enforced, and the evidence.
 
-A harness fault (HARNESS_ERROR) never counts against the runtime; NOT_MEASURED never counts as passed.
+A harness fault (CheckStatus.ERROR) never counts against the runtime; NOT_MEASURED never counts as passed.
 """
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from windtunnel._conversation.model import Conversation
-
-
-class CheckStatus(StrEnum):
-    SUCCESS = "SUCCESS"
-    FAILURE = "FAILURE"
-    NOT_MEASURED = "NOT_MEASURED"
-    HARNESS_ERROR = "HARNESS_ERROR"
+from windtunnel._core.vocabulary import CheckStatus
 
 
 class CheckResult(BaseModel):

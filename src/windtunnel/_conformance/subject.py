@@ -6,21 +6,12 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from windtunnel._conformance.model import NotMeasured
 from windtunnel._conversation.build import TurnEvidence, conversation, from_trace
 from windtunnel._conversation.model import Conversation
-from windtunnel._packs.loader import load_pack
-from windtunnel._packs.pack import Pack
-from windtunnel._runner.evidence import drain_model_requests, mcp_calls
-from windtunnel._runner.execute import RunContext, RunResult, run_once
-from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
-from windtunnel._scenario.model import ReferenceCase, ReferenceDecision, ReferenceToolCall, Scenario
-from windtunnel._trace.models import Trace
-from windtunnel._trace.shapes import ReadResponse, read_response
-from windtunnel.spi.agent_runtime import (
+from windtunnel._core.agent_runtime import (
     AgentConfig,
     AgentHandle,
     AgentRuntime,
@@ -28,12 +19,15 @@ from windtunnel.spi.agent_runtime import (
     ModelEvidenceHandle,
     ReferenceCapableAgentRuntime,
 )
-
-KIT_PACK = Path(__file__).parent / "kitpack"
-
-
-def kit_pack() -> Pack:
-    return load_pack(str(KIT_PACK))
+from windtunnel._core.reference import ReferenceCase, ReferenceDecision, ReferenceToolCall
+from windtunnel._packs.loader import kit_pack
+from windtunnel._packs.pack import Pack
+from windtunnel._runner.evidence import drain_model_requests, mcp_calls
+from windtunnel._runner.execute import RunContext, RunResult, run_once
+from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
+from windtunnel._scenario.model import Scenario
+from windtunnel._trace.models import Trace
+from windtunnel._trace.shapes import ReadResponse, read_response
 
 
 def call(name: str, **arguments: Any) -> ReferenceToolCall:

@@ -4,7 +4,7 @@
 of the suite itself agree on one rule:
 - a poison runtime must fail exactly the check named for it and pass every other check;
 - a listed expected failure must not pass (a listed check that starts passing fails the suite);
-- every other scored check must succeed; HARNESS_ERROR is Wind Tunnel's fault, never the runtime's.
+- every other scored check must pass; an error is Wind Tunnel's fault, never the runtime's.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from windtunnel._config import LATEST_REQUIREMENT_SET
+from windtunnel._config import SUITE_VERSION
 from windtunnel._conformance.kit import CHECK_IDS
-from windtunnel._conformance.model import CheckStatus
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel.errors import ConfigFileError
 
 
@@ -149,7 +149,7 @@ class Suite:
     def load(
         cls,
         directory: Path,
-        version: str = LATEST_REQUIREMENT_SET,
+        version: str = SUITE_VERSION,
         *,
         runtimes: frozenset[str] | None = None,
     ) -> Suite:
@@ -170,7 +170,7 @@ class Suite:
         return runtime in self.poisons
 
     def judge(self, runtime: str, check: str, status: CheckStatus) -> Judgement:
-        if status is CheckStatus.HARNESS_ERROR:
+        if status is CheckStatus.ERROR:
             return Judgement(
                 False, "no harness error", f"Wind Tunnel itself failed while checking {check} on {runtime}"
             )
@@ -180,23 +180,23 @@ class Suite:
         if caught_by is not None:
             named = " and ".join(caught_by)
             if check in caught_by:
-                ok = status is CheckStatus.FAILURE
+                ok = status is CheckStatus.FAILED
                 return Judgement(
                     ok,
-                    "FAILURE",
+                    CheckStatus.FAILED.value,
                     "poison caught"
                     if ok
                     else f"poison {runtime} was not caught by {check} (status {status}): the check does not bite",
                 )
-            ok = status is CheckStatus.SUCCESS
+            ok = status is CheckStatus.PASSED
             return Judgement(
                 ok,
-                "SUCCESS",
+                CheckStatus.PASSED.value,
                 "" if ok else f"poison {runtime} broke {check} too ({status}): it must fail exactly {named}",
             )
         reason = self.expected_failures.get((runtime, check))
         if reason is not None:
-            ok = status is not CheckStatus.SUCCESS
+            ok = status is not CheckStatus.PASSED
             return Judgement(
                 ok,
                 f"expected failure ({reason})",
@@ -207,7 +207,9 @@ class Suite:
             )
         if check not in self.requirements.scored:
             return Judgement(True, "observation", "unscored")
-        ok = status is CheckStatus.SUCCESS
+        ok = status is CheckStatus.PASSED
         return Judgement(
-            ok, "SUCCESS", "" if ok else f"{runtime} does not pass the scored check {check} ({status})"
+            ok,
+            CheckStatus.PASSED.value,
+            "" if ok else f"{runtime} does not pass the scored check {check} ({status})",
         )

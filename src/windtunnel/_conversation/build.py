@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from windtunnel._conformance.evidence import message_text, offered_tool_names
 from windtunnel._conversation.align import align, key
 from windtunnel._conversation.model import (
     CallView,
@@ -19,7 +18,13 @@ from windtunnel._conversation.model import (
     View,
 )
 from windtunnel._trace.models import Trace
-from windtunnel._trace.shapes import call_argument_text, call_arguments, call_name
+from windtunnel._trace.shapes import (
+    call_argument_text,
+    call_arguments,
+    call_name,
+    message_text,
+    offered_tool_names,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,21 +32,28 @@ from typing import Any
 
 import httpx
 
+from windtunnel._core.agent_runtime import (
+    AgentConfig,
+    MCPHandle,
+    Message,
+    MockServerPlan,
+    Response,
+    StateProbe,
+)
+from windtunnel._core.reference import ReferenceCase
 from windtunnel._drivers.readiness import wait_listening
 from windtunnel._drivers.state_probe import LatestStateProbe
+from windtunnel._drivers.topology import GATEWAY_URL_FOR_AGENTS, profile_key, runtime_env
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._mcp.http_handle import HttpMCPHandle
-from windtunnel._pipeline.container_plan import GATEWAY_URL_FOR_AGENTS, profile_key, runtime_env
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._runtimes.manifest import RuntimeManifest
-from windtunnel._scenario.model import ReferenceCase
 from windtunnel.errors import (
     ConfigFileError,
     HarnessError,
     ProbeError,
 )
-from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response, StateProbe
 
 ENV_VAR = "WT_BOUND_STACKS"
 READY_TIMEOUT_S = 60.0

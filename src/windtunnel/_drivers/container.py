@@ -2,7 +2,7 @@
 MCP mocks on a per-run network it cannot leave.
 
 `ContainerRuntime` implements AgentRuntime and MCPHostingAgentRuntime, and the optional abilities of
-windtunnel.spi.abilities (close, image digests, state probe, egress probe, container listing; its handles
+windtunnel._core.abilities (close, image digests, state probe, egress probe, container listing; its handles
 can be killed); `ReferenceContainerRuntime` adds provision_reference() for runtimes whose manifest says
 every model call goes through the gateway.
 """
@@ -17,15 +17,24 @@ from typing import Any
 
 from docker.errors import DockerException
 
+from windtunnel._core.abilities import EgressReport
+from windtunnel._core.agent_runtime import (
+    AgentConfig,
+    MCPHandle,
+    Message,
+    MockServerPlan,
+    Response,
+    StateProbe,
+)
+from windtunnel._core.reference import ReferenceCase
 from windtunnel._drivers.stack import ContainerStack, RunningContainer, logs_tail
 from windtunnel._drivers.state_probe import LatestStateProbe
 
 # The runtime's env and alias come from the container plan that the Dagger executor reads too.
-from windtunnel._pipeline.container_plan import DEFAULT_MODEL, runtime_alias, runtime_env
+from windtunnel._drivers.topology import DEFAULT_MODEL, runtime_alias, runtime_env
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._runtimes.manifest import RuntimeManifest
-from windtunnel._scenario.model import ReferenceCase
 from windtunnel.errors import (
     HarnessError,
     ProbeError,
@@ -33,8 +42,6 @@ from windtunnel.errors import (
     RuntimeTimeoutError,
     RuntimeUnavailableError,
 )
-from windtunnel.spi.abilities import EgressReport
-from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response, StateProbe
 
 __all__ = [
     "DEFAULT_MODEL",

@@ -13,10 +13,10 @@ import uuid
 
 from docker.errors import DockerException
 
+from windtunnel._core.abilities import EgressReport
 from windtunnel._drivers.readiness import wait_listening
 from windtunnel._drivers.stack import GATEWAY_ALIAS, GATEWAY_PORT, MOCK_PORT, ContainerStack
 from windtunnel.errors import HarnessError, RuntimeUnavailableError
-from windtunnel.spi.abilities import EgressReport
 
 PROBE = r"""
 import json, socket, sys

@@ -23,7 +23,7 @@ from windtunnel._drivers.stack import ContainerStack, GatewaySpec
 from windtunnel._env_values import env_seconds
 from windtunnel._gateway.upstream_key import in_container, upstream_key
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S
-from windtunnel._runtimes.manifest import RuntimeManifest, check_buildable
+from windtunnel._runtimes.manifest import RuntimeManifest, check_buildable, load_manifest
 from windtunnel.errors import ConfigFileError, HarnessError, RuntimeFault
 
 if TYPE_CHECKING:
@@ -221,3 +221,11 @@ def ensure_image(client: Any, name: str, ref: str) -> None:
             runtime=name,
             field="runtimes",
         ) from exc
+
+
+def container_plugin(runtime_dir: Path) -> ContainerRuntimePlugin:
+    """The plugin Wind Tunnel builds for a runtime directory (a Dockerfile and a runtime.toml).
+
+    Wrap it to write a custom driver around a containerised runtime; see docs/writing-a-runtime.md.
+    """
+    return ContainerRuntimePlugin(load_manifest(Path(runtime_dir)))

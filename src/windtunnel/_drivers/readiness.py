@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import httpx
 
+from windtunnel._drivers.container_plan_model import READY_PATH
 from windtunnel._net.tls import shared_tls_context
-from windtunnel._pipeline.container_plan_model import READY_PATH
 from windtunnel.errors import RuntimeUnavailableError
 
 NOT_IMPLEMENTED = 501

@@ -19,14 +19,14 @@ from docker.errors import DockerException, NotFound
 from docker.models.containers import Container
 from docker.models.networks import Network
 
+from windtunnel._core.agent_runtime import MockServerPlan
 from windtunnel._drivers.cleanup import remove_run
 from windtunnel._drivers.network import ROLE_LABEL, RUN_LABEL, create_run_network, run_labels
 from windtunnel._drivers.readiness import wait_listening
 from windtunnel._drivers.secrets import put_secrets
-from windtunnel._gateway.client import GatewayClient
-from windtunnel._mcp.http_handle import HttpMCPHandle
-from windtunnel._net.liveness import Liveness
-from windtunnel._pipeline.container_plan import (
+
+# Commands, aliases and ports come from the container plan that the Dagger executor reads too.
+from windtunnel._drivers.topology import (
     ANY_ADDRESS,
     GATEWAY_ALIAS,
     GATEWAY_PORT,
@@ -39,11 +39,11 @@ from windtunnel._pipeline.container_plan import (
     mock_url,
     pack_mount,
 )
-
-# Commands, aliases and ports come from the container plan that the Dagger executor reads too.
+from windtunnel._gateway.client import GatewayClient
+from windtunnel._mcp.http_handle import HttpMCPHandle
+from windtunnel._net.liveness import Liveness
 from windtunnel._signals import deferred_stop
 from windtunnel.errors import HarnessError
-from windtunnel.spi.agent_runtime import MockServerPlan
 
 __all__ = [
     "ANY_ADDRESS",

@@ -20,12 +20,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from windtunnel._chat.wire import error_body
 from windtunnel._gateway.script import ScriptMode, parse_install
-from windtunnel._gateway.wire import error_body
 from windtunnel.errors import UsageError
 
 if TYPE_CHECKING:
-    from windtunnel._gateway.app import GatewayState
+    from windtunnel._gateway.state import GatewayState
 
 
 def admin_routes(state: GatewayState) -> list[Route]:

@@ -7,7 +7,7 @@ Routes (each also without the /v1 prefix):
     GET  /v1/models/{model}
 
 The admin routes are in windtunnel._gateway.admin (tapes: windtunnel._gateway.tape_admin). The app owns
-HTTP, SSE framing and the request log; the mode (windtunnel._gateway.mode) only decides what the model says.
+HTTP, SSE framing and the request log; the mode (windtunnel._chat.mode) only decides what the model says.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import logging
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -28,13 +27,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from windtunnel._chat.mode import ChatRequest, GatewayMode, ModeReply
+from windtunnel._chat.wire import error_body, first_message
 from windtunnel._gateway.admin import admin_routes
-from windtunnel._gateway.log import RequestLog, request_fields
-from windtunnel._gateway.mode import ChatRequest, GatewayMode, ModeReply
+from windtunnel._gateway.log import request_fields
 from windtunnel._gateway.request_check import STRICT_MODES, field_problem, parse_request
 from windtunnel._gateway.sse import DONE_FRAME, ChunkAssembler, chunks_from_completion, frame
+from windtunnel._gateway.state import GatewayState
 from windtunnel._gateway.tape_admin import tape_routes
-from windtunnel._gateway.wire import error_body, first_message
 from windtunnel._limits import DEFAULT_MAX_BODY_BYTES
 from windtunnel._net.body_limit import BodyLimit
 from windtunnel.errors import TapeError
@@ -60,21 +60,6 @@ _ENTRY_FIELDS = frozenset(
     {"index", "at", "method", "path", "session", "mode", "status", "usage", "usage_sent", "response"}
     | {"error", "error_code", "latency_ms", "model", "messages", "tools", "sampling", "stream", "extra"}
 )
-
-
-@dataclass(slots=True)
-class GatewayState:
-    """What one gateway app holds: its mode, the models it lists and the request log.
-
-    `shutdown_error` is the tape error closing the mode raised (a record run with nothing recorded, a strict
-    replay with unused interactions): kept for whoever serves the app to report, never lost in a traceback.
-    """
-
-    mode: GatewayMode
-    models: tuple[str, ...]
-    log: RequestLog = field(default_factory=RequestLog)
-    started_at: float = field(default_factory=time.time)
-    shutdown_error: TapeError | None = None
 
 
 def create_app(

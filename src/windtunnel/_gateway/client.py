@@ -9,10 +9,10 @@ from typing import Any
 
 import httpx
 
+from windtunnel._core.reference import ReferenceDecision
 from windtunnel._gateway.script import INSTALL_SHAPE
 from windtunnel._net.liveness import Liveness, named_death
 from windtunnel._net.tls import shared_tls_context
-from windtunnel._scenario.model import ReferenceDecision
 from windtunnel._scenario.serialize import decisions_to_json
 from windtunnel.errors import GatewayError, HarnessError
 

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from windtunnel._gateway.mode import ChatRequest, ModeReply
+from windtunnel._chat.mode import ChatRequest, ModeReply
 from windtunnel.errors import GatewayError
 
 UPSTREAM_FAILED = 502

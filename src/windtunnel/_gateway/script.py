@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from windtunnel._gateway.mode import ChatRequest, ModeReply
-from windtunnel._gateway.wire import completion_object, decision_message, estimate_usage
-from windtunnel._scenario.model import ReferenceDecision
+from windtunnel._chat.mode import ChatRequest, ModeReply
+from windtunnel._chat.wire import completion_object, decision_message, estimate_usage
+from windtunnel._core.reference import ReferenceDecision
 from windtunnel._scenario.serialize import decisions_from_json
 from windtunnel.errors import UsageError
 

@@ -19,11 +19,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from windtunnel._gateway.wire import error_body
+from windtunnel._chat.wire import error_body
 from windtunnel.errors import TapeError
 
 if TYPE_CHECKING:
-    from windtunnel._gateway.app import GatewayState
+    from windtunnel._gateway.state import GatewayState
     from windtunnel._tapes.record import RecordMode
     from windtunnel._tapes.replay import ReplayMode
 

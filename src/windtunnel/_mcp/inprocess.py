@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from windtunnel._mcp.kit import CallOutcome, MockHost
-from windtunnel.spi.agent_runtime import MockServerPlan
+from windtunnel._core.agent_runtime import MockServerPlan
+from windtunnel._core.mock_kit import CallOutcome, MockHost
 
 
 class InProcessMCPHandle:

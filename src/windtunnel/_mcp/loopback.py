@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from windtunnel._core.agent_runtime import MCPHandle, MockServerPlan
+from windtunnel._core.mock_kit import MockHost
 from windtunnel._mcp.http_handle import HttpMCPHandle
-from windtunnel._mcp.kit import MockHost
 from windtunnel._mcp.server import MCP_PATH, mock_app
 from windtunnel._net.server_thread import ServerThread
 from windtunnel.errors import HarnessError, WindTunnelError
-from windtunnel.spi.agent_runtime import MCPHandle, MockServerPlan
 
 log = logging.getLogger("windtunnel.mcp")
 

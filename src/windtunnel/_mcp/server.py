@@ -38,9 +38,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from windtunnel._core.mock_kit import CallOutcome, MockHost, MockServer
 from windtunnel._limits import DEFAULT_MAX_BODY_BYTES
 from windtunnel._mcp.hosts import AllowedHosts, HostGuard
-from windtunnel._mcp.kit import CallOutcome, MockHost, MockServer
 from windtunnel._net.body_limit import BodyLimit
 
 MCP_PATH = "/mcp"

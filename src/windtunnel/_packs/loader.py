@@ -21,6 +21,13 @@ from windtunnel.errors import PackError, WindTunnelError
 PACK_FILE = "pack.py"
 ENTRY_POINT_GROUP = "windtunnel.packs"
 log = logging.getLogger("windtunnel.packs")
+KIT_PACK = Path(__file__).parent / "kitpack"
+"""The conformance kit's own pack (a notes service): the kit's checks, the reset canary and the container
+plan's kit services all run its mocks."""
+
+
+def kit_pack() -> Pack:
+    return load_pack(str(KIT_PACK))
 
 
 def load_pack(ref: str, *, base: Path | None = None) -> Pack:

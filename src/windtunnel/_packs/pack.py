@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from windtunnel._mcp.kit import MockServer
-from windtunnel._scenario.frozen import freeze
+from windtunnel._core.agent_runtime import MCPHandle, MockServerPlan, RecordingMCPHandle, StateProbe
+from windtunnel._core.frozen import freeze
+from windtunnel._core.mock_kit import MockServer
+from windtunnel._core.tiers import DEFAULT_TIER, TIERS, Tier
 from windtunnel._scenario.model import Scenario
 from windtunnel.errors import PackError, WindTunnelError
-from windtunnel.spi.agent_runtime import MCPHandle, MockServerPlan, RecordingMCPHandle, StateProbe
 
 StateProbeFactory = Callable[[Sequence[MCPHandle]], StateProbe]
 PROFILES: tuple[str, ...] = ("live", "record", "replay")
@@ -52,12 +53,15 @@ class Pack:
     profiles: Sequence[str] = PROFILES
     owner: str | None = None
     root: Path | None = None
+    tier: Tier = DEFAULT_TIER
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
             raise PackError(
                 f"a pack has name {self.name!r}", hint="give Pack a non-empty name=", field="name"
             )
+        if self.tier not in TIERS:
+            raise self._error("tier", f"is {self.tier!r}", f"use one of {', '.join(TIERS)}")
         for name in ("scenarios", "evaluator_files", "profiles"):
             object.__setattr__(self, name, self._sequence(name, getattr(self, name)))
         if not isinstance(self.agent, AgentSetup):
@@ -128,6 +132,8 @@ class Pack:
             changes["pack"] = self.name
         if scenario.owner is None and self.owner is not None:
             changes["owner"] = self.owner
+        if scenario.tier is None:
+            changes["tier"] = self.tier
         return dataclasses.replace(scenario, **changes) if changes else scenario
 
     def plans(self) -> list[MockServerPlan]:

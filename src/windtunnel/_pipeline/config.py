@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from windtunnel._config import LATEST_REQUIREMENT_SET, Settings, bundled_root, default_lock_dir
+from windtunnel._config import SUITE_VERSION, Settings, bundled_root, default_lock_dir
+from windtunnel._core.rates import Price
 from windtunnel._runtimes.resolve import REFERENCE, Found, RuntimeDescription, resolve_runtimes
 from windtunnel.errors import ConfigFileError, UnknownRuntimeError, UsageError
 
@@ -41,7 +42,7 @@ class CertifyConfig:
     root: Path
     out_dir: Path
     suite_dir: Path
-    requirement_set: str = LATEST_REQUIREMENT_SET
+    requirement_set: str = SUITE_VERSION
     fail_fast: bool = False
     key_path: Path | None = None
     key_pem: str | None = None
@@ -52,6 +53,13 @@ class CertifyConfig:
     lock_dir: Path = field(default_factory=default_lock_dir)
     project: Settings | None = None
     described: tuple[RuntimeDescription, ...] = ()
+    tiers: tuple[str, ...] = ()
+    """--tier values: none selects the gate tiers (smoke, stable); see windtunnel._core.tiers."""
+
+    @property
+    def pricing(self) -> Mapping[str, Price]:
+        """The project's [tool.windtunnel.pricing] rates by model label (windtunnel._core.rates)."""
+        return self.project.pricing if self.project is not None else {}
 
     @property
     def all_runtimes(self) -> tuple[str, ...]:
@@ -82,6 +90,7 @@ class CertifyConfig:
         fail_fast: bool = False,
         key_path: Path | None = None,
         stack: str = "docker",
+        tiers: tuple[str, ...] = (),
     ) -> CertifyConfig:
         """Read once: the project's config, or with none the embedded default (the bundled reference
         runtime, packs and suite of the windtunnel checkout); CLI values win over the config. Every
@@ -101,6 +110,7 @@ class CertifyConfig:
             bound=_bound_stacks(settings) if stack == "bound" else {},
             lock_dir=settings.lock_dir,
             project=project,
+            tiers=tiers,
         )
         resolved = dataclasses.replace(config, described=resolve_runtimes(config.all_runtimes, project))
         resolved.descriptions()  # under --stack bound, what cannot be bound is refused now too

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from windtunnel._bundle.models import CheckRecord, CheckScope, CheckStatus, Stage
+from windtunnel._bundle import layout
+from windtunnel._bundle.models import CheckRecord, CheckScope, Stage
 from windtunnel._conformance.subject import Subject
 from windtunnel._conformance.suite import Suite
+from windtunnel._core.tiers import Tier
+from windtunnel._core.vocabulary import CheckStatus
+from windtunnel._files import write_atomic
 from windtunnel._packs.selection import Selected
 from windtunnel._pipeline.config import CertifyConfig
-from windtunnel._runner.output import write_atomic
 from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel.errors import RuntimeFault, WindTunnelError
 
@@ -24,11 +26,8 @@ def print_nothing(line: str) -> None:
     """The default progress sink."""
 
 
-_UNSAFE = re.compile(r"[^0-9A-Za-z._-]")
-
-
-def safe(part: str) -> str:
-    return _UNSAFE.sub("_", part) or "_"
+safe = layout.safe_part
+"""A name as one path part of the bundle (windtunnel._bundle.layout)."""
 
 
 @dataclass(slots=True)
@@ -64,6 +63,11 @@ class RuntimeRun:
                 detail=str(exc),
             )
         )
+
+    @property
+    def model_label(self) -> str | None:
+        """The model the runtime answers with, as its resolved description says; None: unknown (never guessed)."""
+        return self.description.model_label() if self.description is not None else None
 
     @property
     def failed(self) -> bool:
@@ -105,10 +109,10 @@ class StageContext:
 
     def evidence_dir(self) -> Path:
         """`evidence/<runtime>/<stage>/` in the bundle."""
-        return self.bundle / "evidence" / safe(self.run.name) / self.stage.value
+        return self.bundle / layout.EVIDENCE_DIR / safe(self.run.name) / self.stage.value
 
     def traces_dir(self) -> Path:
-        return self.bundle / "traces" / safe(self.run.name) / self.stage.value
+        return self.bundle / layout.TRACES_DIR / safe(self.run.name) / self.stage.value
 
     def write_evidence(self, name: str, data: Any) -> str:
         """Write JSON evidence now (before the next stage starts); returns its bundle-relative path.
@@ -130,6 +134,7 @@ class StageContext:
         scored: bool = True,
         seconds: float = 0.0,
         scope: CheckScope = CheckScope.RUNTIME,
+        tier: Tier | None = None,
     ) -> CheckRecord:
         return CheckRecord(
             id=f"{safe(self.run.name)}/{self.stage.value}/{name}",
@@ -141,4 +146,5 @@ class StageContext:
             detail=detail,
             evidence=evidence or [],
             seconds=round(seconds, 3),
+            tier=tier,
         )

@@ -5,9 +5,9 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 
-from windtunnel._bundle.models import CheckRecord, CheckScope, CheckStatus, Stage
-from windtunnel._conformance.model import CheckStatus as KitStatus
+from windtunnel._bundle.models import CheckRecord, CheckScope, Stage
 from windtunnel._conformance.suite import Suite
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._pipeline.config import REFERENCE
 from windtunnel._pipeline.context import CertifyOutcome, RuntimeRun, safe
 
@@ -72,7 +72,7 @@ def poison_caught(run: RuntimeRun, suite: Suite) -> CheckRecord:
         for c in run.checks
         if c.stage is Stage.CONFORMANCE and c.scope is CheckScope.RUNTIME
     }
-    judged = {check: suite.judge(run.name, check, _kit(status)) for check, status in by_check.items()}
+    judged = {check: suite.judge(run.name, check, status) for check, status in by_check.items()}
     wrong = [f"{check}: {j.message}" for check, j in judged.items() if not j.ok]
     return CheckRecord(
         id=f"harness/conformance/poison-caught/{safe(run.name)}",
@@ -82,12 +82,3 @@ def poison_caught(run: RuntimeRun, suite: Suite) -> CheckRecord:
         status=CheckStatus.FAILED if wrong or not judged else CheckStatus.PASSED,
         detail="; ".join(wrong) if wrong else f"caught by exactly {named}",
     )
-
-
-def _kit(status: CheckStatus) -> KitStatus:
-    return {
-        CheckStatus.PASSED: KitStatus.SUCCESS,
-        CheckStatus.FAILED: KitStatus.FAILURE,
-        CheckStatus.NOT_MEASURED: KitStatus.NOT_MEASURED,
-        CheckStatus.ERROR: KitStatus.HARNESS_ERROR,
-    }[status]

@@ -12,14 +12,13 @@ marker). A symlink anywhere is refused: Wind Tunnel writes none, and following o
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 import os
 import tarfile
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path, PurePosixPath
 
 from windtunnel import __version__
@@ -40,12 +39,12 @@ OWNED = (
     layout.VERDICT,
     layout.MANIFEST,
     layout.VERIFY_MD,
-    "report.html",
-    "evidence",
-    "traces",
-    "tapes",
-    "keys",
-    "attestations",
+    layout.REPORT,
+    layout.EVIDENCE_DIR,
+    layout.TRACES_DIR,
+    layout.TAPES_DIR,
+    layout.KEYS_DIR,
+    layout.ATTESTATIONS_DIR,
 )
 """The top-level names a certify run writes into --out (files and directories)."""
 
@@ -60,10 +59,11 @@ def is_bundle(directory: Path) -> bool:
 @contextmanager
 def out_lock(out: Path) -> Iterator[Path]:
     """Hold the lock of --out (`.<name>.wt-lock` beside it) for the whole run; a second run into the same
-    directory fails at once with the holder's pid instead of racing the first."""
+    directory fails at once with the holder's pid instead of racing the first. Only taking the lock is
+    guarded here: an OSError of the run itself is the run's, never reported as a lock problem."""
     resolved = out.resolve()
     lock = resolved.with_name(f".{resolved.name}.wt-lock")
-    with contextlib.ExitStack() as held:
+    with ExitStack() as held:
         try:  # only taking the lock is reported as such: an OSError of the run itself goes on as it is
             resolved.parent.mkdir(parents=True, exist_ok=True)
             holder = held.enter_context(held_lock(lock, owner=f"wt certify --out {resolved.name}"))

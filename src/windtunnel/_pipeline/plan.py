@@ -18,8 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from windtunnel._bundle.models import CheckRecord, CheckScope, CheckStatus, Stage
+from windtunnel._bundle.models import CheckRecord, CheckScope, Stage
 from windtunnel._conformance.suite import Suite
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._files import disk_fault
 from windtunnel._packs.loader import discover_packs
 from windtunnel._packs.selection import Selected, Selection, select
@@ -88,7 +89,7 @@ def execute(
         progress(f"removed {line}")
     outcome = CertifyOutcome(run_id=f"certify-{uuid.uuid4().hex[:10]}", started_at=time.time())
     suite = Suite.load(config.suite_dir, config.requirement_set)
-    selected = select(discover_packs(config.pack_refs, base=config.root), Selection())
+    selected = select(discover_packs(config.pack_refs, base=config.root), Selection(tiers=config.tiers))
     runs = [RuntimeRun(name=d.name, description=d) for d in config.descriptions()]
     outcome.swept = executor.prepare(outcome.run_id)
     for line in outcome.swept:

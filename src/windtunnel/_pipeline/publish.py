@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import platform
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from windtunnel import __version__
 from windtunnel._bundle import (
-    CertificationResult,
     ChecksFile,
     HostInfo,
     RunInfo,
@@ -22,20 +22,22 @@ from windtunnel._bundle import (
     TapeIndex,
     Verdict,
     junit_for,
+    layout,
     load_signer,
     seal_bundle,
 )
 from windtunnel._bundle.privacy_scan import HostFacts
+from windtunnel._config import SUITE_VERSION
+from windtunnel._core.tiers import GATE_TIERS
+from windtunnel._core.vocabulary import CertificationResult
 from windtunnel._files import write_atomic
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import CertifyOutcome
+from windtunnel._pipeline.costs import runtime_cost
 from windtunnel._pipeline.portable import Portable
 from windtunnel._report.page import render_bundle_report
+from windtunnel._score.pricing import CostSummary
 from windtunnel._signals import deferred_stop
-
-# The conformance kit and bundled packs; 2 added tool_call_ids and config_reaches_model, stricter checks;
-# 3 added tool_results_reach_model.
-SUITE_VERSION = "3"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +70,15 @@ def portable(config: CertifyConfig) -> Portable:
     return Portable(root=config.root, bundle=config.out_dir)
 
 
-def run_info(config: CertifyConfig, outcome: CertifyOutcome, *, engine: bool = True) -> RunInfo:
-    """run.json's content; `engine=False` leaves out asking the engine its version (the early write).
+def run_info(
+    config: CertifyConfig,
+    outcome: CertifyOutcome,
+    *,
+    engine: bool = True,
+    costs: Mapping[str, CostSummary] | None = None,
+) -> RunInfo:
+    """run.json's content; `engine=False` leaves out asking the engine its version (the early write);
+    `costs` are the runtimes' priced selftest runs (windtunnel._pipeline.costs), once they are known.
     Host facts are the OS, the architecture and the engine: no host name, user or absolute path."""
     paths = portable(config)
     images: dict[str, str] = {}
@@ -89,11 +98,17 @@ def run_info(config: CertifyConfig, outcome: CertifyOutcome, *, engine: bool = T
         started_at=datetime.fromtimestamp(outcome.started_at, UTC),
         ended_at=config.clock(),
         runtimes=[
-            RuntimeInfo(name=run.name, source=paths.text(run.source) if run.source else None)
+            RuntimeInfo(
+                name=run.name,
+                source=paths.text(run.source) if run.source else None,
+                model_label=run.model_label,
+                cost=(costs or {}).get(run.name),
+            )
             for run in outcome.runs
         ],
         images=images,
         swept=outcome.swept,
+        tiers=list(config.tiers or GATE_TIERS),
     )
 
 
@@ -101,14 +116,14 @@ def write_started(config: CertifyConfig, outcome: CertifyOutcome) -> None:
     """run.json before the first stage: it marks the directory as a bundle, also when the run is killed
     (the next run then replaces it), and says when and what started. publish() writes it again."""
     write_atomic(
-        config.out_dir / "run.json", run_info(config, outcome, engine=False).model_dump_json(indent=2)
+        config.out_dir / layout.RUN, run_info(config, outcome, engine=False).model_dump_json(indent=2)
     )
 
 
 def tape_index(config: CertifyConfig) -> TapeIndex:
     """Every tape the tapes stage replayed (recorded in its evidence), with its oldest interaction's time."""
     entries: dict[str, TapeEntry] = {}
-    for path in sorted((config.out_dir / "evidence").glob("*/tapes/*.json")):
+    for path in sorted((config.out_dir / layout.EVIDENCE_DIR).glob("*/tapes/*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         tape = data.get("tape") if isinstance(data, dict) else None
         if isinstance(tape, dict) and "recorded_at" in tape:
@@ -121,6 +136,8 @@ def publish(config: CertifyConfig, outcome: CertifyOutcome, *, signer: Signer | 
     before the run (`wt certify` loads it first, so a bad key stops it before any stage)."""
     out = config.out_dir
     signer = signer or load_signer(key_path=config.key_path, key_pem=config.key_pem)
+    # Priced before the files are made portable, so the cost evidence passes through Portable too.
+    costs = {run.name: runtime_cost(out, run, config.pricing) for run in outcome.runs}
     paths = portable(config)
     for path in sorted(out.rglob("*")):  # every stage's files: evidence, traces, proofs
         if path.is_file() and not path.is_symlink():
@@ -130,14 +147,14 @@ def publish(config: CertifyConfig, outcome: CertifyOutcome, *, signer: Signer | 
         checks=[check.model_copy(update={"detail": paths.text(check.detail)}) for check in outcome.checks],
     )
     verdict = Verdict.from_checks(checks, signing_key=signer.origin)
-    info = run_info(config, outcome)
-    write_atomic(out / "run.json", info.model_dump_json(indent=2))
-    write_atomic(out / "checks.json", checks.model_dump_json(indent=2))
-    write_atomic(out / "junit.xml", junit_for(checks))
-    write_atomic(out / "verdict.json", verdict.model_dump_json(indent=2))
-    write_atomic(out / "tapes" / "index.json", tape_index(config).model_dump_json(indent=2))
+    info = run_info(config, outcome, costs=costs)
+    write_atomic(out / layout.RUN, info.model_dump_json(indent=2))
+    write_atomic(out / layout.CHECKS, checks.model_dump_json(indent=2))
+    write_atomic(out / layout.JUNIT, junit_for(checks))
+    write_atomic(out / layout.VERDICT, verdict.model_dump_json(indent=2))
+    write_atomic(out / layout.TAPE_INDEX, tape_index(config).model_dump_json(indent=2))
     # From the files just written, as `wt report` renders it: the same bundle gives the same page.
-    write_atomic(out / "report.html", render_bundle_report(out))
+    write_atomic(out / layout.REPORT, render_bundle_report(out))
     if verdict.result is CertificationResult.HARNESS_INVALID:
         return Published(verdict=verdict, seal=None)
     host = HostFacts.here(config.root)  # the project's absolute path counts as a host fact too

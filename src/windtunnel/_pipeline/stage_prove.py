@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from windtunnel._bundle.models import CheckRecord, CheckScope, CheckStatus, Stage
+from windtunnel._bundle.models import CheckRecord, CheckScope, Stage
+from windtunnel._core.reference import ReferenceCase
+from windtunnel._core.tiers import gating
+from windtunnel._core.vocabulary import CheckStatus, Verdict
 from windtunnel._packs.pack import Pack
 from windtunnel._pipeline.context import StageContext, safe
 from windtunnel._prove.models import ProofCode, ScenarioProof
 from windtunnel._prove.seam import CaseOutcome
 from windtunnel._prove.suite import prove_suite
-from windtunnel._scenario.model import ReferenceCase, Scenario
-from windtunnel._selftest.verdicts import CaseVerdict, Verdict
+from windtunnel._scenario.model import Scenario
+from windtunnel._selftest.verdicts import CaseVerdict
 
 CaseKey = tuple[str, str, str]
 """(pack, scenario, reference case)."""
@@ -69,6 +72,8 @@ def _record(ctx: StageContext, proof: ScenarioProof, proofs_file: str) -> CheckR
         detail=proof_detail(proof),
         evidence=[evidence, proofs_file],
         seconds=round(proof.duration_s, 3),
+        scored=gating(proof.tier),  # a quarantined scenario's proof is recorded, never gating
+        tier=proof.tier,
     )
 
 

@@ -7,28 +7,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-from windtunnel._bundle.models import CheckRecord, CheckStatus
+from windtunnel._bundle.models import CheckRecord
 from windtunnel._canary.canary import run_reset_canary
 from windtunnel._conformance.kit import CHECKS, run_check
-from windtunnel._conformance.model import CheckStatus as KitStatus
 from windtunnel._conformance.subject import Subject
+from windtunnel._core.abilities import ImageDigestsRuntime, StateProbingRuntime
+from windtunnel._core.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
+from windtunnel._core.vocabulary import CheckStatus, Verdict
 from windtunnel._pipeline.config import REFERENCE
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.stage_prove import CaseKey, prove_checks
 from windtunnel._runner.lifecycle import open_runtime, provisioned
 from windtunnel._runner.output import RunWriter
 from windtunnel._selftest.engine import run_case
-from windtunnel._selftest.verdicts import CaseVerdict, Verdict
+from windtunnel._selftest.verdicts import CaseVerdict
 from windtunnel.errors import HarnessError, RuntimeFault, WindTunnelError
-from windtunnel.spi.abilities import ImageDigestsRuntime, StateProbingRuntime
-from windtunnel.spi.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
-
-KIT_TO_BUNDLE = {
-    KitStatus.SUCCESS: CheckStatus.PASSED,
-    KitStatus.FAILURE: CheckStatus.FAILED,
-    KitStatus.NOT_MEASURED: CheckStatus.NOT_MEASURED,
-    KitStatus.HARNESS_ERROR: CheckStatus.ERROR,
-}
 
 
 def build_stage(ctx: StageContext) -> list[CheckRecord]:
@@ -125,7 +118,7 @@ def conformance_stage(ctx: StageContext) -> list[CheckRecord]:
         records.append(
             ctx.check(
                 check.id,
-                KIT_TO_BUNDLE[result.status],
+                result.status,
                 f"{result.title}: {result.detail}",
                 evidence=[evidence],
                 scored=check.id in ctx.suite.requirements.scored,
@@ -198,11 +191,20 @@ def selftest_stage(ctx: StageContext) -> list[CheckRecord]:
     writer = RunWriter(ctx.traces_dir())
     records = []
     played: dict[CaseKey, CaseVerdict] = {}
+    label = ctx.run.model_label  # from the runtime's description, asked once
     for item in ctx.selected:
         for case in item.scenario.reference_cases:
             ctx.progress(f"{ctx.run.name}: selftest {item.pack.name}/{item.scenario.name}[{case.name}]")
             verdict = run_case(
-                runtime, ctx.run.name, item.pack, item.scenario, case, AgentConfig(), writer, ctx.run_id
+                runtime,
+                ctx.run.name,
+                item.pack,
+                item.scenario,
+                case,
+                AgentConfig(),
+                writer,
+                ctx.run_id,
+                model_label=label,
             )
             played[(item.pack.name, item.scenario.name, case.name)] = verdict
             status = _VERDICT_STATUS.get(verdict.verdict)
@@ -221,6 +223,8 @@ def selftest_stage(ctx: StageContext) -> list[CheckRecord]:
                     f"{verdict.verdict.value}: {verdict.detail}",
                     evidence=[evidence, *paths],
                     seconds=verdict.seconds,
+                    scored=verdict.gating,  # a quarantined case is recorded, never gating
+                    tier=verdict.tier,
                 )
             )
     if ctx.run.name == REFERENCE:  # the suite is proved once per run, on the known-good control's verdicts

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 from windtunnel._bundle import Verdict
-from windtunnel._bundle.models import CheckStatus, Stage
+from windtunnel._bundle.models import Stage
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._pipeline.context import CertifyOutcome
 
 

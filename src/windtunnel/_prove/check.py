@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from windtunnel._core.reference import ReferenceCase
 from windtunnel._packs.pack import Pack
 from windtunnel._prove.controls import control_check
 from windtunnel._prove.grounding import ground
@@ -23,7 +24,7 @@ from windtunnel._prove.models import (
     headline,
 )
 from windtunnel._prove.seam import CaseRunner
-from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._scenario.model import Scenario
 
 log = logging.getLogger("windtunnel.prove")
 Clock = Callable[[], datetime]

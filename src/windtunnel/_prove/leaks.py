@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from windtunnel._mcp.kit import MockServer
+from windtunnel._core.mock_kit import MockServer
 from windtunnel._packs.pack import Pack
 from windtunnel._prove.material import (
     Text,

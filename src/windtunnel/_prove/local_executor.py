@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from windtunnel._core.agent_runtime import AgentConfig, MCPHandle
+from windtunnel._core.reference import ReferenceCase
 from windtunnel._mcp.inprocess import InProcessMCPHandle
 from windtunnel._packs.pack import Pack
 from windtunnel._prove.seam import CaseOutcome
@@ -19,9 +21,8 @@ from windtunnel._runner.batch import effective_config, make_probe
 from windtunnel._runner.library import run_reference_case
 from windtunnel._runtimes.in_memory import InMemoryHandle
 from windtunnel._scenario.matching_prompt import prompt_key
-from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._scenario.model import Scenario
 from windtunnel.errors import UsageError
-from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle
 
 RUNTIME_NAME = "prove-local"
 

@@ -14,10 +14,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from windtunnel._mcp.kit import MockServer
+from windtunnel._core.mock_kit import MockServer
+from windtunnel._core.reference import ReferenceCase
 from windtunnel._packs.pack import Pack
 from windtunnel._prove.text import value_number, words
-from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._scenario.model import Scenario
 from windtunnel.errors import PackError
 
 ANSWER_OPS = frozenset({"equals", "contains", "length"})

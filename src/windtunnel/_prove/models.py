@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from windtunnel._core.tiers import Tier
+
 PROOF_SCHEMA_VERSION: Literal[1] = 1
 
 
@@ -129,6 +131,9 @@ class ScenarioProof(_Record):
     cases: list[CaseProof] = Field(default_factory=list)
     started_at: str | None = None
     duration_s: float = 0.0
+    tier: Tier = Field(
+        default="stable", description="the scenario's run tier; a quarantined scenario's proof never gates"
+    )
 
     @property
     def proved(self) -> bool:

@@ -13,8 +13,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from windtunnel._scenario.model import ReferenceCase, ReferenceDecision, ReferenceToolCall, Scenario
-from windtunnel._scenario.validation import validate_reference_case
+from windtunnel._core.reference import ReferenceCase, ReferenceDecision, ReferenceToolCall
+from windtunnel._scenario.model import Scenario, validate_reference_case
 from windtunnel.errors import ScenarioError
 
 Operator = Literal["drop_call", "change_argument", "swap_tool", "change_content"]

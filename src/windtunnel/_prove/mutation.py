@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from windtunnel._core.vocabulary import judged_exit
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected
 from windtunnel._prove.material import pack_servers
@@ -66,13 +67,12 @@ class MutationReport(_Record):
     @property
     def exit_code(self) -> int:
         """0 every mutant killed or equivalent; 1 a weak gate, a broken mutant or a golden that failed; 2 nothing selected."""
-        if not self.scenarios:
-            return 2
-        clean = all(
-            not scenario.problems and all(m.verdict in ("killed", "equivalent") for m in scenario.mutants)
-            for scenario in self.scenarios
+        return judged_exit(
+            [
+                not scenario.problems and all(m.verdict in ("killed", "equivalent") for m in scenario.mutants)
+                for scenario in self.scenarios
+            ]
         )
-        return 0 if clean else 1
 
 
 def weak_gate_sentence(scenario: ScenarioMutation, mutant: MutantResult) -> str:

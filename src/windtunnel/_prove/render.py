@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from windtunnel._core.vocabulary import Exit
 from windtunnel._prove.models import Defect, ScenarioProof
 from windtunnel._prove.mutation import MutationReport, weak_gate_sentence
 from windtunnel._prove.suite import ProveSummary
@@ -26,14 +27,16 @@ class ProveRun:
     def exit_code(self) -> int:
         """Selftest's codes: 0 all proved (and no weak gate), 1 any defect, 2 nothing selected."""
         code = self.summary.exit_code
-        if code == 2 or self.mutation is None:
+        if code == Exit.USAGE or self.mutation is None:
             return code
         return max(code, self.mutation.exit_code)
 
 
 def proof_line(proof: ScenarioProof) -> str:
     """The proof's headline: its code, the scenario, and how it is grounded."""
-    where = f"{proof.pack}/{proof.scenario}"
+    where = f"{proof.pack}/{proof.scenario}" + (
+        " (quarantined: not gating)" if proof.tier == "quarantined" else ""
+    )
     if proof.code.value == "validation_incomplete":
         return f"{proof.code.value.upper():24} {where}"
     unresolved = sum(not source.resolved for source in proof.sources)

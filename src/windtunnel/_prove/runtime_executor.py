@@ -12,15 +12,16 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from windtunnel._core.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
+from windtunnel._core.reference import ReferenceCase
 from windtunnel._packs.pack import Pack
 from windtunnel._prove.seam import CaseOutcome
 from windtunnel._runner.batch import effective_config, make_probe
 from windtunnel._runner.library import run_reference_case
 from windtunnel._runner.lifecycle import open_runtime, started_mcps
 from windtunnel._runtimes.resolve import RuntimeDescription
-from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._scenario.model import Scenario
 from windtunnel.errors import UsageError
-from windtunnel.spi.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
 
 
 class RuntimeCaseRunner:
@@ -34,12 +35,14 @@ class RuntimeCaseRunner:
         *,
         config: AgentConfig | None = None,
         run_id: str = "",
+        model_label: str | None = None,
     ) -> None:
         self.runtime = runtime
         self.runtime_name = runtime_name
         self.out_dir = out_dir
         self.config = config or AgentConfig()
         self.run_id = run_id
+        self.model_label = model_label
 
     def __call__(self, pack: Pack, scenario: Scenario, case: ReferenceCase) -> CaseOutcome:
         # Errors propagate: the proving core records a case that could not be played as broken_check.
@@ -54,6 +57,7 @@ class RuntimeCaseRunner:
                 runtime_name=self.runtime_name,
                 sweep_id=self.run_id,
                 out_dir=self.out_dir,
+                model_label=self.model_label,
             )
         return CaseOutcome.from_result(result)
 
@@ -81,4 +85,6 @@ def runtime_case_runner(
                 runtime=opened.name,
             )
         opened.pre_run(scenarios)
-        yield RuntimeCaseRunner(runtime, opened.name, out_dir, run_id=run_id)
+        yield RuntimeCaseRunner(
+            runtime, opened.name, out_dir, run_id=run_id, model_label=opened.model_label()
+        )

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Protocol
 from windtunnel._score.gates import reported_tool_names
 
 if TYPE_CHECKING:
+    from windtunnel._core.reference import ReferenceCase
     from windtunnel._packs.pack import Pack
     from windtunnel._runner.execute import RunResult
-    from windtunnel._scenario.model import ReferenceCase, Scenario
+    from windtunnel._scenario.model import Scenario
     from windtunnel._trace.models import Trace
 
 

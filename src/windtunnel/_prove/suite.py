@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from windtunnel._core.tiers import QUARANTINED, tier_of
+from windtunnel._core.vocabulary import judged_exit
 from windtunnel._packs.selection import Selected
 from windtunnel._prove.check import Clock, broken, prove_scenario
 from windtunnel._prove.models import Defect, ProofCode, ProofsHeader, ScenarioProof
@@ -44,10 +46,10 @@ class ProveSummary:
 
 
 def prove_exit_code(summary: ProveSummary) -> int:
-    """0 when every selected scenario is proved, 1 when any is not, 2 when nothing was selected."""
-    if not summary.proofs:
-        return 2
-    return 0 if all(proof.proved for proof in summary.proofs) else 1
+    """0 when every selected gating scenario is proved, 1 when any is not, 2 when nothing was selected.
+    A quarantined scenario's proof is written and reported, and never changes it."""
+    gating = [proof.proved for proof in summary.proofs if proof.tier != QUARANTINED]
+    return judged_exit(gating, quarantined=len(summary.proofs) - len(gating))
 
 
 @dataclass
@@ -110,6 +112,7 @@ def prove_suite(
                 started = clock()
                 proof = _prove_guarded(item, run_case, certification, clock)
                 budget.durations.append((clock() - started).total_seconds())
+            proof = proof.model_copy(update={"tier": tier_of(item.scenario)})
             writer.write(proof)
             proofs.append(proof)
     return ProveSummary(tuple(proofs), proofs_path)

@@ -13,7 +13,7 @@ STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1b1f24}h1{margin:0 0 .3rem}
 table{border-collapse:collapse;width:100%;margin:.5rem 0 1.5rem}td,th{border-bottom:1px solid #d8dee4;
 padding:.3rem .5rem;text-align:left;vertical-align:top}th{background:#f3f5f7}
-.passed{color:#1a7f37}.failed{color:#cf222e}.error{color:#9a6700}.not_measured{color:#6e7781}
+.passed{color:#1a7f37}.failed{color:#cf222e}.error{color:#9a6700}.not_measured{color:#6e7781}.info{color:#0969da}
 .badge{display:inline-block;padding:.2rem .6rem;border-radius:1rem;color:#fff;font-weight:600}
 .PASSED{background:#1a7f37}.FAILED{background:#cf222e}.HARNESS_INVALID{background:#9a6700}
 code{font-size:12px}details{margin:.2rem 0}pre{margin:.2rem 0;white-space:pre-wrap;word-break:break-word;

@@ -39,7 +39,11 @@ class BundleView:
     def files(self) -> set[str]:
         """The evidence paths that exist as files in the bundle (the report links only those)."""
         cited = {path for check in self.contents.checks.checks for path in check.evidence}
-        return {path for path in cited if _inside(self.root, path) is not None}
+        return {path for path in cited if self.has(path)}
+
+    def has(self, name: str) -> bool:
+        """Whether `name` is a regular file inside the bundle."""
+        return _inside(self.root, name) is not None
 
 
 def load_bundle(root: Path) -> BundleView:

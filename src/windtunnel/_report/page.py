@@ -10,10 +10,13 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
-from windtunnel._bundle.models import CheckRecord, CheckStatus
+from windtunnel._bundle import layout
+from windtunnel._bundle.models import CheckRecord
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._report.assets import SCRIPT, STYLE, content_security_policy
 from windtunnel._report.bundle_view import BundleView, load_bundle
 from windtunnel._report.conversation_html import render_conversation
+from windtunnel._report.costs import cost_section
 
 _UNSAFE = re.compile(r"[^0-9A-Za-z_-]+")
 
@@ -57,10 +60,11 @@ def render_page(view: BundleView, *, link_base: str = "") -> str:
 <p>run <code>{escape(info.run_id)}</code> · windtunnel {escape(info.tool_version)} · requirement set
 {escape(info.requirement_set)} · {escape(str(info.started_at))} → {escape(str(info.ended_at))} ·
 signing key: {escape(verdict.signing_key.value)}</p>
-<p>Files: {link("verdict.json")} · {link("checks.json")} · {link("junit.xml")} · {link("run.json")} ·
-{link("tapes/index.json")}</p>
+<p>Files: {link(layout.VERDICT)} · {link(layout.CHECKS)} · {link(layout.JUNIT)} · {link(layout.RUN)} ·
+{link(layout.TAPE_INDEX)}</p>
 {_failures(view, anchors)}
 <details><summary>images</summary><ul>{images}</ul></details>
+{cost_section(info, view.has, link_base)}
 <p class="toolbar"><button type="button" data-open="true">open conversations with differences</button>
 <button type="button" data-open="false">close all conversations</button></p>
 {"".join(sections)}
@@ -120,6 +124,8 @@ def _rows(check: CheckRecord, view: BundleView, anchor: str, files: set[str], ba
         label = f"conversation {number + 1}" + (f" ({diffs} differences)" if diffs else "")
         links.append(f'<a class="conv-link" href="#conv-{escape(anchor)}-{number}">{escape(label)}</a>')
     scored = "" if check.scored else " (observation)"
+    if check.tier == "quarantined":  # recorded, never gating (docs/estate.md)
+        scored = " (quarantined: not gating)"
     row = (
         f'<tr id="check-{escape(anchor)}" data-check="{escape(check.id)}"><td><code>{escape(check.id)}</code></td>'
         f'<td class="{check.status.value}">{check.status.value}{scored}</td>'

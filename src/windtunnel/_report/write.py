@@ -19,11 +19,10 @@ from urllib.parse import quote
 from windtunnel._bundle import layout
 from windtunnel._bundle.archive import extract_archive
 from windtunnel._bundle.layout import LayoutError
+from windtunnel._files import write_atomic
 from windtunnel._report.page import render_bundle_report
-from windtunnel._runner.output import write_atomic
 from windtunnel.errors import UsageError, VerificationError
 
-REPORT = "report.html"
 ARCHIVE_SUFFIX = ".tar.gz"
 _HINT = "pass the directory `wt certify --out` wrote, or its .tar.gz"
 
@@ -47,14 +46,14 @@ def write_report(bundle: Path, out: Path | None = None) -> Written:
 
 
 def _from_directory(root: Path, out: Path | None) -> Written:
-    target = (out or root / REPORT).resolve()
+    target = (out or root / layout.REPORT).resolve()
     page = _render(root, root.resolve(), target, shown=root)
-    in_place = target == (root / REPORT).resolve()
+    in_place = target == (root / layout.REPORT).resolve()
     if in_place and target.is_file() and target.read_text(encoding="utf-8") == page:
         return Written(target, changed=False)
     if in_place and target.is_file() and (root / layout.ATTESTATION).is_file():
         raise UsageError(
-            f"{root} is signed and its {REPORT} is one of the signed files: re-rendering it in place would "
+            f"{root} is signed and its {layout.REPORT} is one of the signed files: re-rendering it in place would "
             "invalidate the signature",
             hint=f"write the report elsewhere with --out, e.g. `wt report {root} --out {root.name}.report.html`",
         )

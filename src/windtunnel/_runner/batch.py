@@ -9,14 +9,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from windtunnel._core.agent_runtime import AgentConfig, AgentHandle, AgentRuntime, MCPHandle, StateProbe
+from windtunnel._core.reference import ReferenceCase
+from windtunnel._core.tiers import LIVE_FLAKY, tier_of
 from windtunnel._packs.pack import Pack
 from windtunnel._runner.execute import RunContext, RunResult, WipeFailed, failed_result, run_once
 from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
 from windtunnel._runner.output import RunWriter
-from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._scenario.model import Scenario
 from windtunnel._trace.models import ErrorKind
 from windtunnel.errors import HarnessError, RuntimeFault, UsageError, WindTunnelError
-from windtunnel.spi.agent_runtime import AgentConfig, AgentHandle, AgentRuntime, MCPHandle, StateProbe
 
 log = logging.getLogger("windtunnel.runner")
 
@@ -32,6 +34,9 @@ class BatchSpec:
     config: AgentConfig
     runs: int = 1
     sweep_id: str = ""
+    model_label: str | None = None
+    flaky_retries: int = 0
+    """How often a failed live-flaky run is tried again; each attempt is written (windtunnel._core.tiers)."""
 
 
 def effective_config(base: AgentConfig, pack: Pack, scenario: Scenario | None = None) -> AgentConfig:
@@ -100,8 +105,9 @@ def run_batch(spec: BatchSpec, writer: RunWriter) -> list[RunResult]:
                     state_probe=probe,
                     run_index=index,
                     sweep_id=spec.sweep_id,
+                    model_label=spec.model_label,
                 )
-                results.append(_run_and_write(handle, context, writer))
+                results.append(_run_with_retries(handle, context, writer, spec.flaky_retries))
     return results
 
 
@@ -130,11 +136,32 @@ def failed_batch(spec: BatchSpec, kind: ErrorKind, exc: BaseException, writer: R
                 config=spec.config,
                 run_index=index,
                 sweep_id=spec.sweep_id,
+                model_label=spec.model_label,
             )
             result = failed_result(context, kind, exc)
             writer.write(result)
             results.append(result)
     return results
+
+
+def _run_with_retries(handle: AgentHandle, context: RunContext, writer: RunWriter, retries: int) -> RunResult:
+    """A live-flaky run that did not pass is tried again, up to `retries` times, on a fresh session; every
+    attempt is written (its trace says which attempt it was) and the last one is the run's result. Other
+    tiers run once: a retry would hide a real failure."""
+    retried = retries if tier_of(context.scenario) == LIVE_FLAKY else 0
+    for attempt in range(retried):
+        current = dataclasses.replace(context, attempt=attempt)
+        try:
+            result = run_once(handle, current)
+        except WipeFailed as failed:
+            writer.write(failed.result)
+            raise failed.error from None
+        if result.score.passed:
+            writer.write(result)
+            return result
+        log.warning("live-flaky %s attempt %d did not pass; trying again", context.scenario.name, attempt)
+        writer.write(result, superseded=True)
+    return _run_and_write(handle, dataclasses.replace(context, attempt=retried), writer)
 
 
 def _run_and_write(handle: AgentHandle, context: RunContext, writer: RunWriter) -> RunResult:
@@ -184,6 +211,7 @@ def reference_context(
     mcps: Sequence[MCPHandle],
     state_probe: StateProbe | None,
     sweep_id: str = "",
+    model_label: str | None = None,
 ) -> RunContext:
     return RunContext(
         scenario=scenario,
@@ -193,4 +221,5 @@ def reference_context(
         state_probe=state_probe,
         reference_case=case,
         sweep_id=sweep_id,
+        model_label=model_label,
     )

@@ -7,17 +7,17 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from windtunnel._trace.models import Trace
-from windtunnel._trace.shapes import call_arguments, call_name
-from windtunnel.errors import IntegrityError, ProbeError, WindTunnelError
-from windtunnel.spi.abilities import ToolListingMCPHandle
-from windtunnel.spi.agent_runtime import (
+from windtunnel._core.abilities import ToolListingMCPHandle
+from windtunnel._core.agent_runtime import (
     AgentHandle,
     MCPHandle,
     ModelEvidenceHandle,
     RecordingMCPHandle,
     StateProbe,
 )
+from windtunnel._trace.models import Trace
+from windtunnel._trace.shapes import call_arguments, call_name
+from windtunnel.errors import IntegrityError, ProbeError, WindTunnelError
 
 
 def recording(mcps: Sequence[MCPHandle]) -> list[RecordingMCPHandle]:

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from windtunnel._core.agent_runtime import AgentConfig, AgentHandle, MCPHandle, Message, StateProbe
+from windtunnel._core.reference import ReferenceCase
+from windtunnel._core.tiers import tier_of
 from windtunnel._runner.evidence import (
     capture_state,
     check_integrity,
@@ -17,7 +20,7 @@ from windtunnel._runner.evidence import (
     mcp_calls,
     reset_mocks,
 )
-from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._scenario.model import Scenario
 from windtunnel._scenario.preconditions import PreconditionContext
 from windtunnel._score.gates import score_trace
 from windtunnel._score.models import Score
@@ -32,7 +35,6 @@ from windtunnel.errors import (
     RuntimeFault,
     WindTunnelError,
 )
-from windtunnel.spi.agent_runtime import AgentConfig, AgentHandle, MCPHandle, Message, StateProbe
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,8 @@ class RunContext:
     run_index: int = 0
     reference_case: ReferenceCase | None = None
     sweep_id: str = ""
+    model_label: str | None = None
+    attempt: int = 0
 
 
 def now() -> str:
@@ -116,6 +120,9 @@ def _new_trace(context: RunContext) -> Trace:
         variant_id=context.config.variant_id,
         session_id=session_id(context, run_id),
         run_index=context.run_index,
+        attempt=context.attempt,
+        tier=tier_of(context.scenario),
+        model_label=context.model_label,
         reference_case=case.name if case else None,
         reference_kind=case.kind if case else None,
         started_at=now(),
@@ -128,7 +135,10 @@ def session_id(context: RunContext, run_id: str) -> str:
     parts = [context.sweep_id or run_id, context.scenario.pack or "_", context.scenario.name]
     if context.reference_case is not None:
         parts.append(context.reference_case.name)
-    return "wt-" + "-".join([*parts, str(context.run_index)])
+    parts.append(str(context.run_index))
+    if context.attempt:
+        parts.append(f"retry{context.attempt}")  # a retried live-flaky run starts a session of its own
+    return "wt-" + "-".join(parts)
 
 
 def _error(kind: ErrorKind, exc: BaseException, hint: str | None = None) -> TraceError:

@@ -5,17 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from windtunnel._runner.batch import reference_context, run_provisioned
-from windtunnel._runner.execute import RunContext, RunResult
-from windtunnel._runner.lifecycle import with_mcp_specs
-from windtunnel._runner.output import RunWriter
-from windtunnel._scenario.model import ReferenceCase, Scenario
-from windtunnel.spi.agent_runtime import (
+from windtunnel._core.agent_runtime import (
     AgentConfig,
     AgentRuntime,
     MCPHandle,
     StateProbe,
 )
+from windtunnel._core.reference import ReferenceCase
+from windtunnel._runner.batch import reference_context, run_provisioned
+from windtunnel._runner.execute import RunContext, RunResult
+from windtunnel._runner.lifecycle import with_mcp_specs
+from windtunnel._runner.output import RunWriter
+from windtunnel._scenario.model import Scenario
 
 
 def run_scenario(
@@ -28,12 +29,14 @@ def run_scenario(
     runs: int = 1,
     runtime_name: str = "runtime",
     out_dir: Path | None = None,
+    model_label: str | None = None,
 ) -> list[RunResult]:
     """Provision once, reset before every run, run `runs` times, tear down once (docs/writing-a-runtime.md).
 
     `mcps` are already-started MCP handles; recording ones are reset before each run and their
     evidence is cross-checked against the runtime's report. With `out_dir`, each run's trace and
-    score sidecar are written there as the run ends.
+    score sidecar are written there as the run ends. `model_label` scopes the traces and scores to
+    the model the runtime answers with (None: unknown, never guessed).
     """
     handles = list(mcps or [])
     context = RunContext(
@@ -42,6 +45,7 @@ def run_scenario(
         config=with_mcp_specs(config or AgentConfig(), handles),
         mcps=handles,
         state_probe=state_probe,
+        model_label=model_label,
     )
     writer = RunWriter(out_dir) if out_dir is not None else None
     return run_provisioned(runtime, context, writer, runs)
@@ -58,6 +62,7 @@ def run_reference_case(
     runtime_name: str = "runtime",
     out_dir: Path | None = None,
     sweep_id: str = "",
+    model_label: str | None = None,
 ) -> RunResult:
     """Provision with provision_reference() for this case and run the ordinary path once; a runtime without
     provision_reference() is a UsageError (docs/writing-a-runtime.md)."""
@@ -72,6 +77,7 @@ def run_reference_case(
         mcps=handles,
         state_probe=state_probe,
         sweep_id=sweep_id,
+        model_label=model_label,
     )
     writer = RunWriter(out_dir) if out_dir is not None else None
     return run_provisioned(runtime, context, writer)[0]

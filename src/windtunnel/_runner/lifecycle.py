@@ -4,8 +4,9 @@
 once, and on every way out (an error, Ctrl-C, SIGTERM or SIGHUP, which windtunnel._signals turns into
 KeyboardInterrupt while the runtime is open, or any KeyboardInterrupt or SystemExit a signal handler
 raises) calls the plugin's post_run(), then the runtime's close(), then releases the lock; an exception
-during one of these steps does not skip the next (a second stop signal exits the process at once). pre_run() is a call on the opened runtime, because
-`wt selftest` must select scenarios and check the runtime's abilities between the build and pre_run().
+during one of these steps does not skip the next (a second stop signal exits the process at once).
+pre_run() is a call on the opened runtime, because `wt selftest` must select scenarios and check the
+runtime's abilities between the build and pre_run().
 
 `provisioned(...)` is the handle's lifecycle inside it: provision (or provision_reference for a case), then
 teardown() on every way out. `started_mcps(...)` starts a pack's mocks where the runtime reaches them.
@@ -21,13 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from windtunnel._runner.lock import machine_lock
-from windtunnel._runtimes.resolve import RuntimeDescription
-from windtunnel._scenario.model import ReferenceCase, Scenario
-from windtunnel._signals import stop_signals
-from windtunnel.errors import HarnessError, PluginError, RuntimeFault, UsageError, WindTunnelError
-from windtunnel.spi.abilities import ClosableRuntime
-from windtunnel.spi.agent_runtime import (
+from windtunnel._core.abilities import ClosableRuntime
+from windtunnel._core.agent_runtime import (
     AgentConfig,
     AgentHandle,
     AgentRuntime,
@@ -37,7 +33,13 @@ from windtunnel.spi.agent_runtime import (
     MockServerPlan,
     ReferenceCapableAgentRuntime,
 )
-from windtunnel.spi.runtime_plugin import PostRunPlugin, PreRunPlugin
+from windtunnel._core.reference import ReferenceCase
+from windtunnel._runner.lock import machine_lock
+from windtunnel._runtimes.plugin import PostRunPlugin, PreRunPlugin
+from windtunnel._runtimes.resolve import RuntimeDescription
+from windtunnel._scenario.model import Scenario
+from windtunnel._signals import stop_signals
+from windtunnel.errors import HarnessError, PluginError, RuntimeFault, UsageError, WindTunnelError
 
 log = logging.getLogger("windtunnel.runner")
 

@@ -11,7 +11,7 @@ from typing import Any
 from windtunnel._files import write_atomic
 from windtunnel._runner.execute import RunResult
 
-__all__ = ["RunWriter", "append_ledger", "write_atomic"]
+__all__ = ["RunWriter", "append_ledger"]
 
 
 def _safe(part: str) -> str:
@@ -24,6 +24,8 @@ class RunWriter:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.results: list[RunResult] = []
+        self.retried: list[RunResult] = []
+        """Attempts a live-flaky retry superseded: written like any run, but not the run's result."""
         self._lock = threading.Lock()
 
     def stem(self, result: RunResult) -> Path:
@@ -31,14 +33,16 @@ class RunWriter:
         name = f"run-{trace.run_index}"
         if trace.reference_case:
             name = f"{trace.reference_kind}-{trace.reference_case}"
+        if trace.attempt:
+            name += f".retry-{trace.attempt}"
         return self.root / _safe(trace.pack or "_") / _safe(trace.scenario) / _safe(name)
 
-    def write(self, result: RunResult) -> None:
+    def write(self, result: RunResult, *, superseded: bool = False) -> None:
         stem = self.stem(result)
         write_atomic(stem.with_name(stem.name + ".trace.json"), result.trace.model_dump_json(indent=2))
         write_atomic(stem.with_name(stem.name + ".score.json"), result.score.model_dump_json(indent=2))
         with self._lock:
-            self.results.append(result)
+            (self.retried if superseded else self.results).append(result)
 
     def trace_path(self, result: RunResult) -> Path:
         stem = self.stem(result)

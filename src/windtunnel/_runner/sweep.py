@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections.abc import Sequence
@@ -10,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from windtunnel._core.agent_runtime import AgentConfig, AgentRuntime
+from windtunnel._core.tiers import DEFAULT_FLAKY_RETRIES
 from windtunnel._packs.selection import Selected
 from windtunnel._runner.batch import BatchSpec, effective_config, failed_batch, run_batch
 from windtunnel._runner.execute import RunResult, now
@@ -18,7 +21,6 @@ from windtunnel._runner.output import RunWriter
 from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel._trace.models import ErrorKind
 from windtunnel.errors import RuntimeFault, UsageError, WindTunnelError
-from windtunnel.spi.agent_runtime import AgentConfig, AgentRuntime
 
 Scheduler = Literal["serial", "concurrent"]
 log = logging.getLogger("windtunnel.runner")
@@ -32,6 +34,7 @@ class SweepOptions:
     runs: int = 1
     scheduler: Scheduler = "serial"
     max_concurrency: int = 1
+    flaky_retries: int = DEFAULT_FLAKY_RETRIES
 
 
 @dataclass(slots=True, kw_only=True)
@@ -43,6 +46,7 @@ class SweepResult:
     started_at: str
     ended_at: str = ""
     results: list[RunResult] = field(default_factory=list)
+    retried: list[RunResult] = field(default_factory=list)
     concurrency: int = 1
     model_label: str | None = None
     problems: list[str] = field(default_factory=list)
@@ -55,8 +59,10 @@ class SweepResult:
 
     @property
     def passed(self) -> bool:
-        """Every run passed its gate and the sweep itself had no problem; no run at all is no pass."""
-        return bool(self.results) and not self.problems and all(r.score.passed for r in self.results)
+        """Every gating run passed and the sweep itself had no problem; no run at all is no pass.
+        Quarantined runs are recorded and never change this (windtunnel._core.tiers)."""
+        gating = [r for r in self.results if r.score.gating]
+        return bool(self.results) and not self.problems and all(r.score.passed for r in gating)
 
 
 def effective_concurrency(options: SweepOptions, plugin_limit: int | None) -> int:
@@ -82,6 +88,7 @@ def _batches(
     sweep_id: str,
     *,
     one_per_scenario: bool,
+    model_label: str | None = None,
 ) -> list[BatchSpec]:
     """Group scenarios into batches sharing a pack and an effective config, in selection order."""
     batches: list[BatchSpec] = []
@@ -89,15 +96,7 @@ def _batches(
         config = effective_config(options.config, item.pack, item.scenario)
         last = batches[-1] if batches else None
         if not one_per_scenario and last and last.pack is item.pack and last.config == config:
-            batches[-1] = BatchSpec(
-                runtime=runtime,
-                runtime_name=runtime_name,
-                pack=item.pack,
-                config=config,
-                scenarios=(*last.scenarios, item.scenario),
-                runs=options.runs,
-                sweep_id=sweep_id,
-            )
+            batches[-1] = dataclasses.replace(last, scenarios=(*last.scenarios, item.scenario))
         else:
             batches.append(
                 BatchSpec(
@@ -108,6 +107,8 @@ def _batches(
                     scenarios=(item.scenario,),
                     runs=options.runs,
                     sweep_id=sweep_id,
+                    model_label=model_label,
+                    flaky_retries=options.flaky_retries,
                 )
             )
     return batches
@@ -130,22 +131,35 @@ def run_sweep(
     scenarios = [item.scenario for item in selected]
     try:
         with open_runtime(description, lock_dir=options.lock_dir, on_problem=result.problem) as opened:
-            result.model_label = opened.model_label()
+            result.model_label = label = opened.model_label()
             try:
                 opened.pre_run(scenarios)
             except RuntimeFault as exc:
                 result.problem(exc)
                 for batch in _batches(
-                    opened.runtime, opened.name, selected, options, sweep_id, one_per_scenario=True
+                    opened.runtime,
+                    opened.name,
+                    selected,
+                    options,
+                    sweep_id,
+                    one_per_scenario=True,
+                    model_label=label,
                 ):
                     failed_batch(batch, ErrorKind.SETUP, exc, writer)
             else:  # batches are made after pre_run(), which may still set up the packs
                 batches = _batches(
-                    opened.runtime, opened.name, selected, options, sweep_id, one_per_scenario=limit > 1
+                    opened.runtime,
+                    opened.name,
+                    selected,
+                    options,
+                    sweep_id,
+                    one_per_scenario=limit > 1,
+                    model_label=label,
                 )
                 _run_batches(batches, writer, limit, result)
     finally:
         result.results = list(writer.results)
+        result.retried = list(writer.retried)
         result.ended_at = now()
     return result
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from windtunnel._core.agent_runtime import AgentConfig
 from windtunnel.errors import UnsupportedConfigError
-from windtunnel.spi.agent_runtime import AgentConfig
 
 
 def refuse_fields(config: AgentConfig, supported: frozenset[str], runtime: str) -> None:

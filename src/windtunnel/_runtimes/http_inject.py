@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from windtunnel import _limits as limits
+from windtunnel._core.agent_runtime import AgentConfig, MCPHandle, Message, Response
 from windtunnel._env_values import env_seconds
 from windtunnel._net.http1 import (
     Http1Client,
@@ -33,7 +34,6 @@ from windtunnel.errors import (
     RuntimeTimeoutError,
     RuntimeUnavailableError,
 )
-from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle, Message, Response
 
 NAME = "http_inject"
 DEFAULT_URL = "http://127.0.0.1:8647"

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from windtunnel._core.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response
+from windtunnel._core.reference import ReferenceDecision
 from windtunnel._mcp.inprocess import InProcessMCPHandle
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._scenario.matching_prompt import prompt_key
-from windtunnel._scenario.model import ReferenceDecision, Scenario
-from windtunnel.spi.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response
+from windtunnel._scenario.model import Scenario
 
 NAME = "in_memory"
 

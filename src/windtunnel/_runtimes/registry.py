@@ -13,8 +13,8 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from windtunnel._runtimes.manifest import RuntimeManifest
+from windtunnel._runtimes.plugin import PLUGIN_OPTIONAL_HOOKS
 from windtunnel.errors import PluginError
-from windtunnel.spi.runtime_plugin import PLUGIN_OPTIONAL_HOOKS
 
 ENTRY_POINT_GROUP = "windtunnel.runtimes"
 DRIVER_GROUP = "windtunnel.drivers"

@@ -15,6 +15,9 @@ entry-point group (`python` for `[driver] plugin = "module:attr"`, else `contain
 never imports a driver. However it was found, a runtime keeps everything its manifest declares, and its
 `source` names it without an absolute path: a name, an image reference, or a path relative to the
 project root (a directory outside the project shows as the runtime's name).
+
+Every runtime found is also held to the project's model ladder (`[tool.windtunnel.ladder]`,
+windtunnel._core.ladder) here, so no verb builds or runs a runtime whose model the ladder does not allow.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ from typing import Any
 
 from windtunnel._config import RuntimeEntry, Settings, bundled_root
 from windtunnel._configfile import shown
+from windtunnel._core.ladder import check_model
 from windtunnel._runtimes.manifest import MANIFEST, RuntimeManifest, lenient_name, load_manifest
+from windtunnel._runtimes.plugin import LockKeyPlugin, ModelLabelPlugin
 from windtunnel._runtimes.registry import (
     available_runtimes,
     checked,
@@ -40,7 +45,6 @@ from windtunnel._runtimes.registry import (
     runtime_entry_point,
 )
 from windtunnel.errors import ConfigFileError, PluginError, UnknownRuntimeError, UsageError
-from windtunnel.spi.runtime_plugin import LockKeyPlugin, ModelLabelPlugin
 
 REFERENCE = "reference"
 """Wind Tunnel's own known-good control runtime (runtimes/reference), certified in every run."""
@@ -118,7 +122,14 @@ class RuntimeDescription:
 
 
 def resolve_runtime(ref: str, settings: Settings) -> RuntimeDescription:
-    """The runtime `ref` names (see the module docstring for the order); a one-line error if none."""
+    """The runtime `ref` names (see the module docstring for the order); a one-line error if none, or if
+    the project's model ladder does not allow the model it answers with."""
+    description = _resolve(ref, settings)
+    check_model(settings.ladder, description.name, description.model_label())
+    return description
+
+
+def _resolve(ref: str, settings: Settings) -> RuntimeDescription:
     if not ref.strip():  # an empty path would be the working directory
         raise UsageError(
             "the runtime is named by an empty string",

@@ -1,4 +1,7 @@
-"""The three assertion kinds of a scenario (seed 003): outcome, security and benchmark."""
+"""The three assertion kinds of a scenario: outcome, security and benchmark (docs/estate.md).
+
+Assertion kinds say *what* a case asserts; run tiers (windtunnel._core.tiers) say *when* it runs.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from windtunnel._scenario.frozen import freeze
+from windtunnel._core.frozen import freeze
 
 StateOp = Literal["equals", "not_equals", "present", "absent", "contains", "not_contains", "length"]
 STATE_OPS: tuple[str, ...] = (
@@ -63,11 +66,15 @@ class Security:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Benchmark:
-    """Two-grade, on purpose (seed 003 §11.3).
+    """Two-grade, on purpose (docs/estate.md, "Assertion kinds").
 
     Thresholds fail the case when violated: `max_tool_calls_hint`, `token_budget`,
-    `tools_not_expected`. Observations are recorded and compared but never fail:
-    `tools_expected`, `llm_calls_expected`.
+    `tools_not_expected`, `prompt_cache_min_share`. Observations are recorded and compared but never
+    fail: `tools_expected`, `llm_calls_expected`, `prompt_cache_expected_share`.
+
+    The prompt-cache shares (0 < share <= 1) are the part of each call's already-sent prefix that must
+    be read from the prompt cache (windtunnel._score.cache); without per-call usage they are "not
+    evaluated", never passed.
     """
 
     max_tool_calls_hint: int | None = None
@@ -75,6 +82,8 @@ class Benchmark:
     tools_not_expected: Sequence[str] = ()
     tools_expected: Sequence[str] = ()
     llm_calls_expected: int | None = None
+    prompt_cache_min_share: float | None = None
+    prompt_cache_expected_share: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tools_not_expected", freeze(self.tools_not_expected))

@@ -2,21 +2,17 @@
 
 Python iterates a string character by character, so `tools_must_not_call="issue_refund"` read as a
 list would be ('i', 's', 's', ...), a check that can never fail. Sequence fields therefore keep a
-string as it was given (windtunnel._scenario.frozen), and these checks refuse it with the fix. A wrong object
+string as it was given (windtunnel._core.frozen), and these checks refuse it with the fix. A wrong object
 (`expect=Outcome(...)`) is refused the same way, naming the field, before anything reads it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from windtunnel._core.tiers import TIERS, is_tier
 from windtunnel._scenario.expectations import Benchmark, Expect, Outcome, Security, StateExpectation
-from windtunnel._scenario.preconditions import Precondition
-from windtunnel._scenario.sources import Source
 from windtunnel.errors import ScenarioError
-
-if TYPE_CHECKING:
-    from windtunnel._scenario.model import ReferenceCase, Scenario
 
 
 def shown(value: Any) -> str:
@@ -27,8 +23,8 @@ def shown(value: Any) -> str:
 class Fields:
     """Checks fields of one scenario (or one of its cases); each error names scenario, case, field and fix."""
 
-    def __init__(self, scenario: Scenario, case: str | None = None, decision: int | None = None) -> None:
-        self.name = scenario.name
+    def __init__(self, scenario: str, case: str | None = None, decision: int | None = None) -> None:
+        self.name = scenario
         self.case = case
         self.decision = decision
 
@@ -95,6 +91,12 @@ class Fields:
             problem = f"is {shown(value)}; expected a whole number >= 0 or None"
             raise self.error(field, problem, f"write {_leaf(field)}=3")
 
+    def share(self, field: str, value: Any) -> None:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if value is not None and not (number and 0 < value <= 1):
+            problem = f"is {shown(value)}; expected a share above 0 and at most 1, or None"
+            raise self.error(field, problem, f"write {_leaf(field)}=0.8 (80% of the sent prefix from cache)")
+
 
 def _a(name: str) -> str:
     return f"an {name}" if name[:1].upper() in "AEIOU" else f"a {name}"
@@ -104,32 +106,7 @@ def _leaf(field: str) -> str:
     return field.rsplit(".", 1)[-1].split("[", 1)[0]
 
 
-def check_fields(scenario: Scenario) -> None:
-    """Raise ScenarioError on the first field of the wrong shape; see the module docstring."""
-    from windtunnel._scenario.model import ReferenceCase
-
-    fields = Fields(scenario)
-    _target_facts(fields, scenario.target_facts)
-    fields.flag("requires_tool_use", scenario.requires_tool_use)
-    fields.strings("must_call", scenario.must_call, "tool names")
-    fields.strings("tags", scenario.tags, "tags")
-    for name in ("owner", "pack", "system_prompt"):
-        fields.text(name, getattr(scenario, name), optional=True)
-    fields.text("description", scenario.description)
-    fields.items(
-        "preconditions", scenario.preconditions, Precondition, "write preconditions=[StateProbeAvailable()]"
-    )
-    hint = "write sources=[Source(kind='file', path='POLICY.md', quote='...')]"
-    for index, source in enumerate(fields.items("sources", scenario.sources, Source, hint)):
-        fields.text(f"sources[{index}].quote", source.quote)
-        fields.text(f"sources[{index}].path", source.path, optional=True)
-        fields.text(f"sources[{index}].ref", source.ref, optional=True)
-    _expect(fields, scenario.expect)
-    hint = "write reference_cases=[ReferenceCase(name=..., kind='golden', decisions=(...))]"
-    fields.items("reference_cases", scenario.reference_cases, ReferenceCase, hint)
-
-
-def _target_facts(fields: Fields, groups: Any) -> None:
+def check_target_facts(fields: Fields, groups: Any) -> None:
     hint = 'write target_facts=[["refund issued", "refunded"], ["37.50"]]: a list of any-of groups'
     if isinstance(groups, str):
         problem = f"is the string {shown(groups)}; expected a list of any-of groups (lists of strings)"
@@ -143,7 +120,7 @@ def _target_facts(fields: Fields, groups: Any) -> None:
         fields.sequence(f"target_facts[{index}]", group, "strings (an any-of group)", hint)
 
 
-def _expect(fields: Fields, expect: Any) -> None:
+def check_expect(fields: Fields, expect: Any) -> None:
     fields.instance(
         "expect", expect, Expect, "write expect=Expect(outcome=Outcome(...), security=Security(...))"
     )
@@ -161,27 +138,14 @@ def _expect(fields: Fields, expect: Any) -> None:
     fields.strings("expect.benchmark.tools_expected", bench.tools_expected, "tool names")
     for name in ("max_tool_calls_hint", "token_budget", "llm_calls_expected"):
         fields.count(f"expect.benchmark.{name}", getattr(bench, name))
+    for name in ("prompt_cache_min_share", "prompt_cache_expected_share"):
+        fields.share(f"expect.benchmark.{name}", getattr(bench, name))
 
 
-def check_case_fields(scenario: Scenario, case: ReferenceCase) -> None:
-    """The shape of one reference case: its name, reason, decisions and their tool calls."""
-    from windtunnel._scenario.model import ReferenceDecision, ReferenceToolCall
-
-    if not isinstance(case.name, str) or not case.name.strip():
-        raise Fields(scenario).error(
-            "reference_cases",
-            f"holds a case named {shown(case.name)}; expected a non-empty string",
-            "give every ReferenceCase a name='...'",
-        )
-    fields = Fields(scenario, case.name)
-    fields.text("reason", case.reason)
-    hint = "write decisions=(ReferenceDecision(tool_calls=(...)), ReferenceDecision(content='...'))"
-    for index, decision in enumerate(fields.items("decisions", case.decisions, ReferenceDecision, hint)):
-        at = Fields(scenario, case.name, index)
-        at.text("content", decision.content, optional=True)
-        at.items(
-            "tool_calls",
-            decision.tool_calls,
-            ReferenceToolCall,
-            "write tool_calls=(ReferenceToolCall('name', {...}),)",
+def check_tier(fields: Fields, tier: Any) -> None:
+    if tier is not None and not is_tier(tier):
+        raise fields.error(
+            "tier",
+            f"is {shown(tier)}; expected one of {', '.join(TIERS)} (or None for the pack's)",
+            "write tier='smoke' (run tiers say when a case runs; what it asserts is expect=)",
         )

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from windtunnel.spi.agent_runtime import StateProbe
+    from windtunnel._core.agent_runtime import StateProbe
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

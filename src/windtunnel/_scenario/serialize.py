@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from windtunnel._scenario.model import ReferenceDecision, ReferenceToolCall
+from windtunnel._core.reference import ReferenceDecision, ReferenceToolCall
 from windtunnel.errors import UsageError
 
 

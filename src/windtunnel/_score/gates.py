@@ -1,7 +1,8 @@
 """A scenario's gate applied to a trace: target facts, tool use, must_call, and the three assertion kinds.
 
 Hard checks (gate, outcome, security, benchmark thresholds) fail the case. Benchmark observations
-(`tools_expected`, `llm_calls_expected`) are recorded with `passed=None` and never fail it.
+(`tools_expected`, `llm_calls_expected`, `prompt_cache_expected_share`) are recorded with `passed=None`
+and never fail it; a check that lacked its evidence is `evaluated=False` ("not evaluated").
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from windtunnel._scenario.expectations import StateExpectation
 from windtunnel._scenario.model import Scenario
+from windtunnel._score.cache import prompt_cache_check
 from windtunnel._score.matching import MISSING, fact_met, resolve_pointer, same_value
 from windtunnel._score.models import CheckResult, Score, ScoreStatus
 from windtunnel._trace.models import Trace
@@ -33,6 +35,8 @@ def score_trace(scenario: Scenario, trace: Trace) -> Score:
         scenario=trace.scenario,
         pack=trace.pack,
         runtime=trace.runtime,
+        tier=trace.tier,
+        model_label=trace.model_label,
         status=ScoreStatus.ERROR,
     )
     if trace.error is not None:
@@ -248,6 +252,10 @@ def _benchmark_checks(scenario: Scenario, trace: Trace) -> list[CheckResult]:
                 observed=names,
             )
         )
+    if bench.prompt_cache_min_share is not None:
+        checks.append(prompt_cache_check(trace, bench.prompt_cache_min_share, hard=True))
+    if bench.prompt_cache_expected_share is not None:
+        checks.append(prompt_cache_check(trace, bench.prompt_cache_expected_share, hard=False))
     if bench.llm_calls_expected is not None:
         calls = _llm_calls(trace)
         checks.append(

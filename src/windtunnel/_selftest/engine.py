@@ -14,6 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from windtunnel._core.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
+from windtunnel._core.reference import ReferenceCase
+from windtunnel._core.tiers import tier_of
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected
 from windtunnel._runner.batch import effective_config, make_probe, reference_context
@@ -22,12 +25,11 @@ from windtunnel._runner.library import run_reference_case
 from windtunnel._runner.lifecycle import OpenRuntime, open_runtime, started_mcps
 from windtunnel._runner.output import RunWriter
 from windtunnel._runtimes.resolve import RuntimeDescription
-from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._scenario.model import Scenario
 from windtunnel._score.models import Score
 from windtunnel._selftest.verdicts import CaseVerdict
 from windtunnel._trace.models import ErrorKind, Trace
 from windtunnel.errors import HarnessError, ResetFailedError, SelectionError, WindTunnelError
-from windtunnel.spi.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
 
 
 @dataclass(slots=True, kw_only=True)
@@ -96,12 +98,23 @@ def _run_items(
     if not isinstance(runtime, ReferenceCapableAgentRuntime):
         for pack, scenario, case in items:
             unsupported = CaseVerdict.unsupported(pack.name, scenario.name, case.name, case.kind, opened.name)
-            _add(report, options, unsupported)
+            _add(report, options, unsupported.model_copy(update={"tier": tier_of(scenario)}))
         return
     opened.pre_run(opened.scenarios)
     writer = RunWriter(report.out_dir)
+    label = opened.model_label()
     for pack, scenario, case in items:
-        verdict = run_case(runtime, opened.name, pack, scenario, case, options.config, writer, report.run_id)
+        verdict = run_case(
+            runtime,
+            opened.name,
+            pack,
+            scenario,
+            case,
+            options.config,
+            writer,
+            report.run_id,
+            model_label=label,
+        )
         _add(report, options, verdict)
 
 
@@ -120,6 +133,8 @@ def run_case(
     config: AgentConfig,
     writer: RunWriter,
     run_id: str = "",
+    *,
+    model_label: str | None = None,
 ) -> CaseVerdict:
     """One reference case with fresh mocks and probe; harness faults become ERROR (setup), never a verdict."""
     started = time.perf_counter()
@@ -136,6 +151,7 @@ def run_case(
                 runtime_name=runtime_name,
                 sweep_id=run_id,
                 out_dir=writer.root,
+                model_label=model_label,
             )
     except Exception as exc:  # noqa: BLE001 - one broken case must not stop the others; it is an ERROR
         cause = exc if isinstance(exc, WindTunnelError) else HarnessError(f"{type(exc).__name__}: {exc}")
@@ -147,6 +163,7 @@ def run_case(
             mcps=(),
             state_probe=None,
             sweep_id=run_id,
+            model_label=model_label,
         )
         result = _recorded_failure(failed_result(context, ErrorKind.SETUP, cause), cause, writer)
         verdict = CaseVerdict.from_run(pack.name, case.kind, result, str(writer.trace_path(result)))

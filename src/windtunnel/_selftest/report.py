@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from windtunnel._report.junit import CaseRecord, CaseStatus, to_junit
+from windtunnel._core.vocabulary import Verdict
+from windtunnel._runner.junit import CaseRecord, CaseStatus, to_junit
 from windtunnel._selftest.engine import SelftestReport
-from windtunnel._selftest.verdicts import CaseVerdict, Verdict, exit_code
+from windtunnel._selftest.verdicts import CaseVerdict, exit_code
 
 _STATUS: dict[Verdict, CaseStatus] = {
     Verdict.PASS: "passed",
@@ -20,7 +21,8 @@ _STATUS: dict[Verdict, CaseStatus] = {
 
 def line(case: CaseVerdict) -> str:
     verdict = case.verdict.value + (f" ({case.subkind.value})" if case.subkind else "")
-    return f"{verdict:22} {case.pack}/{case.scenario}[{case.kind}:{case.case}]  {case.detail}"
+    tier = "" if case.gating else "  (quarantined: not gating)"
+    return f"{verdict:22} {case.pack}/{case.scenario}[{case.kind}:{case.case}]  {case.detail}{tier}"
 
 
 def render_text(report: SelftestReport) -> str:
@@ -49,18 +51,30 @@ def render_json(report: SelftestReport) -> str:
 
 def _record(case: CaseVerdict) -> CaseRecord:
     evidence = case.score.model_dump_json(indent=2) if case.score else ""
-    properties = {"verdict": case.verdict.value, "kind": case.kind, "case": case.case}
+    properties = {
+        "verdict": case.verdict.value,
+        "kind": case.kind,
+        "case": case.case,
+        "tier": case.tier,
+        "gating": str(case.gating).lower(),
+    }
+    if case.score:
+        properties["model"] = case.score.model_label or "unknown"
     if case.subkind:
         properties["subkind"] = case.subkind.value
     if case.score:
         properties["score"] = case.score.status.value
     if case.trace:
         properties["trace"] = case.trace
+    status = _STATUS[case.verdict]
+    if not case.gating and status != "passed":
+        status = "skipped"  # quarantined: recorded with its verdict, never failing a JUnit reader's build
     return CaseRecord(
         group=case.pack,
         name=f"{case.scenario}[{case.kind}:{case.case}]",
-        status=_STATUS[case.verdict],
-        message=f"{case.verdict.value}: {case.detail}",
+        status=status,
+        message=f"{case.verdict.value}: {case.detail}"
+        + ("" if case.gating else " (quarantined: not gating)"),
         details=f"{case.detail}\n\nscore (evidence):\n{evidence}",
         seconds=case.seconds,
         properties=properties,

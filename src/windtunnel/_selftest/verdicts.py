@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel
 
+from windtunnel._core import tiers
+from windtunnel._core.tiers import Tier
+from windtunnel._core.vocabulary import Exit, Verdict, selftest_exit
 from windtunnel._runner.execute import RunResult
 from windtunnel._score.models import Score
 from windtunnel._trace.models import ErrorKind
-
-
-class Verdict(StrEnum):
-    PASS = "PASS"  # noqa: S105 - a verdict, not a password
-    GOLDEN_FAILED = "GOLDEN_FAILED"
-    POISON_PASSED = "POISON_PASSED"
-    UNSUPPORTED = "UNSUPPORTED"
-    ERROR = "ERROR"
 
 
 class CaseVerdict(BaseModel):
@@ -36,6 +30,12 @@ class CaseVerdict(BaseModel):
     trace: str | None = None
     seconds: float = 0.0
     harness_fault: bool = False
+    tier: Tier = "stable"
+    """The scenario's run tier; a quarantined case's verdict is recorded and never changes the exit code."""
+
+    @property
+    def gating(self) -> bool:
+        return tiers.gating(self.tier)
 
     @classmethod
     def unsupported(
@@ -84,6 +84,7 @@ class CaseVerdict(BaseModel):
             trace=trace_path,
             verdict=Verdict.ERROR,
             detail="",
+            tier=trace.tier,
         )
         if trace.error is not None:
             detail = f"{trace.error.kind}: {trace.error.message}"
@@ -101,16 +102,8 @@ class CaseVerdict(BaseModel):
         return base.model_copy(update={"verdict": verdict, "detail": detail})
 
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-def exit_code(verdicts: Sequence[CaseVerdict]) -> int:
-    """Seed 000: 0 every case PASS; 1 any GOLDEN_FAILED, POISON_PASSED or ERROR; 2 unsupported or none selected."""
-    if not verdicts:
-        return EXIT_USAGE
-    kinds = {case.verdict for case in verdicts}
-    if kinds & {Verdict.GOLDEN_FAILED, Verdict.POISON_PASSED, Verdict.ERROR}:
-        return EXIT_FAILED
-    if Verdict.UNSUPPORTED in kinds:
-        return EXIT_USAGE
-    return EXIT_OK
+def exit_code(cases: Sequence[CaseVerdict]) -> Exit:
+    """The selftest exit code (windtunnel._core.vocabulary) over the gating cases; a quarantined case is
+    reported and never changes it."""
+    gating = [case.verdict for case in cases if case.gating]
+    return selftest_exit(gating, quarantined=len(cases) - len(gating))

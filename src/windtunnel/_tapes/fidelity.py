@@ -12,7 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from windtunnel._gateway.mode import ChatRequest
+from windtunnel._chat.mode import ChatRequest
 from windtunnel._tapes.checks import recomputed
 from windtunnel._tapes.diff import json_diff
 from windtunnel._tapes.fingerprint import fingerprint, normalize_upstream, request_parts

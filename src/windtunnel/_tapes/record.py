@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from windtunnel._gateway.mode import ChatRequest, ModeReply
+from windtunnel._chat.mode import ChatRequest, ModeReply
 from windtunnel._tapes.builder import TapeBuilder
 from windtunnel._tapes.checks import fingerprint_problems
 from windtunnel._tapes.errors import TapeCorrupt

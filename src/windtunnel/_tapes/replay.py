@@ -14,7 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from windtunnel._gateway.mode import ChatRequest, ModeReply
+from windtunnel._chat.mode import ChatRequest, ModeReply
 from windtunnel._tapes.diff import nearest
 from windtunnel._tapes.errors import TapeExhausted, TapeMismatch, TapeUnused, error_code
 from windtunnel._tapes.fingerprint import fingerprint, normalize_upstream, request_parts

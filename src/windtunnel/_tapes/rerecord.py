@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from windtunnel._gateway.mode import ChatRequest
+from windtunnel._chat.mode import ChatRequest
 from windtunnel._tapes.errors import TapeNotRecorded
 from windtunnel._tapes.model import Tape
 from windtunnel._tapes.policy import Clock, utcnow

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from windtunnel._core.tiers import Tier
+
 TRACE_SCHEMA_VERSION = 1
 
 
@@ -85,6 +87,19 @@ class Trace(BaseModel):
     variant_id: str
     session_id: str
     run_index: int = 0
+    attempt: int = Field(
+        default=0,
+        description="0 for the first try; n for the n-th retry of a failed live-flaky run, whose earlier "
+        "attempts are recorded beside it",
+    )
+    tier: Tier = Field(
+        default="stable", description="the scenario's run tier: when it runs, not what it asserts"
+    )
+    model_label: str | None = Field(
+        default=None,
+        description="the model the runtime answered with (its plugin's model_label()); null when unknown, "
+        "never guessed. Evidence and scores are scoped to it",
+    )
     reference_case: str | None = None
     reference_kind: Literal["golden", "poison"] | None = None
     started_at: str

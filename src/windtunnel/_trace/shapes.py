@@ -117,3 +117,25 @@ def call_argument_text(call: Any) -> str | None:
     if isinstance(raw, str):
         return raw
     return json.dumps(raw, ensure_ascii=False) if raw is not None else None
+
+
+# -- the gateway log's request shapes (what the model was sent) ----------------------------------------
+def message_text(message: Mapping[str, Any]) -> str:
+    """A chat message's text: a string content, or the text parts of a list content."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
+    return ""
+
+
+def offered_tool_names(request: Mapping[str, Any]) -> list[str]:
+    """The names of the tools a logged request offered the model, in order."""
+    names = []
+    for tool in request.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, Mapping) else None
+        name = function.get("name") if isinstance(function, Mapping) else None
+        if isinstance(name, str):
+            names.append(name)
+    return names

@@ -7,7 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-CaseStatus = Literal["passed", "failed", "error", "skipped"]
+CaseStatus = Literal["passed", "failed", "error", "skipped", "info"]
+INFO_TYPE = "info"
+"""`info`: an optional observation, reported as neither passed nor failed: a <skipped type="info">."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,7 +38,7 @@ def to_junit(records: Sequence[CaseRecord], *, suite_name: str = "windtunnel") -
             tests=str(len(cases)),
             failures=str(sum(c.status == "failed" for c in cases)),
             errors=str(sum(c.status == "error" for c in cases)),
-            skipped=str(sum(c.status == "skipped" for c in cases)),
+            skipped=str(sum(c.status in ("skipped", "info") for c in cases)),
             time=f"{sum(c.seconds for c in cases):.3f}",
         )
         for case in cases:
@@ -47,9 +49,13 @@ def to_junit(records: Sequence[CaseRecord], *, suite_name: str = "windtunnel") -
                 props = ET.SubElement(element, "properties")
                 for key, value in case.properties.items():
                     ET.SubElement(props, "property", name=key, value=str(value))
-            if case.status in ("failed", "error", "skipped"):
-                tag = {"failed": "failure", "error": "error", "skipped": "skipped"}[case.status]
+            if case.status != "passed":
+                tag = {"failed": "failure", "error": "error", "skipped": "skipped", "info": "skipped"}[
+                    case.status
+                ]
                 child = ET.SubElement(element, tag, message=case.message)
+                if case.status == "info":
+                    child.set("type", INFO_TYPE)
                 child.text = case.details or case.message
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

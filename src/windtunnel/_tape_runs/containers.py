@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from windtunnel._core.agent_runtime import AgentConfig, ModelSpec
+from windtunnel._core.reference import ReferenceCase
 from windtunnel._drivers.container import DEFAULT_MODEL, ContainerRuntime
 from windtunnel._drivers.network import CALLER_LABEL
 from windtunnel._drivers.stack import ANY_ADDRESS, ContainerStack, GatewaySpec, host_path
@@ -24,11 +26,10 @@ from windtunnel._runner.execute import RunResult
 from windtunnel._runner.library import run_scenario
 from windtunnel._runner.lifecycle import started_mcps
 from windtunnel._runtimes.manifest import RuntimeManifest
-from windtunnel._scenario.model import ReferenceCase, Scenario
+from windtunnel._scenario.model import Scenario
 from windtunnel._tapes.model import Tape
 from windtunnel._tapes.policy import SCRIPTED_UPSTREAM_ALIAS, SCRIPTED_UPSTREAM_PORT, is_scripted
 from windtunnel.errors import HarnessError
-from windtunnel.spi.agent_runtime import AgentConfig, ModelSpec
 
 TAPE_DIR = "/wt/tapes"
 """Where tapes are mounted inside the gateway container (read-only for replay, writable for record)."""

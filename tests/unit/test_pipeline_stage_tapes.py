@@ -12,22 +12,22 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel._bundle.models import CheckStatus, Stage
+from windtunnel._bundle.models import Stage
 from windtunnel._conformance.suite import Suite
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import RuntimeRun, StageContext
-from windtunnel._pipeline.stage_tapes import tapes_stage
+from windtunnel._pipeline.stage_tapes import TapeReplay, replay_tape, tape_stem, tapes_stage
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel._score.models import Score, ScoreStatus
+from windtunnel._tape_runs.containers import RuntimeImages, tape_name
 from windtunnel._tapes.builder import TapeBuilder
-from windtunnel._tapes.containers import RuntimeImages, tape_name
 from windtunnel._tapes.model import RecordedResponse
 from windtunnel._tapes.policy import SCRIPTED_UPSTREAM
 from windtunnel._tapes.promotion import promote
-from windtunnel._tapes.stage import TapeReplay, replay_tape, tape_stem
 from windtunnel._tapes.store import write_tape
 
 REPO = Path(__file__).resolve().parents[2]

@@ -5,7 +5,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from windtunnel.api import MockServer, Pack, Scenario, Tool, ToolError, mock_state_probe
+# Inside the library, the kit's pack imports the private modules a pack author reaches through
+# windtunnel.api: nothing inside src imports the public doors (docs/design.md, "Layers").
+from windtunnel._core.mock_kit import MockServer, Tool, ToolError
+from windtunnel._packs.pack import Pack, mock_state_probe
+from windtunnel._scenario.model import Scenario
 
 
 def _lookup(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:

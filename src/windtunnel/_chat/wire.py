@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from windtunnel._scenario.model import ReferenceDecision
+from windtunnel._core.reference import ReferenceDecision
 
 INVALID_REQUEST = "invalid_request_error"
 """OpenAI's error `type` for a request the server refuses; every gateway refusal uses it."""

@@ -21,7 +21,7 @@ from windtunnel._packs.pack import Pack
 from windtunnel._runner.execute import RunResult
 from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel._scenario.model import Scenario
-from windtunnel._tapes.containers import (
+from windtunnel._tape_runs.containers import (
     RuntimeImages,
     agent_config,
     record_spec,
