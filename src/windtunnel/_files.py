@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
+
+DISK_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
+"""A full, over-quota, read-only or failing disk: no step can go on writing, so none of them is at fault."""
+
+
+def disk_fault(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in DISK_FAULTS
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -13,13 +21,19 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def write_atomic_bytes(path: Path, data: bytes) -> None:
-    """write_atomic for bytes: a temporary file beside `path`, flushed, then renamed over it."""
+    """write_atomic for bytes: a temporary file beside `path`, flushed, then renamed over it. An OSError
+    names `path` (a full disk fails the write, which knows no file name)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
         Path(temporary).replace(path)
+    except OSError as exc:
+        Path(temporary).unlink(missing_ok=True)
+        if exc.filename is not None:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

@@ -6,10 +6,9 @@ import argparse
 import socket
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from windtunnel._chat.mode import GatewayMode
-from windtunnel._cli.values import http_url, port
+from windtunnel._cli.values import file_path, http_url, port
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._gateway.upstream_key import KEY_ENV, KEY_FILE_ENV, add_key_file_argument, upstream_key
@@ -48,7 +47,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="URL",
         help="live and record modes: OpenAI-compatible base URL, e.g. http://host:11434/v1",
     )
-    serve.add_argument("--tape", type=Path, metavar="PATH", help="replay mode: the tape to serve")
+    serve.add_argument("--tape", type=file_path, metavar="PATH", help="replay mode: the tape to serve")
     serve.add_argument(
         "--strict",
         action="store_true",
@@ -59,7 +58,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_true",
         help="replay mode: refuse a stale tape (older than 30 days) instead of warning",
     )
-    serve.add_argument("--tape-out", type=Path, metavar="PATH", help="record mode: where the tape is written")
+    serve.add_argument(
+        "--tape-out", type=file_path, metavar="PATH", help="record mode: where the tape is written"
+    )
     serve.add_argument(
         "--tape-name", metavar="NAME", help="record mode: the tape's name (default: the --tape-out stem)"
     )

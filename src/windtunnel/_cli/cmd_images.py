@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._drivers.base_image import (
@@ -91,7 +92,7 @@ def _build(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument(
         "--cache-dir",
-        type=Path,
+        type=file_path,
         metavar="DIR",
         help="wheelhouse cache (default ~/.cache/windtunnel/wheelhouse)",
     )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from windtunnel._cli.common import add_output, add_selection, emit, selected_scenarios
+from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
 from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel._selftest.engine import SelftestOptions, run_selftest
@@ -31,7 +31,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     add_selection(parser)
     parser.add_argument(
-        "--runs-dir", type=Path, metavar="DIR", help="traces go to DIR/selftest (default runs/)"
+        "--runs-dir", type=file_path, metavar="DIR", help="traces go to DIR/selftest (default runs/)"
     )
     add_output(parser)
     parser.set_defaults(handler=execute)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from windtunnel._bundle.keys import KeyOrigin
 from windtunnel._bundle.verify import VerifyReport, verify_bundle
+from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import CertificationResult, Exit
 from windtunnel.errors import UsageError
@@ -34,11 +35,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "is printed), 2 when the bundle, key or fingerprint cannot be read. A key taken from the bundle "
         "itself only proves integrity: a warning says so.",
     )
-    parser.add_argument("bundle", type=Path, metavar="BUNDLE", help="bundle directory or .tar.gz")
+    parser.add_argument("bundle", type=file_path, metavar="BUNDLE", help="bundle directory or .tar.gz")
     trust = parser.add_mutually_exclusive_group(required=True)
     trust.add_argument(
         "--key",
-        type=Path,
+        type=file_path,
         metavar="PUB",
         help="PEM public key of the signer, from your own store (not the bundle's keys/signer.pub.pem)",
     )

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
 from windtunnel._files import write_atomic
 from windtunnel._packs.loader import discover_packs, installed_packs, load_pack, shadowed
@@ -54,7 +55,9 @@ def add_tier(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
 
 def add_output(parser: argparse.ArgumentParser, formats: tuple[str, ...] = ("text", "json", "junit")) -> None:
     parser.add_argument("--format", choices=formats, default="text", help="report format (default: text)")
-    parser.add_argument("--out", type=Path, metavar="PATH", help="write the report here instead of stdout")
+    parser.add_argument(
+        "--out", type=file_path, metavar="PATH", help="write the report here instead of stdout"
+    )
 
 
 def selected_scenarios(

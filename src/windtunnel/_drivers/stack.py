@@ -23,6 +23,7 @@ from windtunnel._core.agent_runtime import MockServerPlan
 from windtunnel._drivers.cleanup import remove_run
 from windtunnel._drivers.network import ROLE_LABEL, RUN_LABEL, create_run_network, run_labels
 from windtunnel._drivers.readiness import wait_listening
+from windtunnel._drivers.secrets import put_secrets
 
 # Commands, aliases and ports come from the container plan that the Dagger executor reads too.
 from windtunnel._drivers.topology import (
@@ -41,6 +42,7 @@ from windtunnel._drivers.topology import (
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._mcp.http_handle import HttpMCPHandle
 from windtunnel._net.liveness import Liveness
+from windtunnel._signals import deferred_stop
 from windtunnel.errors import HarnessError
 
 __all__ = [
@@ -62,7 +64,8 @@ class GatewaySpec:
     """How the gateway container serves: script (default), live/record to an upstream, replay a tape.
 
     `mounts` are read-only (host path -> container path: a tape to replay); `writable_mounts` are
-    read-write (the directory a record gateway writes its tape into).
+    read-write (the directory a record gateway writes its tape into). `secrets` (container path -> content:
+    the upstream key) are put into the container before it starts, read-only for its user; never shown.
     """
 
     mode: str = "script"
@@ -71,6 +74,7 @@ class GatewaySpec:
     mounts: Mapping[str, str] = field(default_factory=dict)
     needs_egress: bool = False
     writable_mounts: Mapping[str, str] = field(default_factory=dict)
+    secrets: Mapping[str, str] = field(default_factory=dict, repr=False)
 
 
 @dataclass(slots=True)
@@ -113,9 +117,10 @@ class ContainerStack:
         if self._closed:
             raise HarnessError(f"run {self.run_id} was closed", hint="build a new runtime for a new run")
         if self._network is None:
-            self._network = create_run_network(
-                self.client, self.run_id, session=self.session, labels=self.labels
-            )
+            with deferred_stop():  # a stop signal mid-request would leave a network close() never saw
+                self._network = create_run_network(
+                    self.client, self.run_id, session=self.session, labels=self.labels
+                )
         return self._network
 
     def gateway(self) -> GatewayClient:
@@ -151,6 +156,7 @@ class ContainerStack:
                 env=dict(spec.env),
                 mounts=dict(spec.mounts),
                 writable=dict(spec.writable_mounts),
+                secrets=dict(spec.secrets),
                 role="gateway",
             )
             if spec.needs_egress:
@@ -223,30 +229,21 @@ class ContainerStack:
         mounts: Mapping[str, str] | None = None,
         role: str,
         writable: Mapping[str, str] | None = None,
+        secrets: Mapping[str, str] | None = None,
     ) -> RunningContainer:
         """Start a labelled container on the run network under `alias`; return it with its IP.
 
-        `mounts` are bound read-only, `writable` read-write (host path -> container path).
+        `mounts` are bound read-only, `writable` read-write (host path -> container path); `secrets`
+        (container path -> content) are put into the container before it starts (windtunnel._drivers.secrets).
         """
         volumes = {source: {"bind": target, "mode": "ro"} for source, target in (mounts or {}).items()}
         volumes |= {source: {"bind": target, "mode": "rw"} for source, target in (writable or {}).items()}
         name = f"{self.network.name}-{alias}-{uuid.uuid4().hex[:4]}"
         try:
-            container = self.client.containers.create(
-                image,
-                command=command,
-                name=name,
-                environment=dict(env or {}),
-                volumes=volumes,
-                labels={**self.labels, ROLE_LABEL: role},
-                network=self.network.name,
-                detach=True,
-                networking_config={
-                    self.network.name: self.client.api.create_endpoint_config(aliases=[alias])
-                },
-            )
-            container.start()
-            container.reload()
+            # Whole or not at all: a stop signal in the middle of a request leaves a container the engine
+            # finishes creating after close() has listed the run's containers.
+            with deferred_stop():
+                container = self._create(image, command, name, env, volumes, role, alias, secrets)
         except DockerException as exc:
             raise HarnessError(
                 f"could not start the {role} container from {image}: {exc}",
@@ -254,6 +251,33 @@ class ContainerStack:
             ) from exc
         ip = container.attrs["NetworkSettings"]["Networks"][self.network.name]["IPAddress"]
         return RunningContainer(container=container, alias=alias, ip=ip)
+
+    def _create(
+        self,
+        image: str,
+        command: list[str] | None,
+        name: str,
+        env: Mapping[str, str] | None,
+        volumes: dict[str, dict[str, str]],
+        role: str,
+        alias: str,
+        secrets: Mapping[str, str] | None,
+    ) -> Container:
+        container = self.client.containers.create(
+            image,
+            command=command,
+            name=name,
+            environment=dict(env or {}),
+            volumes=volumes,
+            labels={**self.labels, ROLE_LABEL: role},
+            network=self.network.name,
+            detach=True,
+            networking_config={self.network.name: self.client.api.create_endpoint_config(aliases=[alias])},
+        )
+        put_secrets(container, secrets or {})
+        container.start()
+        container.reload()
+        return container
 
     def _wait(self, ready: Any, running: RunningContainer, what: str) -> None:
         try:

@@ -20,3 +20,6 @@ class BoundExecutor:
 
     def leftovers(self, run_id: str) -> list[str]:
         return []
+
+    def check_engine(self) -> None:
+        """The services' engine is the other executor's to watch: it stops this run if it goes."""

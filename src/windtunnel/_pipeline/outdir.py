@@ -64,10 +64,17 @@ def out_lock(out: Path) -> Iterator[Path]:
     resolved = out.resolve()
     lock = resolved.with_name(f".{resolved.name}.wt-lock")
     with ExitStack() as held:
-        try:
+        try:  # only taking the lock is reported as such: an OSError of the run itself goes on as it is
             resolved.parent.mkdir(parents=True, exist_ok=True)
             holder = held.enter_context(held_lock(lock, owner=f"wt certify --out {resolved.name}"))
         except OSError as exc:
+            in_the_way = next((parent for parent in resolved.parents if parent.is_file()), None)
+            if in_the_way is not None:
+                raise UsageError(
+                    f"--out {resolved} lies under {in_the_way}, which is a file, not a directory",
+                    hint="move the file out of the way, or pass another --out",
+                    path=str(resolved),
+                ) from exc
             raise UsageError(
                 f"cannot lock --out {resolved}: {exc.strerror or exc}",
                 hint="pass an --out whose parent directory you can write to",
@@ -123,7 +130,7 @@ def _marker_text() -> str:
 def _replaceable_files(out: Path) -> list[str]:
     """The files of `out` a run may remove (bundle-relative), or a UsageError when it holds anything else."""
     present = _walk(out)
-    if not present:
+    if not present or present == [MARKER]:  # empty, or only just marked by this run (certify marks first)
         return []
     if not is_bundle(out):
         raise UsageError(
