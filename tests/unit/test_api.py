@@ -72,6 +72,10 @@ API = [
     "Score",
     "ScoreStatus",
     "CheckResult",
+    "TapeExchange",
+    "build_tape",
+    "TapeReplay",
+    "TapeReply",
 ]
 SPI = [
     "AgentConfig",
