@@ -1,10 +1,23 @@
-"""File writing every package shares: a whole file or none, never half of one."""
+"""File handling every package shares: a whole file or none, and an OSError as a one-line error."""
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from windtunnel.errors import WindTunnelError
+
+
+@contextmanager
+def os_error_as(error: type[WindTunnelError], doing: str, path: Path, *, hint: str) -> Iterator[None]:
+    """An OSError in the block becomes `error`: "DOING: reason", naming `path` and the fix, from the cause."""
+    try:
+        yield
+    except OSError as exc:
+        raise error(f"{doing}: {exc.strerror or exc}", hint=hint, path=str(path)) from exc
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +12,8 @@ from windtunnel._cli.values import http_url, port
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._gateway.upstream_key import KEY_ENV, KEY_FILE_ENV, add_key_file_argument, upstream_key
-from windtunnel.errors import HarnessError, UsageError
+from windtunnel._net.listen import bind_tcp
+from windtunnel.errors import UsageError
 
 DEFAULT_MODEL = "wt-model"
 
@@ -102,7 +102,7 @@ def execute_serve(args: argparse.Namespace, settings: Settings) -> int:
     mode = _mode(args, settings)
     models = args.models or [DEFAULT_MODEL]
     app = create_app(mode, models=models, max_body_bytes=limit)
-    sock = _bind(args.host, args.port)
+    sock = bind_tcp(args.host, args.port)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(  # noqa: T201 - the one line a supervisor or a test waits for
@@ -223,18 +223,3 @@ def _usage(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, Set
         return Exit.USAGE
 
     return show
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    """A bound TCP socket; created from getaddrinfo so asyncio sets TCP_NODELAY on its connections."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        sock = socket.socket(family, kind, proto)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-    except OSError as exc:
-        raise HarnessError(
-            f"cannot listen on {host}:{port}: {exc}",
-            hint="pick another --port, or check that --host is an address of this machine",
-        ) from exc
-    return sock

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -15,9 +14,10 @@ from windtunnel._config import Settings
 from windtunnel._core.mock_kit import MockHost, MockServer, Tool
 from windtunnel._core.vocabulary import Exit
 from windtunnel._mcp.server import ADMIN_PREFIX, MCP_PATH, mock_app
+from windtunnel._net.listen import bind_tcp
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack
-from windtunnel.errors import HarnessError, UsageError, WindTunnelError
+from windtunnel.errors import UsageError, WindTunnelError
 
 _T = TypeVar("_T")
 
@@ -73,7 +73,7 @@ def execute_serve(args: argparse.Namespace, settings: Settings) -> int:
     factory = server_factory(pack, args.server)
     host = _built(pack, args.server, lambda: MockHost(factory))
     app = mock_app(host, name=args.server, max_body_bytes=limit, allowed_hosts=args.allow_host)
-    sock = _bind(args.host, args.port)
+    sock = bind_tcp(args.host, args.port)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(  # noqa: T201 - the one line a supervisor or a test waits for
@@ -150,18 +150,3 @@ def _built(pack: Pack, name: str, build: Callable[[], _T]) -> _T:
 
 def _tool_entry(tool: Tool) -> dict[str, object]:
     return {"name": tool.name, "description": tool.description, "inputSchema": dict(tool.input_schema)}
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    """A listening-ready TCP socket; created from getaddrinfo so asyncio sets TCP_NODELAY on connections."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        sock = socket.socket(family, kind, proto)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-    except OSError as exc:
-        raise HarnessError(
-            f"cannot listen on {host}:{port}: {exc}",
-            hint="pick another --port, or check that --host is an address of this machine",
-        ) from exc
-    return sock

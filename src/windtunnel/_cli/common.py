@@ -10,7 +10,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from windtunnel._config import Settings
-from windtunnel._files import write_atomic
+from windtunnel._files import os_error_as, write_atomic
 from windtunnel._packs.loader import discover_packs, installed_packs, load_pack, shadowed
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected, Selection, select
@@ -141,14 +141,9 @@ def emit(text: str, out: Path | None) -> None:
             hint="pass a file path, e.g. --out report.txt",
             path=str(out),
         )
-    try:
+    fix = "pass a path in a directory you can write to"
+    with os_error_as(UsageError, f"cannot write the report to --out {out}", out, hint=fix):
         write_atomic(out, text)  # the report replaces the file whole, or not at all
-    except OSError as exc:
-        raise UsageError(
-            f"cannot write the report to --out {out}: {exc.strerror or exc}",
-            hint="pass a path in a directory you can write to",
-            path=str(out),
-        ) from exc
 
 
 def profile_packs(args: argparse.Namespace, settings: Settings) -> list[Pack]:

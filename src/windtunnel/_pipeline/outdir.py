@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from windtunnel import __version__
 from windtunnel._bundle import layout
 from windtunnel._bundle.seal import default_archive
-from windtunnel._files import write_atomic
+from windtunnel._files import os_error_as, write_atomic
 from windtunnel._runner.lock import held_lock
 from windtunnel.errors import UsageError
 
@@ -64,15 +64,10 @@ def out_lock(out: Path) -> Iterator[Path]:
     resolved = out.resolve()
     lock = resolved.with_name(f".{resolved.name}.wt-lock")
     with ExitStack() as held:
-        try:
+        fix = "pass an --out whose parent directory you can write to"
+        with os_error_as(UsageError, f"cannot lock --out {resolved}", resolved, hint=fix):
             resolved.parent.mkdir(parents=True, exist_ok=True)
             holder = held.enter_context(held_lock(lock, owner=f"wt certify --out {resolved.name}"))
-        except OSError as exc:
-            raise UsageError(
-                f"cannot lock --out {resolved}: {exc.strerror or exc}",
-                hint="pass an --out whose parent directory you can write to",
-                path=str(resolved),
-            ) from exc
         if holder is not None:
             raise UsageError(
                 f"--out {resolved} is in use by another wt certify (pid {holder}); two runs into one "
@@ -103,15 +98,11 @@ def prepare_out_dir(out: Path) -> list[str]:
     if archive.is_file():
         archive.unlink()
         removed.append(str(archive))
-    try:
+    with os_error_as(
+        UsageError, f"cannot write into --out {out}", out, hint="pass a directory you can write to"
+    ):
         out.mkdir(parents=True, exist_ok=True)
         write_atomic(out / MARKER, _marker_text())
-    except OSError as exc:
-        raise UsageError(
-            f"cannot write into --out {out}: {exc.strerror or exc}",
-            hint="pass a directory you can write to",
-            path=str(out),
-        ) from exc
     return removed
 
 

@@ -1,0 +1,22 @@
+"""Binding the TCP socket a `wt gateway serve` or `wt mcp serve` listens on, with a one-line error."""
+
+from __future__ import annotations
+
+import socket
+
+from windtunnel.errors import HarnessError
+
+
+def bind_tcp(host: str, port: int) -> socket.socket:
+    """A bound TCP socket; created from getaddrinfo so asyncio sets TCP_NODELAY on its connections."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        raise HarnessError(
+            f"cannot listen on {host}:{port}: {exc}",
+            hint="pick another --port, or check that --host is an address of this machine",
+        ) from exc
+    return sock
