@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
-from windtunnel._core.reference import ReferenceDecision
+from windtunnel._core.reference import ReferenceCase, ReferenceDecision
 from windtunnel._gateway.script import INSTALL_SHAPE
 from windtunnel._net.liveness import Liveness, named_death
 from windtunnel._net.tls import shared_tls_context
@@ -167,3 +168,32 @@ def _hint(code: Any) -> str:
     if code == "invalid_script":
         return f"fix the field named in the message; PUT /wt/script takes {INSTALL_SHAPE}"
     return "see the gateway's message above"
+
+
+class LogCursor:
+    """A position in a gateway's log: each read() returns only the entries logged since the last read."""
+
+    def __init__(self, start: int) -> None:
+        self.index = start
+
+    def read(self, gateway: GatewayClient) -> list[dict[str, Any]]:
+        entries = gateway.log(since=self.index)
+        if entries:
+            self.index = int(entries[-1]["index"]) + 1
+        return entries
+
+
+_T = TypeVar("_T")
+
+
+def start_scripted(gateway: GatewayClient, case: ReferenceCase, start: Callable[[], _T]) -> _T:
+    """Install `case`'s decisions as the gateway's only script, then `start()` the handle that plays them;
+    a start that fails clears the script again (a reference handle's teardown clears it otherwise)."""
+    gateway.clear_script()
+    gateway.install_script(case.name, case.decisions)
+    try:
+        return start()
+    except BaseException:
+        with contextlib.suppress(Exception):
+            gateway.clear_script()
+        raise

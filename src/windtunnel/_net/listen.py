@@ -1,8 +1,9 @@
-"""Binding the TCP socket a `wt gateway serve` or `wt mcp serve` listens on, with a one-line error."""
+"""The TCP socket a `wt gateway serve` or `wt mcp serve` listens on: bound with a one-line error, announced."""
 
 from __future__ import annotations
 
 import socket
+import sys
 
 from windtunnel.errors import HarnessError
 
@@ -20,3 +21,10 @@ def bind_tcp(host: str, port: int) -> socket.socket:
             hint="pick another --port, or check that --host is an address of this machine",
         ) from exc
     return sock
+
+
+def announce(sock: socket.socket, what: str, path: str) -> None:
+    """Print "wt: WHAT at http://HOST:PORT/PATH" on stderr: the one line a supervisor or a test waits for."""
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    print(f"wt: {what} at http://{shown}:{port}{path}", file=sys.stderr, flush=True)  # noqa: T201
