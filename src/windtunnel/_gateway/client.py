@@ -12,6 +12,7 @@ import httpx
 
 from windtunnel._core.reference import ReferenceCase, ReferenceDecision
 from windtunnel._gateway.script import INSTALL_SHAPE
+from windtunnel._net.json_body import json_object
 from windtunnel._net.liveness import Liveness, named_death
 from windtunnel._net.tls import shared_tls_context
 from windtunnel._scenario.serialize import decisions_to_json
@@ -147,11 +148,8 @@ class GatewayClient:
 
 
 def _json(response: httpx.Response, url: str) -> dict[str, Any]:
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
-    if not isinstance(data, dict):
+    data = json_object(response)
+    if data is None:
         raise HarnessError(
             f"{url} answered HTTP {response.status_code} with something other than a JSON object: "
             f"{response.text[:300]!r}",
