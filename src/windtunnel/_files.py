@@ -1,11 +1,15 @@
-"""File writing every package shares: a whole file or none, never half of one."""
+"""File handling every package shares: a whole file or none, and an OSError as a one-line error."""
 
 from __future__ import annotations
 
 import errno
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from windtunnel.errors import WindTunnelError
 
 DISK_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
 """A full, over-quota, read-only or failing disk: no step can go on writing, so none of them is at fault."""
@@ -13,6 +17,15 @@ DISK_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, e
 
 def disk_fault(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in DISK_FAULTS
+
+
+@contextmanager
+def os_error_as(error: type[WindTunnelError], doing: str, path: Path, *, hint: str) -> Iterator[None]:
+    """An OSError in the block becomes `error`: "DOING: reason", naming `path` and the fix, from the cause."""
+    try:
+        yield
+    except OSError as exc:
+        raise error(f"{doing}: {exc.strerror or exc}", hint=hint, path=str(path)) from exc
 
 
 def write_atomic(path: Path, text: str) -> None:

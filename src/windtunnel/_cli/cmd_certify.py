@@ -9,7 +9,7 @@ from pathlib import Path
 
 from windtunnel._bundle import load_signer
 from windtunnel._bundle.keys import fingerprint_of
-from windtunnel._cli.common import add_tier
+from windtunnel._cli.common import RUNTIME_FORMS, add_tier
 from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
 from windtunnel._core.tiers import certify_tiers
@@ -45,8 +45,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="append",
         default=[],
         metavar="NAME|DIR",
-        help="runtime to certify (repeatable): a name (registered, a runtimes/**/runtime.toml, or a "
-        "[tool.windtunnel] runtimes entry), a runtime directory, module:attr, or an image reference",
+        help=f"runtime to certify (repeatable): {RUNTIME_FORMS}",
     )
     parser.add_argument(
         "--out", type=file_path, default=Path("out"), metavar="DIR", help="bundle directory (default out/)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from windtunnel._cli.common import add_output, add_selection, emit, selected_scenarios
+from windtunnel._cli.common import add_output, add_runtime, add_selection, emit, selected_scenarios
 from windtunnel._cli.run_report import render
 from windtunnel._cli.values import count, file_path, retries
 from windtunnel._config import Settings
@@ -28,13 +28,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "post_run() that raised: those runs are ERROR, and the report and ledger are still written), "
         "2 on bad input.",
     )
-    parser.add_argument(
-        "--runtime",
-        required=True,
-        metavar="NAME|DIR",
-        help="the runtime: a name (registered, a runtimes/**/runtime.toml, or a [tool.windtunnel] runtimes "
-        "entry), a runtime directory, module:attr, or an image reference with its tag",
-    )
+    add_runtime(parser)
     add_selection(parser)
     parser.add_argument("--runs", type=count, default=1, metavar="N", help="runs per scenario (default 1)")
     parser.add_argument("--scheduler", choices=("serial", "concurrent"), default="serial")

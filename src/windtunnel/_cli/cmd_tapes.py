@@ -6,10 +6,9 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Callable
 from typing import Any
 
-from windtunnel._cli.common import profile_packs
+from windtunnel._cli.common import add_verb_group, profile_packs
 from windtunnel._cli.tapes_record import add_record
 from windtunnel._cli.values import days, file_path, http_url
 from windtunnel._config import Settings
@@ -30,27 +29,18 @@ API_KEY_ENV = KEY_ENV
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
+    verbs = add_verb_group(
+        commands,
         "tapes",
         help="list, verify, promote and re-record model-traffic tapes",
         description="Tapes are fingerprinted recordings of model traffic that the gateway replays, fail "
         "closed. Committed (golden) tapes live in each pack's tapes/ directory. See docs/tapes.md.",
     )
-    parser.set_defaults(handler=_help(parser))
-    verbs = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=type(parser))
     _add_list(verbs)
     _add_verify(verbs)
     _add_promote(verbs)
     _add_rerecord(verbs)
     add_record(verbs)
-
-
-def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, Settings], int]:
-    def handler(_args: argparse.Namespace, _settings: Settings) -> int:
-        parser.print_help()
-        return Exit.USAGE
-
-    return handler
 
 
 def _pack_flags(parser: argparse.ArgumentParser) -> None:

@@ -12,6 +12,7 @@ from windtunnel._bundle.verify import VerifyReport, verify_bundle
 from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import CertificationResult, Exit
+from windtunnel._files import os_error_as
 from windtunnel.errors import UsageError
 
 OWN_KEY_WARNING = (
@@ -83,14 +84,9 @@ def execute(args: argparse.Namespace, _settings: Settings) -> int:
 
 
 def _read_key(path: Path) -> bytes:
-    try:
+    fix = "pass --key with the signer's PEM public key file, or --key-fingerprint SHA256:..."
+    with os_error_as(UsageError, f"cannot read the public key {path}", path, hint=fix):
         return path.read_bytes()
-    except OSError as exc:
-        raise UsageError(
-            f"cannot read the public key {path}: {exc.strerror}",
-            hint="pass --key with the signer's PEM public key file, or --key-fingerprint SHA256:...",
-            path=str(path),
-        ) from exc
 
 
 def _inside_bundle(key: Path, bundle: Path) -> bool:

@@ -27,10 +27,9 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
-
-import httpx
 
 from windtunnel._core.agent_runtime import (
     AgentConfig,
@@ -42,9 +41,9 @@ from windtunnel._core.agent_runtime import (
 )
 from windtunnel._core.reference import ReferenceCase
 from windtunnel._drivers.readiness import wait_listening
-from windtunnel._drivers.state_probe import LatestStateProbe
+from windtunnel._drivers.state_probe import LatestStateProbe, read_state_dump
 from windtunnel._drivers.topology import GATEWAY_URL_FOR_AGENTS, profile_key, runtime_env
-from windtunnel._gateway.client import GatewayClient
+from windtunnel._gateway.client import GatewayClient, LogCursor, start_scripted
 from windtunnel._mcp.http_handle import HttpMCPHandle
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
@@ -52,7 +51,6 @@ from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel.errors import (
     ConfigFileError,
     HarnessError,
-    ProbeError,
 )
 
 ENV_VAR = "WT_BOUND_STACKS"
@@ -131,7 +129,7 @@ class BoundHandle:
         self.url = url
         self._case = case
         self._inject = HttpInjectHandle(url, runtime.timeout_s, runtime=runtime.manifest.name)
-        self._cursor = runtime.gateway().next_index()
+        self._cursor = LogCursor(runtime.gateway().next_index())
         self._torn_down = False
 
     def send(self, messages: list[Message], session_id: str) -> Response:
@@ -141,26 +139,11 @@ class BoundHandle:
         self._inject.reset_state()
 
     def model_requests(self) -> list[dict[str, Any]]:
-        entries = self._runtime.gateway().log(since=self._cursor)
-        if entries:
-            self._cursor = int(entries[-1]["index"]) + 1
-        return entries
+        return self._cursor.read(self._runtime.gateway())
 
     def runtime_state(self) -> Mapping[str, Any]:
         """The runtime's state dump (manifest `state_route`), for the hermetic reset canary."""
-        route = self._runtime.manifest.state_route
-        if route is None:
-            raise ProbeError(
-                f"runtime {self._runtime.manifest.name!r} declares no state_route",
-                hint="add one to runtime.toml",
-            )
-        try:
-            response = httpx.get(f"{self.url}{route}", timeout=10.0)
-            response.raise_for_status()
-            state: dict[str, Any] = response.json()
-        except (httpx.HTTPError, ValueError) as exc:
-            raise ProbeError(f"could not read {route} of {self._runtime.manifest.name!r}: {exc}") from exc
-        return state
+        return read_state_dump(self._runtime.manifest, self.url)
 
     def teardown(self) -> None:
         """Idempotent, never raises; the service keeps running (it is not ours), the script is cleared."""
@@ -273,15 +256,7 @@ class BoundReferenceRuntime(BoundRuntime):
     def provision_reference(
         self, config: AgentConfig, case: ReferenceCase, mcps: list[MCPHandle] | None = None
     ) -> BoundHandle:
-        gateway = self.gateway()
-        gateway.clear_script()
-        gateway.install_script(case.name, case.decisions)
-        try:
-            return self._start(config, mcps or [], case=case.name)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                gateway.clear_script()
-            raise
+        return start_scripted(self.gateway(), case, partial(self._start, config, mcps or [], case=case.name))
 
 
 class BoundRuntimePlugin:

@@ -13,6 +13,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from docker.errors import DockerException
@@ -28,16 +29,16 @@ from windtunnel._core.agent_runtime import (
 )
 from windtunnel._core.reference import ReferenceCase
 from windtunnel._drivers.stack import ContainerStack, RunningContainer, logs_tail
-from windtunnel._drivers.state_probe import LatestStateProbe
+from windtunnel._drivers.state_probe import LatestStateProbe, read_state_dump
 
 # The runtime's env and alias come from the container plan that the Dagger executor reads too.
 from windtunnel._drivers.topology import DEFAULT_MODEL, runtime_alias, runtime_env
+from windtunnel._gateway.client import LogCursor, start_scripted
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel.errors import (
     HarnessError,
-    ProbeError,
     RuntimeFault,
     RuntimeTimeoutError,
     RuntimeUnavailableError,
@@ -70,7 +71,7 @@ class ContainerHandle:
         self._inject = HttpInjectHandle(
             f"http://{running.ip}:{port}", runtime.timeout_s, runtime=runtime.manifest.name
         )
-        self._cursor = runtime.gateway_cursor()
+        self._cursor = LogCursor(runtime.gateway_cursor())
         self._torn_down = False
 
     @property
@@ -124,30 +125,12 @@ class ContainerHandle:
         self._inject.reset_state()
 
     def model_requests(self) -> list[dict[str, Any]]:
-        entries = self._runtime.stack.gateway().log(since=self._cursor)
-        if entries:
-            self._cursor = int(entries[-1]["index"]) + 1
-        return entries
+        return self._cursor.read(self._runtime.stack.gateway())
 
     def runtime_state(self) -> Mapping[str, Any]:
         """The runtime's own state dump (manifest `state_route`), for the hermetic reset canary."""
-        route = self._runtime.manifest.state_route
-        if route is None:
-            raise ProbeError(
-                f"runtime {self._runtime.manifest.name!r} declares no state_route",
-                hint="add one to runtime.toml",
-            )
-        import httpx
-
-        try:
-            response = httpx.get(
-                f"http://{self._running.ip}:{self._runtime.manifest.port}{route}", timeout=10.0
-            )
-            response.raise_for_status()
-            state: dict[str, Any] = response.json()
-        except (httpx.HTTPError, ValueError) as exc:
-            raise ProbeError(f"could not read {route} of {self._runtime.manifest.name!r}: {exc}") from exc
-        return state
+        manifest = self._runtime.manifest
+        return read_state_dump(manifest, f"http://{self._running.ip}:{manifest.port}")
 
     def kill(self) -> None:
         """SIGKILL the runtime container: the recovery check's "kill the bench mid-run"."""
@@ -244,12 +227,5 @@ class ReferenceContainerRuntime(ContainerRuntime):
     def provision_reference(
         self, config: AgentConfig, case: ReferenceCase, mcps: list[MCPHandle] | None = None
     ) -> ContainerHandle:
-        gateway = self.stack.gateway()
-        gateway.clear_script()
-        gateway.install_script(case.name, case.decisions)
-        try:
-            return self._start(config, mcps or [], case=case.name)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                gateway.clear_script()
-            raise
+        start = partial(self._start, config, mcps or [], case=case.name)
+        return start_scripted(self.stack.gateway(), case, start)

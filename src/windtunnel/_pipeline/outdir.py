@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from windtunnel import __version__
 from windtunnel._bundle import layout
 from windtunnel._bundle.seal import default_archive
-from windtunnel._files import write_atomic
+from windtunnel._files import os_error_as, write_atomic
 from windtunnel._runner.lock import held_lock
 from windtunnel.errors import UsageError
 
@@ -110,15 +110,11 @@ def prepare_out_dir(out: Path) -> list[str]:
     if archive.is_file():
         archive.unlink()
         removed.append(str(archive))
-    try:
+    with os_error_as(
+        UsageError, f"cannot write into --out {out}", out, hint="pass a directory you can write to"
+    ):
         out.mkdir(parents=True, exist_ok=True)
         write_atomic(out / MARKER, _marker_text())
-    except OSError as exc:
-        raise UsageError(
-            f"cannot write into --out {out}: {exc.strerror or exc}",
-            hint="pass a directory you can write to",
-            path=str(out),
-        ) from exc
     return removed
 
 
