@@ -110,6 +110,7 @@ SPI = [
     "StateProbe",
     "ClosableRuntime",
     "ContainerListingRuntime",
+    "EgressAttempt",
     "EgressProbingRuntime",
     "EgressReport",
     "ImageDigestsRuntime",

@@ -3,6 +3,7 @@
 from windtunnel._core.abilities import (
     ClosableRuntime,
     ContainerListingRuntime,
+    EgressAttempt,
     EgressProbingRuntime,
     EgressReport,
     ImageDigestsRuntime,
@@ -15,6 +16,7 @@ from windtunnel._core.doors import publish
 __all__ = [
     "ClosableRuntime",
     "ContainerListingRuntime",
+    "EgressAttempt",
     "EgressProbingRuntime",
     "EgressReport",
     "ImageDigestsRuntime",
