@@ -130,7 +130,8 @@ CHECKS: tuple[Check, ...] = (
     Check(
         "egress_closed",
         "egress closed",
-        "DESIGN.md 'The runtime under test gets no route out: only the gateway and its mocks'",
+        "docs/design.md 'Containers and network': the runtime reaches its peers (gateway, mocks) and "
+        "nothing else: no default route, not the host, not other networks, not the metadata address",
         checks_evidence.egress_closed,
     ),
 )
