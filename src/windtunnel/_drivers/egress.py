@@ -218,7 +218,15 @@ def _host_targets(stack: ContainerStack, host: str, port: int, addresses: Sequen
     for address in sorted({*addresses, *bridges} - {host}, key=_sort_key):
         if ":" in address:
             continue  # IPv6: the fenced namespace has no IPv6 at all (its routes show it)
-        where = f"the gateway of network {bridges[address]}" if address in bridges else "a host address"
+        # Docker's default bridge by its name; other runs' networks on a shared engine stay unnamed.
+        named = bridges.get(address)
+        where = (
+            "a host address"
+            if named is None
+            else "the engine's default bridge (docker0)"
+            if named == "bridge"
+            else "the gateway of another bridge network"
+        )
         targets[f"{address}:{port}"] = f"host listener via {where}"
     return targets
 
