@@ -110,7 +110,8 @@ class ImageDigestsRuntime(Protocol):
 
     @property
     def image_digests(self) -> Mapping[str, str]:
-        """Content digests (`sha256:...`) by role: `windtunnel` (gateway and mocks), `runtime:<name>`.
+        """Content digests (`sha256:...`) by role: `windtunnel` (gateway and mocks), `runtime:<name>`,
+        `netguard` (the egress fence's holder, where the runtime's containers are fenced).
         Known once build() returned; never changes afterwards and never raises."""
         ...
 

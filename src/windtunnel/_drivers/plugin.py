@@ -99,7 +99,11 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
     return Images(
         windtunnel=harness.id,
         runtime=runtime_ref,
-        digests={"windtunnel": harness.digest, f"runtime:{manifest.name}": runtime_digest},
+        digests={
+            "windtunnel": harness.digest,
+            f"runtime:{manifest.name}": runtime_digest,
+            "netguard": str(client.images.get(netguard).id),
+        },
         netguard=netguard,
     )
 
