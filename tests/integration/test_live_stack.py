@@ -213,15 +213,6 @@ def test_script_exhausted_is_error_naming_the_gateway(reference_runtime: Any, tm
     assert reference_runtime.stack.gateway().scripts()["global"] is None  # teardown removed the script
 
 
-def test_egress_closed_from_the_runtime_network(reference_runtime: Any) -> None:
-    pack = load_pack(str(REPO / "scenarios" / "support_desk"))
-    reference_runtime.start_mcps(pack.plans())
-    report = reference_runtime.probe_egress()
-    assert all(report.reached[target] for target in report.expected_reachable)
-    assert not any(report.reached[target] for target in report.expected_blocked)
-    assert report.closed
-
-
 def test_an_invented_tool_is_evidence_not_an_integrity_error(reference_runtime: Any, tmp_path: Path) -> None:
     """The model calls a tool no mock serves; the runtime reports it and answers "unknown tool" itself."""
     invents = ReferenceCase(

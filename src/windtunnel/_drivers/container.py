@@ -28,6 +28,7 @@ from windtunnel._core.agent_runtime import (
     StateProbe,
 )
 from windtunnel._core.reference import ReferenceCase
+from windtunnel._drivers.fence import start_fenced
 from windtunnel._drivers.stack import ContainerStack, RunningContainer, logs_tail
 from windtunnel._drivers.state_probe import LatestStateProbe, read_state_dump
 
@@ -77,6 +78,10 @@ class ContainerHandle:
     @property
     def container(self) -> RunningContainer:
         return self._running
+
+    @property
+    def torn_down(self) -> bool:
+        return self._torn_down
 
     def send(self, messages: list[Message], session_id: str) -> Response:
         """Contract C send on the caller's thread. A container that dies mid-turn drops the connection,
@@ -187,7 +192,7 @@ class ContainerRuntime:
         self.stack.gateway()
         env = runtime_env(self.manifest, config, mcps, self.stack.gateway_url_for_agents)
         alias = runtime_alias(self.manifest.name, uuid.uuid4().hex[:6])
-        running = self.stack.run(self.runtime_image, alias=alias, env=env, role="runtime")
+        running = start_fenced(self.stack, self.runtime_image, alias=alias, env=env)
         try:
             self.stack.wait_listening(
                 running, self.manifest.port, timeout=START_TIMEOUT_S, what=f"runtime {self.manifest.name!r}"
@@ -205,10 +210,16 @@ class ContainerRuntime:
         return LatestStateProbe(self)
 
     def probe_egress(self) -> EgressReport:
-        """Start a probe on the runtime's network: gateway and mocks must answer, the outside must not."""
+        """Probe the latest handle's fenced namespace: gateway and mocks must answer, nothing else may."""
         from windtunnel._drivers.egress import run_egress_probe
 
-        return run_egress_probe(self.stack)
+        latest = self.latest
+        if latest is None or latest.torn_down:
+            raise HarnessError(
+                f"runtime {self.manifest.name!r} has no running handle whose network could be probed",
+                hint="provision a handle first and probe while it runs",
+            )
+        return run_egress_probe(self.stack, latest.container)
 
     def run_network(self) -> str:
         return str(self.stack.network.name)

@@ -73,15 +73,19 @@ class Images:
     windtunnel: str
     runtime: str
     digests: Mapping[str, str]
+    netguard: str | None = None
+    """The egress fence's holder image (windtunnel._drivers.fence)."""
 
 
 def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSettings) -> Images:
     """Build (or reuse, by content hash) the windtunnel image and the runtime's image, offline."""
     from windtunnel._drivers.base_image import ensure_base_image
+    from windtunnel._drivers.fence import ensure_netguard_image
     from windtunnel._drivers.images import build_windtunnel_image, windtunnel_source_root
 
     check_buildable(manifest)
     base = ensure_base_image(client, settings.base_image)
+    netguard = ensure_netguard_image(client, base)
     harness = build_windtunnel_image(
         client, repo_root=windtunnel_source_root(), base_image=base, cache_dir=settings.cache_dir
     )
@@ -97,7 +101,12 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
     return Images(
         windtunnel=harness.id,
         runtime=runtime_ref,
-        digests={"windtunnel": harness.digest, f"runtime:{manifest.name}": runtime_digest},
+        digests={
+            "windtunnel": harness.digest,
+            f"runtime:{manifest.name}": runtime_digest,
+            "netguard": str(client.images.get(netguard).id),
+        },
+        netguard=netguard,
     )
 
 
@@ -189,6 +198,7 @@ class ContainerRuntimePlugin:
             gateway=settings.gateway,
             session=settings.session or label,
             labels={CALLER_LABEL: label},
+            netguard_image=images.netguard,
         )
         kind = ReferenceContainerRuntime if self.manifest.reference else ContainerRuntime
         return kind(

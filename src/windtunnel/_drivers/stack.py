@@ -1,8 +1,9 @@
 """One run's containers: a per-run internal network, the model gateway, pooled MCP mocks, runtime containers.
 
 Every container and the network carry the run's labels, so `close()` (or a later run's leftover sweep)
-removes them by label, also after a crash. The runtime gets no route out: the network is internal and
-only the gateway and the mocks are on it.
+removes them by label, also after a crash. The runtime gets no way out: the network is internal, and each
+runtime container lives in a fenced holder's namespace (windtunnel._drivers.fence) that reaches the run's
+peers and nothing else.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import docker
 import httpx
-from docker.errors import DockerException, NotFound
+from docker.errors import DockerException
 from docker.models.containers import Container
 from docker.models.networks import Network
 
@@ -79,9 +80,17 @@ class GatewaySpec:
 
 @dataclass(slots=True)
 class RunningContainer:
+    """A started container with its alias and IP; `holder` is the fence whose namespace (and IP) it uses."""
+
     container: Container
     alias: str
     ip: str
+    holder: Container | None = None
+
+    @property
+    def namespace(self) -> Container:
+        """The container that owns the network namespace: the holder when fenced."""
+        return self.holder or self.container
 
 
 class ContainerStack:
@@ -97,9 +106,12 @@ class ContainerStack:
         session: str | None = None,
         gateway: GatewaySpec | None = None,
         labels: Mapping[str, str] | None = None,
+        netguard_image: str | None = None,
     ) -> None:
         self.client = client
         self.windtunnel_image = windtunnel_image
+        self.netguard_image = netguard_image
+        """The egress fence's holder image; found or built on first use when None."""
         self.run_id = run_id or f"wt-{uuid.uuid4().hex[:10]}"
         self.session = session
         self.gateway_spec = gateway or GatewaySpec()
@@ -308,12 +320,14 @@ class ContainerStack:
         )
 
     def remove(self, running: RunningContainer) -> None:
-        try:
-            running.container.remove(force=True)
-        except NotFound:
-            return
-        except DockerException:
-            return
+        """Remove the container, then its fence holder (the namespace must outlive its user)."""
+        for container in (running.container, running.holder):
+            if container is None:
+                continue
+            try:
+                container.remove(force=True)
+            except DockerException:  # already gone (NotFound) or the engine refused: close() sweeps by label
+                continue
 
     def runtime_containers(self) -> dict[str, dict[str, bool]]:
         """The run's runtime containers (running or not), by name, each with every network it is attached
@@ -330,6 +344,9 @@ class ContainerStack:
 
     def _attachments(self, container: Container) -> dict[str, bool]:
         container.reload()
+        mode = str((container.attrs.get("HostConfig") or {}).get("NetworkMode") or "")
+        if mode.startswith("container:"):  # a fenced runtime: its networks are its holder's
+            container = self.client.containers.get(mode.partition(":")[2])
         names = sorted((container.attrs.get("NetworkSettings") or {}).get("Networks") or {})
         return {name: bool(self.client.networks.get(name).attrs.get("Internal")) for name in names}
 
