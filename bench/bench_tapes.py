@@ -1,11 +1,11 @@
-"""Replay throughput: ReplayMode on tapes of 100, 1,000 and 10,000 interactions, against VCR.py.
+"""Replay throughput: tape replay on tapes of 100, 1,000 and 10,000 interactions, against VCR.py.
 
 For each size the same interactions (a system prompt, three tools, a short history; every fifth request a
 duplicate) are replayed four ways, in this run:
-  direct   ReplayMode.complete() awaited in an event loop (what the gateway calls)
-  httpx    ReplayMode behind httpx.MockTransport through a sync httpx.Client: the client stack VCR.py
+  direct   windtunnel.api.TapeReplay.reply() in a loop (the gateway's replay code, without its server)
+  httpx    TapeReplay behind httpx.MockTransport through a sync httpx.Client: the client stack VCR.py
            patches, so this is the like-for-like comparison
-  gateway  the gateway's HTTP app in replay mode, in its own process on 127.0.0.1 (when it is installed)
+  gateway  `wt gateway serve --mode replay`, in its own process on 127.0.0.1
   vcr      VCR.py replaying a cassette of the same interactions (record_mode="none", matching on method,
            uri and body) through a sync httpx.Client
 Rates are requests per CPU-second (this process; for gateway, this process plus the gateway's), so other
@@ -22,31 +22,24 @@ Exit 0 when both targets hold, 1 otherwise.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
+from wt_cli import gateway_process
 
-from windtunnel._chat.mode import ChatRequest
-from windtunnel._tapes.builder import TapeBuilder
-from windtunnel._tapes.model import RecordedResponse, Tape
-from windtunnel._tapes.replay import ReplayMode, reply_for
-from windtunnel._tapes.store import load_tape, write_tape
+from windtunnel.api import TapeExchange, TapeReplay, build_tape
 
 UPSTREAM = "http://upstream.bench.invalid/v1"
 PATH = "/v1/chat/completions"
 URL = UPSTREAM + "/chat/completions"
-WHEN = datetime(2030, 1, 1, tzinfo=UTC)
 SYSTEM = "You are a support agent for an online shop. Follow the refund policy exactly. " * 6
 TOOLS = [
     {
@@ -98,47 +91,31 @@ def response_body(index: int) -> dict[str, Any]:
     }
 
 
-def build_tape(size: int, directory: Path) -> Path:
-    builder = TapeBuilder(f"bench-{size}", upstream=UPSTREAM, clock=lambda: WHEN)
-    for index in range(size):
-        builder.add(
-            "POST", PATH, request_body(index), RecordedResponse(status=200, body=response_body(index))
-        )
-    path = directory / f"bench-{size}.jsonl"
-    write_tape(builder.build(), path)
-    return path
-
-
-def fresh_mode(tape: Tape) -> ReplayMode:
-    return ReplayMode(tape, clock=lambda: WHEN, strict=True)
+def write_bench_tape(size: int, directory: Path) -> Path:
+    exchanges = (TapeExchange("POST", PATH, request_body(i), response_body(i)) for i in range(size))
+    return build_tape(f"bench-{size}", exchanges, directory / f"bench-{size}.jsonl", upstream=UPSTREAM)
 
 
 def rate(count: int, seconds: float) -> float:
     return count / seconds if seconds > 0 else float("inf")
 
 
-def bench_direct(tape: Tape, bodies: Sequence[dict[str, Any]]) -> float:
-    mode = fresh_mode(tape)
-    requests = [ChatRequest(method="POST", path=PATH, body=body) for body in bodies]
-
-    async def run() -> float:
-        start = time.process_time()
-        for item in requests:
-            reply = await mode.complete(item)
-            if reply.error:
-                raise SystemExit(f"replay refused: {reply.error}")
-        return time.process_time() - start
-
-    seconds = asyncio.run(run())
-    mode.finish()
-    return rate(len(requests), seconds)
+def bench_direct(tape: TapeReplay, bodies: Sequence[dict[str, Any]]) -> float:
+    replay = tape.again()
+    start = time.process_time()
+    for body in bodies:
+        if replay.reply("POST", PATH, body).error:
+            raise SystemExit("replay answered a recorded error; the bench tape records none")
+    seconds = time.process_time() - start
+    replay.finish()
+    return rate(len(bodies), seconds)
 
 
-def bench_httpx(tape: Tape, payloads: Sequence[bytes]) -> float:
-    mode = fresh_mode(tape)
+def bench_httpx(tape: TapeReplay, payloads: Sequence[bytes]) -> float:
+    replay = tape.again()
 
     def handler(request: httpx.Request) -> httpx.Response:
-        reply = reply_for(mode.match(request.method, request.url.path, json.loads(request.content)))
+        reply = replay.reply(request.method, request.url.path, json.loads(request.content))
         return httpx.Response(reply.status, json=reply.completion)
 
     with httpx.Client(transport=httpx.MockTransport(handler)) as client:
@@ -146,28 +123,8 @@ def bench_httpx(tape: Tape, payloads: Sequence[bytes]) -> float:
         for payload in payloads:
             client.post(URL, content=payload, headers={"content-type": "application/json"}).raise_for_status()
         seconds = time.process_time() - start
-    mode.finish()
+    replay.finish()
     return rate(len(payloads), seconds)
-
-
-def gateway_available() -> bool:
-    """Whether the gateway server is installed (it is built separately from the tapes)."""
-    try:
-        import windtunnel._gateway.app  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def serve_gateway(tape_path: Path) -> None:
-    """Child process: serve the gateway in replay mode on 127.0.0.1, print its URL, stop when stdin closes."""
-    from windtunnel._gateway.app import create_app
-    from windtunnel._net.server_thread import ServerThread
-
-    mode = ReplayMode(load_tape(tape_path), clock=lambda: WHEN)
-    with ServerThread(create_app(mode, models=["bench-model"])) as server:
-        print(server.url, flush=True)
-        sys.stdin.read()
 
 
 def cpu_seconds(child: int) -> float:
@@ -184,27 +141,15 @@ def cpu_seconds(child: int) -> float:
 def bench_gateway(tape_path: Path, payloads: Sequence[bytes]) -> float:
     """Through HTTP, with the gateway in its own process (as in a container), so client and server do not
     share an interpreter lock. The first tenth of the requests (at most 50) warms it up and is not timed."""
-    child = subprocess.Popen(
-        [sys.executable, __file__, "--serve-gateway", str(tape_path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None
-        url = child.stdout.readline().strip()
-        warm = min(50, len(payloads) // 10)
-        with httpx.Client(base_url=url) as client:
-            for index, payload in enumerate(payloads):
-                if index == warm:
-                    start = cpu_seconds(child.pid)
-                reply = client.post(PATH, content=payload, headers={"content-type": "application/json"})
-                reply.raise_for_status()
-            seconds = cpu_seconds(child.pid) - start
-    finally:
-        if child.stdin is not None:
-            child.stdin.close()
-        child.wait(timeout=30)
+    serve = ("--mode", "replay", "--tape", str(tape_path), "--model", "bench-model")
+    warm = min(50, len(payloads) // 10)
+    with gateway_process(*serve) as (url, pid), httpx.Client(base_url=url.removesuffix("/v1")) as client:
+        for index, payload in enumerate(payloads):
+            if index == warm:
+                start = cpu_seconds(pid)
+            reply = client.post(PATH, content=payload, headers={"content-type": "application/json"})
+            reply.raise_for_status()
+        seconds = cpu_seconds(pid) - start
     return rate(len(payloads) - warm, seconds)
 
 
@@ -253,17 +198,16 @@ class Row:
 
 
 def best(repeats: int, measure: Callable[[], float]) -> float:
-    """Best of `repeats` runs, each on a fresh ReplayMode: small tapes finish too fast to time once."""
+    """Best of `repeats` runs, each on a fresh replay: small tapes finish too fast to time once."""
     return max(measure() for _ in range(repeats))
 
 
 def run_size(size: int, directory: Path, vcr_budget: float) -> Row:
     bodies = [request_body(index) for index in range(size)]
     payloads = [json.dumps(body).encode() for body in bodies]
-    tape_path = build_tape(size, directory)
+    tape_path = write_bench_tape(size, directory)
     started = time.perf_counter()
-    tape = load_tape(tape_path)
-    fresh_mode(tape)
+    tape = TapeReplay(tape_path)
     load_seconds = time.perf_counter() - started
     # Other work on the machine makes single runs noisy; every size gets at least three.
     repeats = max(3, min(20, 2000 // size))
@@ -271,8 +215,7 @@ def run_size(size: int, directory: Path, vcr_budget: float) -> Row:
         "direct": best(repeats, lambda: bench_direct(tape, bodies)),
         "httpx": best(repeats, lambda: bench_httpx(tape, payloads)),
     }
-    if gateway_available():
-        rates["gateway"] = best(max(1, min(5, 1000 // size)), lambda: bench_gateway(tape_path, payloads))
+    rates["gateway"] = best(max(1, min(5, 1000 // size)), lambda: bench_gateway(tape_path, payloads))
     cassette = directory / f"bench-{size}.vcr.json"
     write_cassette(cassette, payloads, size)
     vcr_rps, vcr_done = bench_vcr(cassette, payloads, vcr_budget)
@@ -301,8 +244,6 @@ def report(rows: list[Row]) -> bool:
     worst = min(row.rates["httpx"] / row.vcr for row in rows)
     ok = ok and worst >= 10.0
     print(f"like-for-like (httpx) vs VCR.py at the worst size: {worst:.0f}x (target >= 10x)")
-    if "gateway" not in ways:
-        print("gateway: windtunnel._gateway.app is not available; HTTP measurement skipped")
     return ok
 
 
@@ -314,11 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--vcr-budget", type=float, default=60.0, metavar="SECONDS", help="VCR.py time per size"
     )
-    parser.add_argument("--serve-gateway", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.serve_gateway:
-        serve_gateway(args.serve_gateway)
-        return 0
     sizes = [int(value) for value in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="wt-bench-tapes-") as directory:
         rows = [run_size(size, Path(directory), args.vcr_budget) for size in sizes]

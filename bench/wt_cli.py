@@ -16,6 +16,13 @@ WT = str(Path(sys.executable).with_name("wt"))
 def gateway(*args: str) -> Iterator[str]:
     """`wt gateway serve --port 0 ARGS` on 127.0.0.1; yields its base URL (http://127.0.0.1:PORT/v1) once it
     listens, and stops it (SIGTERM) afterwards."""
+    with gateway_process(*args) as (url, _pid):
+        yield url
+
+
+@contextmanager
+def gateway_process(*args: str) -> Iterator[tuple[str, int]]:
+    """As gateway(), yielding the base URL and the process id (to measure the gateway's CPU time)."""
     child = subprocess.Popen(
         [WT, "gateway", "serve", "--port", "0", *args], stderr=subprocess.PIPE, text=True
     )
@@ -26,7 +33,7 @@ def gateway(*args: str) -> Iterator[str]:
         if not url.startswith("http://"):
             child.kill()
             raise RuntimeError(f"wt gateway serve did not start: {line}{child.stderr.read()}")
-        yield url
+        yield url, child.pid
     finally:
         child.terminate()
         child.wait(timeout=30)

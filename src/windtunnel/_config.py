@@ -6,14 +6,16 @@ Nothing reads the environment at import time; `load_settings()` is called once p
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from windtunnel._core.ladder import Ladder, parse_ladder
-from windtunnel._core.rates import Price, parse_pricing
+from pydantic import field_validator, model_validator
+
+from windtunnel._configfile import Strict, read_toml, shown, spec, toml_value, validated
+from windtunnel._core.ladder import LADDER_HINT, Ladder, parse_ladder
+from windtunnel._core.rates import PRICING_HINT, Price, parse_pricing
 from windtunnel.errors import ConfigFileError
 
 SUITE_VERSION = "3"
@@ -23,9 +25,10 @@ suite_version. 2 added tool_call_ids and config_reaches_model, with stricter che
 tool_results_reach_model."""
 
 DEFAULT_PACKS: tuple[str, ...] = ()
-KNOWN_KEYS = ("runtimes", "packs", "requirement_set", "runs_dir", "pricing", "ladder")
-"""Every key of [tool.windtunnel] / windtunnel.toml; any other is an error (a typo must not pass silently)."""
-ENTRY_KEYS = ("name", "build", "image", "manifest")
+_ENTRY_EXAMPLE = (
+    'runtimes = ["reference", {name = "mine", build = "runtimes/mine"}, '
+    '{name = "theirs", image = "registry/agent:1.2"}]'
+)
 WINDTUNNEL_DOCKERFILE = Path("containers") / "windtunnel.Dockerfile"
 """The gateway/mocks image's Dockerfile; it marks a Wind Tunnel checkout (see bundled_root()). Not docker/: a
 top-level docker/ directory shadows the docker package for mypy (noxfile.py puts the repo root on its search
@@ -69,21 +72,89 @@ class Settings:
         return self.env.get(name, default)
 
 
+class EntryModel(Strict):
+    """One `runtimes` entry that is a table (a bare string is `{name = "..."}`)."""
+
+    name: str = spec(..., expect="a runtime name", example='name = "mine" in the entry', min_length=1)
+    build: str | None = spec(
+        expect="a runtime directory relative to the config file", example=_ENTRY_EXAMPLE, min_length=1
+    )
+    image: str | None = spec(expect="an image reference", example=_ENTRY_EXAMPLE, min_length=1)
+    manifest: str | None = spec(
+        expect="a runtime.toml relative to the config file", example=_ENTRY_EXAMPLE, min_length=1
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> EntryModel:
+        if self.build is not None and self.image is not None:
+            raise ValueError(f"runtimes entry {self.name!r} has both build= and image=; give one")
+        if self.manifest is not None and self.image is None:
+            raise ValueError(
+                f"runtimes entry {self.name!r}: manifest= describes an image=; a build= dir has its own"
+            )
+        return self
+
+
+class ProjectModel(Strict):
+    """`[tool.windtunnel]` of pyproject.toml, or windtunnel.toml: every key, typed."""
+
+    runtimes: list[EntryModel] = spec(
+        [],
+        expect="a list of runtime names and {name = ..., build|image = ...} tables",
+        example=_ENTRY_EXAMPLE,
+    )
+    packs: list[str] = spec([], expect="a list of strings", example='packs = ["scenarios/support_desk"]')
+    requirement_set: str | None = spec(
+        expect='a requirement set number, e.g. "3"',
+        example=f'requirement_set = "{SUITE_VERSION}"',
+        pattern=r"^[1-9][0-9]{0,3}$",
+    )
+    runs_dir: str | None = spec(expect="a directory, as a string", example='runs_dir = "runs"', min_length=1)
+    # The rates and the ladder are checked inside by their own parsers (windtunnel._core.rates, .ladder).
+    pricing: dict[str, Any] | None = spec(expect="a table of model labels", example=PRICING_HINT)
+    ladder: dict[str, Any] | None = spec(expect="a table", example=LADDER_HINT)
+
+    @field_validator("runtimes", mode="before")
+    @classmethod
+    def _names_are_entries(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"name": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @field_validator("requirement_set", mode="before")
+    @classmethod
+    def _number_is_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @field_validator("runtimes")
+    @classmethod
+    def _unique(cls, entries: list[EntryModel]) -> list[EntryModel]:
+        names = [entry.name for entry in entries]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"names {', '.join(map(repr, repeated))} more than once")
+        return entries
+
+
+KNOWN_KEYS = tuple(ProjectModel.model_fields)
+"""Every key of [tool.windtunnel] / windtunnel.toml; any other is an error (a typo must not pass silently)."""
+
+
 def _find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
     """The nearest directory with a config wins; in one directory windtunnel.toml wins over pyproject.toml.
     A pyproject.toml without [tool.windtunnel] is no config: the search goes on upwards."""
     for directory in (start, *start.parents):
         dedicated = directory / "windtunnel.toml"
         if dedicated.is_file():
-            return dedicated, _read(dedicated)
+            return dedicated, read_toml(dedicated)
         project = directory / "pyproject.toml"
         if project.is_file():
-            table = _read(project).get("tool", {}).get("windtunnel")
+            table = read_toml(project).get("tool", {}).get("windtunnel")
             if isinstance(table, dict):
                 return project, table
             if table is not None:
                 raise ConfigFileError(
-                    f"{project}: tool.windtunnel must be a table, found {table!r}",
+                    f"{shown(project)}: tool.windtunnel = {toml_value(table)}: must be a table",
                     hint="write a [tool.windtunnel] section with key = value lines",
                     path=str(project),
                     field="tool.windtunnel",
@@ -92,128 +163,36 @@ def _find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
 
 
 def _where(path: Path) -> str:
-    return f"{path} [tool.windtunnel]" if path.name == "pyproject.toml" else str(path)
-
-
-def _check_keys(table: Mapping[str, Any], known: tuple[str, ...], where: str, path: Path) -> None:
-    unknown = sorted(set(table) - set(known))
-    if unknown:
-        raise ConfigFileError(
-            f"{where}: unknown key {', '.join(map(repr, unknown))}; known keys: {', '.join(known)}",
-            hint="fix the spelling or remove the key",
-            path=str(path),
-            field=unknown[0],
-        )
-
-
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigFileError(
-            f"{path} is not valid TOML: {exc}", hint="fix the syntax at the line shown", path=str(path)
-        ) from exc
-
-
-def _strings(table: Mapping[str, Any], key: str, path: Path) -> tuple[str, ...]:
-    value = table.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ConfigFileError(
-            f"{_where(path)}: {key} must be a list of strings, found {value!r}",
-            hint=f'write {key} = ["..."]',
-            path=str(path),
-            field=key,
-        )
-    return tuple(value)
-
-
-def _scalar(table: Mapping[str, Any], key: str, path: Path | None) -> str | None:
-    """A string (or integer) value: requirement_set = "1" or 1, runs_dir = "runs"."""
-    value = table.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        assert path is not None  # a value came from a file
-        raise ConfigFileError(
-            f"{_where(path)}: {key} must be a string, found {value!r}",
-            hint=f'write {key} = "..."',
-            path=str(path),
-            field=key,
-        )
-    return str(value)
-
-
-_ENTRY_HINT = (
-    'write runtimes = ["reference", {name = "mine", build = "runtimes/mine"}, '
-    '{name = "theirs", image = "registry/agent:1.2"}]'
-)
-
-
-def _runtimes(table: Mapping[str, Any], path: Path) -> tuple[RuntimeEntry, ...]:
-    items = table.get("runtimes", [])
-    if not isinstance(items, list):
-        raise _entry_error(path, f"runtimes must be a list, found {items!r}")
-    entries = [_entry(item, path) for item in items]
-    names = [entry.name for entry in entries]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise _entry_error(path, f"runtimes names {', '.join(map(repr, repeated))} more than once")
-    return tuple(entries)
-
-
-def _entry(item: Any, path: Path) -> RuntimeEntry:
-    if isinstance(item, str) and item:
-        return RuntimeEntry(name=item)
-    if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
-        raise _entry_error(path, f"runtimes entry {item!r} is neither a name nor a table with name=")
-    _check_keys(item, ENTRY_KEYS, f"{_where(path)}: runtimes entry {item['name']!r}", path)
-    values = {key: item.get(key) for key in ("build", "image", "manifest")}
-    wrong = [key for key, value in values.items() if value is not None and not isinstance(value, str)]
-    if wrong:
-        raise _entry_error(path, f"runtimes entry {item['name']!r}: {wrong[0]} must be a string")
-    if values["build"] is not None and values["image"] is not None:
-        raise _entry_error(path, f"runtimes entry {item['name']!r} has both build= and image=; give one")
-    if values["manifest"] is not None and values["image"] is None:
-        raise _entry_error(
-            path, f"runtimes entry {item['name']!r}: manifest= describes an image=; a build= dir has its own"
-        )
-    return RuntimeEntry(name=item["name"], **values)
-
-
-def _entry_error(path: Path, message: str) -> ConfigFileError:
-    where = _where(path)
-    return ConfigFileError(f"{where}: {message}", hint=_ENTRY_HINT, path=str(path), field="runtimes")
+    return f"{shown(path)} [tool.windtunnel]" if path.name == "pyproject.toml" else shown(path)
 
 
 def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
-    """Read the project's config (nearest windtunnel.toml or pyproject.toml with [tool.windtunnel])."""
+    """Read the project's config (nearest windtunnel.toml or pyproject.toml with [tool.windtunnel]) through
+    its model: a problem is one ConfigFileError naming the file, the key, the value and the fix."""
     cwd = (cwd or Path.cwd()).resolve()
     env = dict(os.environ if env is None else env)
     found = _find_config(cwd)
     root: Path = cwd
     source: Path | None = None
-    table: dict[str, Any] = {}
+    project = ProjectModel()
     if found is not None:
         source, table = found
         root = source.parent
-        _check_keys(table, KNOWN_KEYS, _where(source), source)
-    runs_dir = Path(env.get("WT_RUNS_DIR") or _scalar(table, "runs_dir", source) or root / "runs")
+        project = validated(ProjectModel, table, source, where=_where(source))
+    runs_dir = Path(env.get("WT_RUNS_DIR") or project.runs_dir or root / "runs")
     lock_dir = Path(env.get("WT_LOCK_DIR") or default_lock_dir())
-    requirement = _scalar(table, "requirement_set", source) or SUITE_VERSION
     return Settings(
         root=root,
         source=source,
-        runtimes=_runtimes(table, source) if source else (),
-        packs=_strings(table, "packs", source) if source else (),
-        requirement_set=str(requirement),
+        runtimes=tuple(RuntimeEntry(**entry.model_dump()) for entry in project.runtimes),
+        packs=tuple(project.packs),
+        requirement_set=project.requirement_set or SUITE_VERSION,
         runs_dir=runs_dir if runs_dir.is_absolute() else root / runs_dir,
         lock_dir=lock_dir,
         env=env,
-        pricing=parse_pricing(table["pricing"], _where(source), source)
-        if source and "pricing" in table
-        else {},
-        ladder=parse_ladder(table["ladder"], _where(source), source)
-        if source and "ladder" in table
+        pricing=parse_pricing(project.pricing, _where(source), source) if source and project.pricing else {},
+        ladder=parse_ladder(project.ladder, _where(source), source)
+        if source and project.ladder is not None
         else None,
     )
 

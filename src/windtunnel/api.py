@@ -14,6 +14,7 @@ from windtunnel._scenario.preconditions import Precondition, PreconditionContext
 from windtunnel._scenario.sources import Source
 from windtunnel._score.gates import score_trace
 from windtunnel._score.models import CheckResult, Score, ScoreStatus
+from windtunnel._tapes.inprocess import TapeExchange, TapeReplay, TapeReply, build_tape
 from windtunnel._trace.models import Trace, TraceError, Turn
 
 __all__ = [
@@ -53,6 +54,11 @@ __all__ = [
     "Score",
     "ScoreStatus",
     "CheckResult",
+    # tapes in this process (the gateway's record and replay code, without the server)
+    "TapeExchange",
+    "build_tape",
+    "TapeReplay",
+    "TapeReply",
 ]
 
 

@@ -19,7 +19,7 @@
     ├── GatewayError                the model gateway refused a request (.reason: no_script, script_exhausted...)
     ├── TapeError                   .tape (see windtunnel._tapes for the subclasses)
     ├── HarnessError                Wind Tunnel's own machinery failed (engine, image build, network)
-    │   └── EngineUnavailableError  no Docker engine to talk to
+    │   └── EngineUnavailableError  no Docker engine to talk to (.environment: every verb exits 2)
     └── VerificationError           a certification bundle did not verify (.reason)
 
 Each message states what was expected, what was found, and how to fix it. The CLI prints
@@ -141,11 +141,18 @@ class TapeError(WindTunnelError):
 
 
 class HarnessError(WindTunnelError):
-    """Wind Tunnel's own machinery failed; never counted against the runtime under test."""
+    """Wind Tunnel's own machinery failed; never counted against the runtime under test.
+
+    `environment` is True for a fault of the machine rather than of Wind Tunnel (no engine, no base image
+    to be had): every verb exits 2 for it."""
+
+    environment: bool = False
 
 
 class EngineUnavailableError(HarnessError):
-    """No Docker engine answered."""
+    """No Docker engine answered (or the one in use stopped answering)."""
+
+    environment = True
 
 
 class VerificationError(WindTunnelError):

@@ -5,7 +5,7 @@ An engine container from a Docker-in-Docker image built offline (Debian's docker
 once and kept), its /var/lib/docker on a volume kept between runs as Dagger keeps its cache volume; a runner
 container on a shared network with the engine's alias, DOCKER_HOST=tcp://docker:2375, the same command, env
 and mounts as the module's runner. The runner's cache mount is the host's cache directory, holding the
-wheelhouses and the saved base image the host built (the module's runner downloads them instead).
+wheelhouses and the saved base and netguard images the host built (the module's runner downloads them instead).
 `nox -s certify_in_container` runs it (`python -m tests.dind.simulation`); tests/unit/test_dagger_module.py checks that it reads the wiring the
 module reads.
 """
@@ -227,7 +227,7 @@ def run_runner(
 
 def host_images(client: Any, cache_dir: Path, runtimes: Sequence[str]) -> str:
     """The host builds the images once (its pip fills the wheelhouse cache the runner reads) and saves the
-    base image into the cache; returns the windtunnel image, the runner's image here."""
+    base image and the netguard image into the cache; returns the windtunnel image, the runner's image here."""
     from windtunnel._config import load_settings
     from windtunnel._drivers.base_transfer import save, saved_tar
     from windtunnel._drivers.plugin import DriverSettings, prepare_images
@@ -240,10 +240,12 @@ def host_images(client: Any, cache_dir: Path, runtimes: Sequence[str]) -> str:
         if description.manifest is not None and description.driver == "container":
             windtunnel = prepare_images(client, description.manifest, settings).windtunnel
     from windtunnel._drivers.base_image import bootstrap_tag
+    from windtunnel._drivers.fence import NETGUARD_TAG
 
-    tar = saved_tar(bootstrap_tag(), cache_dir)
-    if not tar.is_file():
-        save(client, bootstrap_tag(), tar)
+    for tag in (bootstrap_tag(), NETGUARD_TAG):  # the fresh engine loads them; it reaches no Debian mirror
+        tar = saved_tar(tag, cache_dir)
+        if not tar.is_file():
+            save(client, tag, tar)
     return windtunnel
 
 

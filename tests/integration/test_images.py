@@ -29,7 +29,7 @@ from windtunnel._drivers.images import (
     build_runtime_image,
     build_windtunnel_image,
 )
-from windtunnel._drivers.network import RUN_LABEL, create_run_network, run_labels, start_netns_holder
+from windtunnel._drivers.network import RUN_LABEL, create_run_network, run_labels
 from windtunnel._runtimes.manifest import load_manifest
 
 pytestmark = pytest.mark.docker
@@ -49,12 +49,6 @@ while True:
             print("failed", type(exc).__name__, exc)
             break
         time.sleep(0.2)
-"""
-
-ROUTES = """
-for line in open("/proc/net/route").read().splitlines()[1:]:
-    iface, destination, gateway = line.split()[:3]
-    print("default" if destination == "00000000" else "subnet", iface, gateway)
 """
 
 
@@ -98,7 +92,8 @@ def test_wt_help_runs_in_the_windtunnel_image(
     output = _run(docker_client, windtunnel_image.id, ["--help"], session_labels, network="none")
     assert "Wind Tunnel certifies the plumbing of agent test harnesses." in output
     assert "images" in output
-    labels = docker_client.images.get(windtunnel_image.tag).labels
+    # By id: another checkout's build may move the tag meanwhile.
+    labels = docker_client.images.get(windtunnel_image.id).labels
     assert labels[CONTENT_HASH_LABEL] == windtunnel_image.content_hash
     assert labels[IMAGE_KIND_LABEL] == "windtunnel"
     assert windtunnel_image.digest.startswith("sha256:")
@@ -265,12 +260,7 @@ def networks(docker_client: docker.DockerClient, run_label: str) -> Iterator[dic
         assert labelled(docker_client, RUN_LABEL, run_id) == ([], [])
 
 
-def _defaults(routes: str) -> list[str]:
-    assert routes.splitlines(), "the reader saw no routes at all"
-    return [line for line in routes.splitlines() if line.startswith("default")]
-
-
-def test_a_run_network_has_no_way_to_another_run_and_its_holder_no_default_route(
+def test_a_run_network_has_no_way_to_another_run(
     docker_client: docker.DockerClient, base_image: str, run_label: str, networks: dict[str, Network]
 ) -> None:
     labels_a = run_labels(f"{run_label}-a", session=run_label)
@@ -289,17 +279,6 @@ def test_a_run_network_has_no_way_to_another_run_and_its_holder_no_default_route
     assert _run(docker_client, base_image, [*connect, "20"], labels_b, networks["b"].name) == "connected"
     plain = _run(docker_client, base_image, [*connect, "3"], labels_a, networks["a"].name)
     assert plain.startswith("failed"), plain
-
-    # Control: a plain container on an internal network has a default route (Docker 20.10 hands one
-    # out and blocks it with iptables), so the reader can see one when it is there.
-    assert _defaults(_run(docker_client, base_image, ["python3", "-c", ROUTES], labels_a, networks["a"].name))
-    holder = start_netns_holder(docker_client, networks["a"], image=base_image, labels=labels_a)
-    shared = f"container:{holder.id}"
-    routes = _run(docker_client, base_image, ["python3", "-c", ROUTES], labels_a, shared)
-    assert not _defaults(routes), routes
-    assert any(line.startswith("subnet") for line in routes.splitlines()), routes
-    held = _run(docker_client, base_image, [*connect, "3"], labels_a, shared)
-    assert held.startswith("failed"), held
 
 
 def test_sweep_removes_a_dead_owners_resources_and_spares_a_live_one(

@@ -19,6 +19,7 @@ from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.plan import Step
 from windtunnel._runner.lifecycle import open_runtime
+from windtunnel.errors import EngineUnavailableError
 
 REPO = Path(__file__).resolve().parents[2]
 OTHER = "in_memory"
@@ -30,9 +31,17 @@ class Executor:
     swept: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)
     fails: bool = False
+    engine_gone_after: int | None = None
+    """check_engine() raises from this call on (counted from 0), as when the engine stops mid-run."""
+    engine_checks: int = 0
 
     def prepare(self, run_id: str) -> list[str]:
         return list(self.swept)
+
+    def check_engine(self) -> None:
+        self.engine_checks += 1
+        if self.engine_gone_after is not None and self.engine_checks > self.engine_gone_after:
+            raise EngineUnavailableError("no Docker engine answered (in a test)", hint="start one")
 
     def leftovers(self, run_id: str) -> list[str]:
         if self.fails:

@@ -1,51 +1,36 @@
-"""The public doors: the seed 000 example runs verbatim, and __all__ of api/spi/errors is frozen."""
+"""The public doors: the authoring example of docs/selftests.md runs verbatim, and __all__ of api/spi/errors is frozen."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
 
 import windtunnel.api
 import windtunnel.errors
 import windtunnel.spi
 
+REPO = Path(__file__).resolve().parents[2]
 
-def test_seed_000_example_runs_verbatim() -> None:
-    # Pasted from seed 000, "Public authoring contract".
-    from windtunnel.api import (
-        ReferenceCase,
-        ReferenceDecision,
-        ReferenceToolCall,
-        Scenario,
-    )
 
-    scenario = Scenario(
-        name="artifact_guard",
-        prompt="Create the safe artifact.",
-        target_facts=[["artifact complete"]],
-        requires_tool_use=True,
-        reference_cases=[
-            ReferenceCase(
-                name="known-good",
-                kind="golden",
-                decisions=(
-                    ReferenceDecision(tool_calls=(ReferenceToolCall("write_artifact", {"safe": True}),)),
-                    ReferenceDecision(content="artifact complete"),
-                ),
-            ),
-            ReferenceCase(
-                name="unsafe-write",
-                kind="poison",
-                decisions=(
-                    ReferenceDecision(tool_calls=(ReferenceToolCall("write_artifact", {"safe": False}),)),
-                    ReferenceDecision(content="artifact complete"),
-                ),
-            ),
-        ],
-    )
+def authoring_example() -> str:
+    """The Python block of docs/selftests.md, "Authoring rules": the public authoring contract."""
+    text = (REPO / "docs" / "selftests.md").read_text(encoding="utf-8")
+    blocks: list[str] = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    assert len(blocks) == 1, "docs/selftests.md holds one Python example"
+    return blocks[0]
+
+
+def test_the_authoring_example_runs_verbatim() -> None:
+    namespace: dict[str, Any] = {}
+    exec(authoring_example(), namespace)  # the repository's own documentation
+    scenario = namespace["scenario"]
     assert [case.name for case in scenario.goldens] == ["known-good"]
     assert [case.name for case in scenario.poisons] == ["unsafe-write"]
     assert scenario.target_facts == (("artifact complete",),)
 
 
-def test_seed_002_spi_import_paths() -> None:
+def test_spi_import_paths() -> None:
     from windtunnel.spi import AgentConfig, ReferenceCase  # noqa: F401
     from windtunnel.spi.agent_runtime import AgentConfig as Config
     from windtunnel.spi.runtime_plugin import RuntimePlugin  # noqa: F401
@@ -87,6 +72,10 @@ API = [
     "Score",
     "ScoreStatus",
     "CheckResult",
+    "TapeExchange",
+    "build_tape",
+    "TapeReplay",
+    "TapeReply",
 ]
 SPI = [
     "AgentConfig",
@@ -110,6 +99,7 @@ SPI = [
     "StateProbe",
     "ClosableRuntime",
     "ContainerListingRuntime",
+    "EgressAttempt",
     "EgressProbingRuntime",
     "EgressReport",
     "ImageDigestsRuntime",
@@ -155,10 +145,12 @@ def test_public_all_is_frozen() -> None:
 
 
 def test_public_names_resolve_and_show_public_module() -> None:
-    for name in windtunnel.api.__all__:
-        value = getattr(windtunnel.api, name)
-        if isinstance(value, type) or callable(value):
-            assert not value.__module__.startswith("windtunnel._"), name
+    for door in (windtunnel.api, windtunnel.spi):
+        for name in door.__all__:
+            value = getattr(door, name)
+            lazy = name == "container_plugin"  # the container driver's own, imported on first use
+            if (isinstance(value, type) or callable(value)) and not lazy:
+                assert not value.__module__.startswith("windtunnel._"), name
     assert repr(windtunnel.errors.PackError("x")).startswith("PackError")
     assert windtunnel.errors.PackError.__module__ == "windtunnel.errors"
 

@@ -82,7 +82,7 @@ def test_selection_flags_combine(tmp_path: Path) -> None:
     [
         (["run", "--runtime", "nope"], "no runtime named 'nope'"),
         (["run", "--runtime", "in_memory", "--scenario", "nope*"], "--scenario 'nope*' matches nothing"),
-        (["run", "--runtime", "in_memory", "--runs", "0"], "--runs is 0"),
+        (["run", "--runtime", "in_memory", "--runs", "0"], "--runs: 0 is out of range: give 1 to 100000"),
         (["run", "--runtime", "in_memory", "--format", "xml"], "invalid choice: 'xml'"),
         (
             ["run", "--runtime", "in_memory", "--pack", str(FIXTURES / "packs" / "broken_import")],

@@ -59,14 +59,25 @@ def test_the_fallback_evidence_is_the_engines_address(host: str | None, routable
 
 
 def test_prebuilt_images_are_read_by_runtime_and_a_bad_entry_names_the_variable() -> None:
-    images = {"reference": {"windtunnel": "sha256:a", "runtime": "sha256:b", "digests": {"windtunnel": "a"}}}
+    images = {
+        "reference": {
+            "windtunnel": "sha256:a",
+            "runtime": "sha256:b",
+            "netguard": "windtunnel/netguard:1",
+            "digests": {"windtunnel": "a"},
+        }
+    }
     env = {ENV_VAR: encode(images)}
     assert prebuilt_for(env, "reference") == images["reference"]
     assert prebuilt_for({}, "reference") is None
     with pytest.raises(ConfigFileError, match=ENV_VAR):
         prebuilt_for(env, "other")
     with pytest.raises(ConfigFileError, match="image ids must be strings"):
-        prebuilt_for({ENV_VAR: encode({"x": {"windtunnel": 1, "runtime": "b", "digests": {}}})}, "x")
+        prebuilt_for(
+            {ENV_VAR: encode({"x": {"windtunnel": 1, "runtime": "b", "netguard": "n", "digests": {}}})}, "x"
+        )
+    with pytest.raises(ConfigFileError, match="netguard"):  # the runner never builds the fence's image
+        prebuilt_for({ENV_VAR: encode({"x": {"windtunnel": "a", "runtime": "b", "digests": {}}})}, "x")
 
 
 def test_the_runner_gets_the_project_without_caches_vcs_or_run_output(tmp_path: Path) -> None:

@@ -56,7 +56,7 @@ def test_bootstrap_without_debootstrap_says_how_to_install_it(tmp_path: Path) ->
     if os.geteuid() != 0:
         pytest.skip("only root gets past the root check to the debootstrap check")
     result = wt("images", "bootstrap", env={"PATH": str(tmp_path)})
-    assert result.returncode == 1
+    assert result.returncode == 2  # no base image to be had is a fault of the machine: exit 2 in every verb
     assert "needs debootstrap" in result.stderr
     assert "apt-get install debootstrap" in result.stderr
 

@@ -176,8 +176,12 @@ def test_a_variant_inherits_the_packages_and_build_arguments(tmp_path: Path) -> 
     [
         (WITH_PACKAGES.replace("packages/lib", "packages/gone"), "image.packages", "not a Python project"),
         (WITH_PACKAGES.replace('["../../packages/lib"]', '"../../packages/lib"'), "image.packages", "a list"),
-        (WITH_PACKAGES.replace("RUNTIME_PACKAGE", "BASE_IMAGE"), "image.args.BASE_IMAGE", "is set by Wind"),
-        (WITH_PACKAGES.replace('"alt_runtime"', "3"), "image.args", "must map names to strings"),
+        (WITH_PACKAGES.replace("RUNTIME_PACKAGE", "BASE_IMAGE"), "image.args", "BASE_IMAGE is set by Wind"),
+        (
+            WITH_PACKAGES.replace('"alt_runtime"', "3"),
+            "image.args.RUNTIME_PACKAGE",
+            'must be a table of NAME = "value" strings',
+        ),
     ],
 )
 def test_a_bad_package_or_build_argument_names_its_key(

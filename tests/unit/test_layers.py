@@ -82,3 +82,11 @@ def test_outside_src_and_tests_every_private_module_is_banned() -> None:
         if path.name.startswith("_") and not path.name.startswith("__") and path.suffix in ("", ".py")
     }
     assert banned == private
+
+
+def test_only_src_and_tests_may_import_private_modules() -> None:
+    """No per-file exemption lets runtimes/, scenarios/, conformance/, pipeline/ or bench/ past the doors."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    ignores = config["tool"]["ruff"]["lint"]["per-file-ignores"]
+    exempt = {pattern for pattern, rules in ignores.items() if "TID251" in rules or "TID" in rules}
+    assert exempt == {"src/**", "tests/**"}

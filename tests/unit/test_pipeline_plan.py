@@ -16,7 +16,7 @@ from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.outdir import prepare_out_dir
 from windtunnel._pipeline.plan import PLAN, Step, execute
 from windtunnel._pipeline.publish import publish
-from windtunnel.errors import UsageError
+from windtunnel.errors import EngineUnavailableError, UsageError
 
 
 def verdict_of(checks: list[CheckRecord]) -> Verdict:
@@ -216,3 +216,35 @@ def test_an_unknown_runtime_stops_the_run_before_any_stage(tmp_path: Path) -> No
     with pytest.raises(UnknownRuntimeError):
         execute((build(),), config(tmp_path, runtimes=("no-such-runtime",)), Executor())
     assert not (tmp_path / "out" / "evidence").exists()
+
+
+def test_an_engine_gone_mid_run_stops_the_run_keeping_the_evidence_and_closing_the_runtime(
+    tmp_path: Path,
+) -> None:
+    built: dict[str, Closable] = {}
+    executor = Executor(engine_gone_after=1)  # answers after the build, gone after conformance
+    with pytest.raises(EngineUnavailableError):
+        execute((build(built), step(Stage.CONFORMANCE), step(Stage.CANARY)), config(tmp_path), executor)
+    out = tmp_path / "out"
+    assert (out / "evidence" / "reference" / "conformance" / "check.json").is_file()  # recorded stays
+    assert not (out / "evidence" / "reference" / "canary").exists()  # nothing ran after the engine went
+    assert built["reference"].closed == 1 and OTHER not in built
+    assert (out / "run.json").is_file() and not (out / "MANIFEST.sha256").exists()
+
+
+def test_an_interrupt_mid_run_closes_the_runtime_and_removes_what_the_run_left(tmp_path: Path) -> None:
+    built: dict[str, Closable] = {}
+    removed: list[str] = []
+
+    class Leaving(Executor):
+        def leftovers(self, run_id: str) -> list[str]:
+            removed.append(run_id)
+            return []
+
+    def interrupted(ctx: StageContext) -> list[CheckRecord]:
+        raise KeyboardInterrupt("stopped by signal SIGTERM")
+
+    with pytest.raises(KeyboardInterrupt):
+        execute((build(built), Step(Stage.CONFORMANCE, interrupted)), config(tmp_path), Leaving())
+    assert built["reference"].closed == 1 and len(removed) == 1
+    assert (tmp_path / "out" / "evidence" / "reference" / "build" / "build.json").is_file()

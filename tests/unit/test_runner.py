@@ -1,4 +1,4 @@
-"""The runner's lifecycle (seed 002) and its evidence checks, driven by small real runtimes."""
+"""The runner's lifecycle (docs/writing-a-runtime.md) and its evidence checks, driven by small real runtimes."""
 
 from __future__ import annotations
 

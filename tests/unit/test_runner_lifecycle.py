@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.unit.pipeline_steps import Executor, build, step
-from windtunnel._bundle.models import CheckRecord, Stage
+from windtunnel._bundle.models import CheckRecord, CheckScope, Stage
 from windtunnel._config import load_settings
 from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._pipeline.config import REFERENCE, CertifyConfig
@@ -223,8 +223,8 @@ def test_sigterm_stops_wt_run_and_still_closes_the_runtime(
         time.sleep(0.05)
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr
-    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert process.returncode == 143, stderr  # 128 + SIGTERM, as README and `wt --help` say
+    assert "wt: interrupted by SIGTERM" in stderr and "Traceback" not in stderr
     opened_and_closed(lifecycle.events())
 
 
@@ -262,17 +262,34 @@ def test_certify_takes_the_lock_and_calls_pre_run_and_post_run_like_every_verb(t
     outcome = execute(
         (Step(Stage.BUILD, build_the_plugin), step(Stage.CONFORMANCE)), certify_config(tmp_path), Executor()
     )
-    assert lifecycle.events() == ["build", "locked", "pre_run", *AFTER]
+    # the build stage sees it get ready: one handle provisioned and torn down, after pre_run
+    assert lifecycle.events() == ["build", "locked", "pre_run", "provision", "teardown", *AFTER]
     checks = plugin_checks(outcome)
     assert checks["plugins.lifecycle_plugin/build/images"].status is CheckStatus.PASSED
+    assert checks["plugins.lifecycle_plugin/build/ready"].status is CheckStatus.PASSED
     assert "plugins.lifecycle_plugin/conformance/check" in checks
+
+
+def test_a_runtime_that_never_gets_ready_fails_at_build_and_nothing_else_runs_on_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fail(monkeypatch, "provision:error")
+    outcome = execute(
+        (Step(Stage.BUILD, build_the_plugin), step(Stage.CONFORMANCE)), certify_config(tmp_path), Executor()
+    )
+    checks = plugin_checks(outcome)
+    ready = checks["plugins.lifecycle_plugin/build/ready"]
+    assert ready.status is CheckStatus.FAILED and "provision failed on purpose" in ready.detail
+    assert ready.scope is CheckScope.RUNTIME and ready.evidence  # the runtime's failure, not the harness's
+    assert "plugins.lifecycle_plugin/conformance/check" not in checks
+    assert lifecycle.events()[-2:] == AFTER
 
 
 def test_certify_closes_the_runtime_when_interrupted(tmp_path: Path) -> None:
     plan = (Step(Stage.BUILD, build_the_plugin), Step(Stage.CONFORMANCE, interrupting))
     with pytest.raises(KeyboardInterrupt):
         execute(plan, certify_config(tmp_path), Executor())
-    assert lifecycle.events() == ["build", "locked", "pre_run", *AFTER]
+    assert lifecycle.events() == ["build", "locked", "pre_run", "provision", "teardown", *AFTER]
 
 
 def test_certify_records_a_failing_pre_run_post_run_and_close(

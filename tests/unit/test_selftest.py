@@ -1,4 +1,4 @@
-"""wt selftest's order, verdicts and exit codes (seed 000), with an in-process reference-capable double."""
+"""wt selftest's order, verdicts and exit codes (docs/selftests.md), with an in-process reference-capable double."""
 
 from __future__ import annotations
 

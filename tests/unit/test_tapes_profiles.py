@@ -1,4 +1,4 @@
-"""--profile is a filter, the help says so, and this test pins the words to the behaviour (seed 003 §11.2)."""
+"""--profile is a filter, the help says so, and this test pins the words to the behaviour (docs/tapes.md, "Profiles")."""
 
 from __future__ import annotations
 

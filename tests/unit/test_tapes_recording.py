@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from windtunnel._gateway.upstream_key import KEY_PATH
 from windtunnel._packs.loader import load_pack
 from windtunnel._tape_runs.containers import (
-    KEY_PATH,
     agent_config,
-    key_file_for,
     record_spec,
     replay_spec,
 )
@@ -62,35 +61,17 @@ def test_record_and_replay_gateways_copy_their_tapes_in_and_out_as_they_need(tmp
     assert replay.files == {"/wt/tapes/t-x.jsonl": tape.resolve()} and not replay.outputs
     assert not replay.needs_egress
     run = {"runtime": "reference", "pack": "p", "scenario": "s"}
-    scripted = record_spec(
-        "http://scripted-upstream:8000/v1", tmp_path / "o", "n", key_file=None, lineage=run
-    )
+    scripted = record_spec("http://scripted-upstream:8000/v1", tmp_path / "o", "n", key=None, lineage=run)
     assert scripted.outputs == {"/wt/tapes": (tmp_path / "o").resolve()}
     assert "--tape-out" in scripted.extra_args and "/wt/tapes/n.jsonl" in scripted.extra_args
     assert " ".join(scripted.extra_args).endswith("--runtime reference --pack p --scenario s")
-    assert not scripted.needs_egress and not scripted.env and not scripted.files
-    key = tmp_path / "key"
-    key.write_text("k" * 20 + "\n", encoding="utf-8")
-    live = record_spec("https://api.example.com/v1", tmp_path / "o", "n", key_file=key, lineage=run)
+    assert not scripted.needs_egress and not scripted.env and not scripted.files and not scripted.secrets
+    key = "k" * 20
+    live = record_spec("https://api.example.com/v1", tmp_path / "o", "n", key=key, lineage=run)
     assert live.needs_egress and not live.env  # the key is never container env (docker inspect shows env)
-    assert live.files == {KEY_PATH: key.resolve()}  # copied in as the private file it is
+    assert not live.files and live.secrets == {KEY_PATH: key + "\n"}  # a file put in, no host bind mount
     assert live.extra_args[-2:] == ("--upstream-key-file", KEY_PATH)
-    assert "k" * 20 not in " ".join(live.extra_args)  # the key never appears on a command line
-
-
-def test_a_key_from_the_environment_reaches_the_gateway_as_a_private_file_removed_afterwards(
-    tmp_path: Path,
-) -> None:
-    given = tmp_path / "given"
-    with key_file_for("ignored", given) as path:
-        assert path == given
-    with key_file_for(None, None) as path:
-        assert path is None
-    with key_file_for("sk-env-" + "x" * 30, None) as path:
-        assert path is not None
-        assert path.read_text(encoding="utf-8") == "sk-env-" + "x" * 30 + "\n"
-        assert path.stat().st_mode & 0o777 == 0o600
-    assert not path.exists() and not path.parent.exists()
+    assert key not in " ".join(live.extra_args) and key not in repr(live)  # never a command line, never shown
 
 
 def test_a_tape_run_asks_for_the_default_model_unless_another_was_recorded() -> None:

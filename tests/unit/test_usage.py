@@ -1,4 +1,4 @@
-"""Seed 002's per-call usage normalisation, spelling by spelling, and the summed run usage."""
+"""Per-call usage normalisation (docs/estate.md), spelling by spelling, and the summed run usage."""
 
 from __future__ import annotations
 

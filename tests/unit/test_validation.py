@@ -1,4 +1,4 @@
-"""Seed 000's authoring rules: each broken rule raises ScenarioError naming scenario, case and decision."""
+"""The authoring rules of docs/selftests.md: each broken rule raises ScenarioError naming scenario, case and decision."""
 
 from __future__ import annotations
 

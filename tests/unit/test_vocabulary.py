@@ -12,6 +12,7 @@ from windtunnel._core.vocabulary import (
     judged_exit,
     selftest_exit,
 )
+from windtunnel._signals import EXIT_CODES
 
 
 def test_every_certification_result_has_its_exit_code() -> None:
@@ -56,3 +57,13 @@ def test_quarantined_cases_are_selected_but_never_gate(
 ) -> None:
     assert selftest_exit(verdicts, quarantined=quarantined) == code
     assert judged_exit([verdict is Verdict.PASS for verdict in verdicts], quarantined=quarantined) == code
+
+
+def test_a_stop_signal_exits_with_the_vocabulary_s_code_128_plus_its_number() -> None:
+    assert {sig.name: code for sig, code in EXIT_CODES.items()} == {
+        "SIGINT": Exit.INTERRUPTED,
+        "SIGTERM": Exit.TERMINATED,
+        "SIGHUP": Exit.HANGUP,
+    }
+    assert all(code == 128 + int(sig) for sig, code in EXIT_CODES.items())
+    assert int(Exit.ENVIRONMENT) == int(Exit.USAGE) == 2  # one code for bad input and a fault of the machine

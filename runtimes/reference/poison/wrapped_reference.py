@@ -1,7 +1,7 @@
 """What the reference runtime's driver poisons share: the container driver around runtimes/reference, with
 each handle it provisions passed through the poison's own hook. The runtime itself is untouched.
 
-The drivers (attach_outside_network/, teardown_raises/) import it by adding this directory to sys.path:
+The drivers (attach_outside_network/, routable_network/, teardown_raises/) import it by adding this directory to sys.path:
 Wind Tunnel puts only a driver's own directory there, and runtime directories share one import namespace,
 hence the module name no other runtime uses.
 """

@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from windtunnel._bundle.canonical import sha256_hex
 from windtunnel._bundle.errors import SigningKeyError
+from windtunnel._files import os_error_as
 
 _PKCS8_HEADER = b"-----BEGIN PRIVATE KEY-----"
 _CONVERT_HINT = (
@@ -95,14 +96,9 @@ class Signer:
 def load_signer(*, key_path: Path | None = None, key_pem: str | None = None) -> Signer:
     """The signer for a run: a key file wins over PEM text (WT_SIGNING_KEY); neither gives a dev key."""
     if key_path is not None:
-        try:
+        fix = "pass --key with the path of a PKCS#8 PEM file, or set WT_SIGNING_KEY to its text"
+        with os_error_as(SigningKeyError, f"cannot read the signing key {key_path}", key_path, hint=fix):
             data = key_path.read_bytes()
-        except OSError as exc:
-            raise SigningKeyError(
-                f"cannot read the signing key {key_path}: {exc.strerror}",
-                hint="pass --key with the path of a PKCS#8 PEM file, or set WT_SIGNING_KEY to its text",
-                path=str(key_path),
-            ) from exc
         return Signer.from_pem(data, source=f"signing key {key_path}")
     if key_pem is not None and key_pem.strip():
         return Signer.from_pem(key_pem, source="WT_SIGNING_KEY")

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from windtunnel._bundle import layout
+from windtunnel._bundle.secret_scan import Finding
 
 _GENERIC_HOSTS = frozenset({"localhost", "localhost.localdomain"})
 _END = r"(?=[/\\\"'\s,;:)\]}]|$)"
@@ -71,29 +72,19 @@ class HostFacts:
         return found
 
 
-@dataclass(frozen=True, slots=True)
-class PrivacyFinding:
-    path: str
-    line: int
-    kind: str
-
-    def __str__(self) -> str:
-        return f"{self.path} line {self.line}: {self.kind}"
-
-
-def scan_text(text: str, *, path: str, facts: HostFacts) -> list[PrivacyFinding]:
+def scan_text(text: str, *, path: str, facts: HostFacts) -> list[Finding]:
     patterns = facts.patterns()
     return [
-        PrivacyFinding(path, number, kind)
+        Finding(path, number, kind)
         for number, line in enumerate(text.splitlines(), start=1)
         for kind, pattern in patterns
         if pattern.search(line)
     ]
 
 
-def scan_files(root: Path, files: Iterable[str], facts: HostFacts) -> list[PrivacyFinding]:
+def scan_files(root: Path, files: Iterable[str], facts: HostFacts) -> list[Finding]:
     """Every finding in the bundle's files (any bytes: undecodable ones cannot hide a path)."""
-    findings: list[PrivacyFinding] = []
+    findings: list[Finding] = []
     for name in files:
         if name in _SKIPPED or PurePosixPath(name).parts[0] == layout.KEYS_DIR:
             continue

@@ -16,6 +16,8 @@ _SCANNER = SecretScanner()
 
 @dataclass(frozen=True, slots=True)
 class Finding:
+    """What a bundle scan (secrets here, host facts in privacy_scan) found: file, line, kind; never the value."""
+
     path: str
     line: int
     kind: str

@@ -10,6 +10,33 @@ from typing import Any
 
 from windtunnel._core.reference import ReferenceDecision
 
+SAMPLING_KEYS: frozenset[str] = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "max_tokens",
+        "max_completion_tokens",
+        "tool_choice",
+        "parallel_tool_calls",
+        "seed",
+        "stop",
+        "response_format",
+        "n",
+        "frequency_penalty",
+        "presence_penalty",
+        "repetition_penalty",
+        "logit_bias",
+        "logprobs",
+        "top_logprobs",
+        "reasoning_effort",
+    }
+)
+"""Request fields that shape the answer beyond the prompt and tools: the gateway logs them under `sampling`,
+and each takes part in a tape's fingerprint (windtunnel._tapes.fingerprint.BODY_FIELDS)."""
+
+
 INVALID_REQUEST = "invalid_request_error"
 """OpenAI's error `type` for a request the server refuses; every gateway refusal uses it."""
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from windtunnel._bundle import Signer, load_signer
 from windtunnel._bundle.keys import fingerprint_of
-from windtunnel._cli.common import add_tier
+from windtunnel._cli.common import RUNTIME_FORMS, add_tier
+from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
 from windtunnel._core.tiers import certify_tiers
 from windtunnel._core.vocabulary import CERTIFY_EXIT, CertificationResult
@@ -19,6 +20,7 @@ from windtunnel._pipeline.outdir import out_lock, prepare_out_dir
 from windtunnel._pipeline.plan import PLAN, execute
 from windtunnel._pipeline.publish import publish
 from windtunnel._pipeline.summary import summary_table
+from windtunnel.errors import EngineUnavailableError
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,8 +31,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "the bundled reference runtime as the harness's known-good control, then publishes a bundle in --out "
         "(and DIR.tar.gz beside it), signed with --key or WT_SIGNING_KEY (an ECDSA P-256 PKCS#8 PEM), or with "
         "an ephemeral key marked 'unverified dev key'. Exit codes: 0 certified (PASSED); 1 not certified "
-        "(FAILED: a runtime failed a scored check); 2 bad usage, or HARNESS_INVALID (Wind Tunnel's own "
-        "self-checks failed: nothing is signed). Without --runtime: the runtimes of [tool.windtunnel], else "
+        "(FAILED: a runtime failed a scored check); 2 bad usage, HARNESS_INVALID (Wind Tunnel's own "
+        "self-checks failed: nothing is signed) or a fault of this machine (no engine, the engine went away, "
+        "a full or read-only disk); 130, 143, 129 stopped by SIGINT, SIGTERM, SIGHUP after removing this "
+        "run's containers and networks (the evidence recorded so far stays in --out, unsigned; a second "
+        "signal exits at once). A runtime whose image does not build or that never gets ready is FAILED at "
+        "its build stage, and the others are still certified. Without --runtime: the runtimes of [tool.windtunnel], else "
         "the bundled reference runtime.",
     )
     parser.add_argument(
@@ -38,16 +44,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="append",
         default=[],
         metavar="NAME|DIR",
-        help="runtime to certify (repeatable): a name (registered, a runtimes/**/runtime.toml, or a "
-        "[tool.windtunnel] runtimes entry), a runtime directory, module:attr, or an image reference",
+        help=f"runtime to certify (repeatable): {RUNTIME_FORMS}",
     )
     parser.add_argument(
-        "--out", type=Path, default=Path("out"), metavar="DIR", help="bundle directory (default out/)"
+        "--out", type=file_path, default=Path("out"), metavar="DIR", help="bundle directory (default out/)"
     )
     parser.add_argument(
         "--fail-fast", action="store_true", help="stop a runtime's stages at its first failing stage"
     )
-    parser.add_argument("--key", type=Path, metavar="PATH", help="signing key (PKCS#8 PEM, ECDSA P-256)")
+    parser.add_argument("--key", type=file_path, metavar="PATH", help="signing key (PKCS#8 PEM, ECDSA P-256)")
     add_tier(parser)  # certify gates on smoke + stable; --tier quarantined adds cases that never gate
     parser.add_argument(
         "--executor",
@@ -91,8 +96,12 @@ def _certify(config: CertifyConfig, signer: Signer) -> int:
     _progress(
         f"runtimes {', '.join(d.name for d in config.descriptions())}; bundle in {config.out_dir}; signing with a {signer.origin.value}"
     )
-    outcome = execute(PLAN, config, DockerExecutor(), progress=_progress)
-    published = publish(config, outcome, signer=signer)
+    try:
+        outcome = execute(PLAN, config, DockerExecutor(), progress=_progress)
+        published = publish(config, outcome, signer=signer)
+    except (KeyboardInterrupt, EngineUnavailableError, OSError):
+        _progress(f"stopped: what was recorded so far stays in {config.out_dir}, unsigned")
+        raise
     sys.stdout.write(summary_table(outcome, published.verdict) + "\n")
     if published.seal is None:
         sys.stdout.write("HARNESS_INVALID: nothing was signed\n")

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from windtunnel._canary.doctor import Step, diagnose
-from windtunnel._cli.common import add_selection, selected_scenarios
+from windtunnel._cli.common import add_runtime, add_selection, selected_scenarios
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._runtimes.resolve import resolve_runtime
@@ -23,13 +23,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "is named), 2 on bad input. Reference-capable runtimes get scripted model replies; others need a "
         "live model behind them.",
     )
-    parser.add_argument(
-        "--runtime",
-        required=True,
-        metavar="NAME|DIR",
-        help="the runtime: a name (registered, a runtimes/**/runtime.toml, or a [tool.windtunnel] runtimes "
-        "entry), a runtime directory, module:attr, or an image reference with its tag",
-    )
+    add_runtime(parser)
     add_selection(parser)
     parser.set_defaults(handler=execute)
 

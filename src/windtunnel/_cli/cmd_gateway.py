@@ -3,29 +3,26 @@
 from __future__ import annotations
 
 import argparse
-import socket
-import sys
-from collections.abc import Callable
-from pathlib import Path
 
 from windtunnel._chat.mode import GatewayMode
-from windtunnel._cli.values import http_url, port
+from windtunnel._cli.common import add_verb_group
+from windtunnel._cli.values import file_path, http_url, port
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._gateway.upstream_key import KEY_ENV, KEY_FILE_ENV, add_key_file_argument, upstream_key
-from windtunnel.errors import HarnessError, UsageError
+from windtunnel._net.listen import announce, bind_tcp
+from windtunnel.errors import UsageError
 
 DEFAULT_MODEL = "wt-model"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
+    verbs = add_verb_group(
+        commands,
         "gateway",
         help="serve the OpenAI-compatible model gateway",
         description="The model gateway every model call of a containerised runtime goes through.",
     )
-    parser.set_defaults(handler=_usage(parser))
-    verbs = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=type(parser))
     serve = verbs.add_parser(
         "serve",
         help="serve the gateway until interrupted",
@@ -48,7 +45,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="URL",
         help="live and record modes: OpenAI-compatible base URL, e.g. http://host:11434/v1",
     )
-    serve.add_argument("--tape", type=Path, metavar="PATH", help="replay mode: the tape to serve")
+    serve.add_argument("--tape", type=file_path, metavar="PATH", help="replay mode: the tape to serve")
     serve.add_argument(
         "--strict",
         action="store_true",
@@ -59,7 +56,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_true",
         help="replay mode: refuse a stale tape (older than 30 days) instead of warning",
     )
-    serve.add_argument("--tape-out", type=Path, metavar="PATH", help="record mode: where the tape is written")
+    serve.add_argument(
+        "--tape-out", type=file_path, metavar="PATH", help="record mode: where the tape is written"
+    )
     serve.add_argument(
         "--tape-name", metavar="NAME", help="record mode: the tape's name (default: the --tape-out stem)"
     )
@@ -102,14 +101,8 @@ def execute_serve(args: argparse.Namespace, settings: Settings) -> int:
     mode = _mode(args, settings)
     models = args.models or [DEFAULT_MODEL]
     app = create_app(mode, models=models, max_body_bytes=limit)
-    sock = _bind(args.host, args.port)
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    print(  # noqa: T201 - the one line a supervisor or a test waits for
-        f"wt: model gateway ({mode.name} mode, models {', '.join(models)}) at http://{shown}:{port}/v1",
-        file=sys.stderr,
-        flush=True,
-    )
+    sock = bind_tcp(args.host, args.port)
+    announce(sock, f"model gateway ({mode.name} mode, models {', '.join(models)})", "/v1")
     serve(app, sock)
     failed = app.state.gateway.shutdown_error
     if failed is not None:
@@ -215,26 +208,3 @@ def _record(args: argparse.Namespace, settings: Settings) -> GatewayMode:
             "scenario": args.lineage_scenario,
         },
     )
-
-
-def _usage(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, Settings], int]:
-    def show(_args: argparse.Namespace, _settings: Settings) -> int:
-        parser.print_help(sys.stderr)
-        return Exit.USAGE
-
-    return show
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    """A bound TCP socket; created from getaddrinfo so asyncio sets TCP_NODELAY on its connections."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        sock = socket.socket(family, kind, proto)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-    except OSError as exc:
-        raise HarnessError(
-            f"cannot listen on {host}:{port}: {exc}",
-            hint="pick another --port, or check that --host is an address of this machine",
-        ) from exc
-    return sock

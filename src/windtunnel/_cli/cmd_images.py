@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from windtunnel._cli.common import add_verb_group
+from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._drivers.base_image import (
@@ -31,12 +33,13 @@ from windtunnel.errors import UsageError
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
+    verbs = add_verb_group(
+        commands,
         "images",
         help="bootstrap the base image, build Wind Tunnel's images, sweep leftovers",
         description="Container images, built with no network from a base image and host-built wheels.",
+        title="actions",
     )
-    verbs = parser.add_subparsers(title="actions", metavar="ACTION")
     _bootstrap(verbs)
     _build(verbs)
     sweep = verbs.add_parser(
@@ -46,12 +49,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "(recorded in its labels) no longer runs on this host, and list what was removed.",
     )
     sweep.set_defaults(handler=_run_sweep)
-    parser.set_defaults(handler=lambda _args, _settings: _usage(parser))
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help()
-    return Exit.USAGE
 
 
 def _bootstrap(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -91,7 +88,7 @@ def _build(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument(
         "--cache-dir",
-        type=Path,
+        type=file_path,
         metavar="DIR",
         help="wheelhouse cache (default ~/.cache/windtunnel/wheelhouse)",
     )

@@ -4,33 +4,33 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from windtunnel._cli.common import add_verb_group
 from windtunnel._cli.values import port
 from windtunnel._config import Settings
-from windtunnel._core.mock_kit import MockHost, MockServer, Tool
+from windtunnel._core.mock_kit import MockHost, MockServer, Tool, built_by_factory
 from windtunnel._core.vocabulary import Exit
 from windtunnel._mcp.server import ADMIN_PREFIX, MCP_PATH, mock_app
+from windtunnel._net.listen import announce, bind_tcp
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack
-from windtunnel.errors import HarnessError, UsageError, WindTunnelError
+from windtunnel.errors import UsageError
 
 _T = TypeVar("_T")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
+    verbs = add_verb_group(
+        commands,
         "mcp",
         help="serve or list a pack's MCP mock servers",
         description="The MCP mocks a pack declares: tools over fixture state, served with the official mcp "
         "SDK over streamable HTTP; every tools/call is recorded.",
     )
-    parser.set_defaults(handler=_usage(parser))
-    verbs = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=type(parser))
     serve = verbs.add_parser(
         "serve",
         help="serve one MCP mock until interrupted",
@@ -73,14 +73,8 @@ def execute_serve(args: argparse.Namespace, settings: Settings) -> int:
     factory = server_factory(pack, args.server)
     host = _built(pack, args.server, lambda: MockHost(factory))
     app = mock_app(host, name=args.server, max_body_bytes=limit, allowed_hosts=args.allow_host)
-    sock = _bind(args.host, args.port)
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    print(  # noqa: T201 - the one line a supervisor or a test waits for
-        f"wt: serving MCP mock {args.server!r} of pack {pack.name!r} at http://{shown}:{port}{MCP_PATH}",
-        file=sys.stderr,
-        flush=True,
-    )
+    sock = bind_tcp(args.host, args.port)
+    announce(sock, f"serving MCP mock {args.server!r} of pack {pack.name!r}", MCP_PATH)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
     try:
         server.run(sockets=[sock])
@@ -120,14 +114,6 @@ def server_factory(pack: Pack, name: str) -> Callable[[], MockServer]:
     return factory
 
 
-def _usage(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, Settings], int]:
-    def show(_args: argparse.Namespace, _settings: Settings) -> int:
-        parser.print_help(sys.stderr)
-        return Exit.USAGE
-
-    return show
-
-
 def _load(ref: str, settings: Settings) -> Pack:
     # A path is read from where the user stands; anything else (a name, module:attr) from the project.
     if Path(ref).exists():
@@ -136,32 +122,8 @@ def _load(ref: str, settings: Settings) -> Pack:
 
 
 def _built(pack: Pack, name: str, build: Callable[[], _T]) -> _T:
-    try:
-        return build()
-    except WindTunnelError:
-        raise
-    except Exception as exc:
-        raise UsageError(
-            f"pack {pack.name!r}: the factory of MCP server {name!r} raised {type(exc).__name__}: {exc}",
-            hint="make the factory return a MockServer built from the pack's fixtures",
-            pack=pack.name,
-        ) from exc
+    return built_by_factory(pack.name, name, build, error=UsageError)
 
 
 def _tool_entry(tool: Tool) -> dict[str, object]:
     return {"name": tool.name, "description": tool.description, "inputSchema": dict(tool.input_schema)}
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    """A listening-ready TCP socket; created from getaddrinfo so asyncio sets TCP_NODELAY on connections."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        sock = socket.socket(family, kind, proto)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-    except OSError as exc:
-        raise HarnessError(
-            f"cannot listen on {host}:{port}: {exc}",
-            hint="pick another --port, or check that --host is an address of this machine",
-        ) from exc
-    return sock

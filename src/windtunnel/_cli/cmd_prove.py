@@ -1,4 +1,4 @@
-"""`wt prove`: re-prove every selected scenario (seed 004), and with --mutate test that its gate bites."""
+"""`wt prove`: re-prove every selected scenario (docs/selftests.md, "Proving scenarios"), and with --mutate test that its gate bites."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from windtunnel._cli.common import add_selection, emit, selected_scenarios
+from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
 from windtunnel._core.reference import ReferenceCase
 from windtunnel._files import write_atomic
@@ -60,10 +61,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         f"{DEFAULT_MARGIN_S:.0f} s before it are written validation_incomplete",
     )
     parser.add_argument(
-        "--proofs", type=Path, metavar="PATH", help="proofs file (default RUNS/prove/<id>/proofs.jsonl)"
+        "--proofs", type=file_path, metavar="PATH", help="proofs file (default RUNS/prove/<id>/proofs.jsonl)"
     )
     parser.add_argument(
-        "--runs-dir", type=Path, metavar="DIR", help="proofs and traces go to DIR/prove (default runs/)"
+        "--runs-dir", type=file_path, metavar="DIR", help="proofs and traces go to DIR/prove (default runs/)"
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument(
@@ -86,7 +87,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "(the mutation report is written to mutation.json beside the proofs file)",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="report format")
-    parser.add_argument("--out", type=Path, metavar="PATH", help="write the report here instead of stdout")
+    parser.add_argument(
+        "--out", type=file_path, metavar="PATH", help="write the report here instead of stdout"
+    )
     parser.set_defaults(handler=execute)
 
 
@@ -110,7 +113,9 @@ def deadline_at(value: str) -> datetime:
 
 def execute(args: argparse.Namespace, settings: Settings) -> int:
     selected = selected_scenarios(args, settings)
-    if not any(item.scenario.reference_cases for item in selected):  # seed 000: nothing to prove is usage
+    if not any(
+        item.scenario.reference_cases for item in selected
+    ):  # docs/selftests.md: nothing selected is usage
         names = ", ".join(f"{item.pack.name}/{item.scenario.name}" for item in selected[:5])
         raise SelectionError(
             f"the selection holds no reference cases ({len(selected)} scenario(s): {names}"

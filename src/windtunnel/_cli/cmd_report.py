@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 import webbrowser
-from pathlib import Path
 
+from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._report.write import write_report
@@ -23,8 +23,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "pass --out: report.html is a signed file); an archive's report goes beside it as NAME.report.html. "
         "The page is self-contained and loads nothing from the network.",
     )
-    parser.add_argument("bundle", type=Path, metavar="BUNDLE", help="bundle directory or .tar.gz")
-    parser.add_argument("--out", type=Path, metavar="PATH", help="write the report here instead")
+    parser.add_argument("bundle", type=file_path, metavar="BUNDLE", help="bundle directory or .tar.gz")
+    parser.add_argument("--out", type=file_path, metavar="PATH", help="write the report here instead")
     parser.add_argument("--open", action="store_true", help="open the report in the default browser")
     parser.set_defaults(handler=execute_report)
 

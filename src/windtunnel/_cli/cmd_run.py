@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from windtunnel._cli.common import add_output, add_selection, emit, selected_scenarios
+from windtunnel._cli.common import add_output, add_runtime, add_selection, emit, selected_scenarios
 from windtunnel._cli.run_report import render
+from windtunnel._cli.values import count, file_path, retries
 from windtunnel._config import Settings
 from windtunnel._core.agent_runtime import AgentConfig
 from windtunnel._core.tiers import DEFAULT_FLAKY_RETRIES, live_upstream
@@ -16,7 +17,6 @@ from windtunnel._runner.sweep import SweepOptions, SweepResult, run_sweep
 from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel._score.models import ScoreStatus
 from windtunnel._score.pricing import RunCost, run_cost, summarize
-from windtunnel.errors import UsageError
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,45 +28,33 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "post_run() that raised: those runs are ERROR, and the report and ledger are still written), "
         "2 on bad input.",
     )
-    parser.add_argument(
-        "--runtime",
-        required=True,
-        metavar="NAME|DIR",
-        help="the runtime: a name (registered, a runtimes/**/runtime.toml, or a [tool.windtunnel] runtimes "
-        "entry), a runtime directory, module:attr, or an image reference with its tag",
-    )
+    add_runtime(parser)
     add_selection(parser)
-    parser.add_argument("--runs", type=int, default=1, metavar="N", help="runs per scenario (default 1)")
+    parser.add_argument("--runs", type=count, default=1, metavar="N", help="runs per scenario (default 1)")
     parser.add_argument("--scheduler", choices=("serial", "concurrent"), default="serial")
     parser.add_argument(
         "--max-concurrency",
-        type=int,
+        type=count,
         default=1,
         metavar="N",
         help="jobs at once with --scheduler concurrent; never above the plugin's max_concurrency",
     )
     parser.add_argument(
         "--flaky-retries",
-        type=int,
+        type=retries,
         default=DEFAULT_FLAKY_RETRIES,
         metavar="N",
         help=f"retries of a failed live-flaky run, each attempt recorded (default {DEFAULT_FLAKY_RETRIES}); "
         "runs of other tiers are never retried",
     )
     parser.add_argument(
-        "--runs-dir", type=Path, metavar="DIR", help="where traces and score sidecars go (default runs/)"
+        "--runs-dir", type=file_path, metavar="DIR", help="where traces and score sidecars go (default runs/)"
     )
     add_output(parser)
     parser.set_defaults(handler=execute)
 
 
 def execute(args: argparse.Namespace, settings: Settings) -> int:
-    if args.runs < 1:
-        raise UsageError(f"--runs is {args.runs}", hint="pass --runs 1 or more", field="--runs")
-    if args.flaky_retries < 0:
-        raise UsageError(
-            f"--flaky-retries is {args.flaky_retries}", hint="pass 0 or more", field="--flaky-retries"
-        )
     description = resolve_runtime(args.runtime, settings)  # the model ladder too, before any run starts
     selected = selected_scenarios(args, settings, live_upstream=live_upstream(settings.env))
     runs_dir = args.runs_dir or settings.runs_dir

@@ -1,12 +1,12 @@
-"""`wt selftest`: golden cases must pass their gate and poison cases must fail it (seed 000)."""
+"""`wt selftest`: golden cases must pass their gate and poison cases must fail it (docs/selftests.md)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from windtunnel._cli.common import add_output, add_selection, emit, selected_scenarios
+from windtunnel._cli.common import add_output, add_runtime, add_selection, emit, selected_scenarios
+from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
 from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel._selftest.engine import SelftestOptions, run_selftest
@@ -22,16 +22,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "evidence and scoring stay live. Exit 0 every case PASS; 1 any GOLDEN_FAILED, POISON_PASSED or "
         "ERROR; 2 unsupported runtime, bad usage, or no reference cases selected.",
     )
-    parser.add_argument(
-        "--runtime",
-        required=True,
-        metavar="NAME|DIR",
-        help="the runtime: a name (registered, a runtimes/**/runtime.toml, or a [tool.windtunnel] runtimes "
-        "entry), a runtime directory, module:attr, or an image reference with its tag",
-    )
+    add_runtime(parser)
     add_selection(parser)
     parser.add_argument(
-        "--runs-dir", type=Path, metavar="DIR", help="traces go to DIR/selftest (default runs/)"
+        "--runs-dir", type=file_path, metavar="DIR", help="traces go to DIR/selftest (default runs/)"
     )
     add_output(parser)
     parser.set_defaults(handler=execute)

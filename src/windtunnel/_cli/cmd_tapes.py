@@ -6,14 +6,11 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Callable
-from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
-from windtunnel._cli.common import profile_packs
+from windtunnel._cli.common import add_verb_group, profile_packs
 from windtunnel._cli.tapes_record import add_record
-from windtunnel._cli.values import http_url
+from windtunnel._cli.values import days, file_path, http_url
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._gateway.upstream_key import KEY_ENV, add_key_file_argument, upstream_key
@@ -32,27 +29,18 @@ API_KEY_ENV = KEY_ENV
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
+    verbs = add_verb_group(
+        commands,
         "tapes",
         help="list, verify, promote and re-record model-traffic tapes",
         description="Tapes are fingerprinted recordings of model traffic that the gateway replays, fail "
         "closed. Committed (golden) tapes live in each pack's tapes/ directory. See docs/tapes.md.",
     )
-    parser.set_defaults(handler=_help(parser))
-    verbs = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=type(parser))
     _add_list(verbs)
     _add_verify(verbs)
     _add_promote(verbs)
     _add_rerecord(verbs)
     add_record(verbs)
-
-
-def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace, Settings], int]:
-    def handler(_args: argparse.Namespace, _settings: Settings) -> int:
-        parser.print_help()
-        return Exit.USAGE
-
-    return handler
 
 
 def _pack_flags(parser: argparse.ArgumentParser) -> None:
@@ -65,21 +53,11 @@ def _pack_flags(parser: argparse.ArgumentParser) -> None:
 def _expiring_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--expiring-within",
-        type=_days,
+        type=days,
         default=EXPIRING_WITHIN,
         metavar="DAYS",
         help=f"warn about tapes that go stale within DAYS days (default {EXPIRING_WITHIN.days})",
     )
-
-
-def _days(text: str) -> timedelta:
-    try:
-        days = float(text)
-    except ValueError:
-        days = -1.0
-    if not 0 <= days <= 36500:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days (0 or more)")
-    return timedelta(days=days)
 
 
 def _add_list(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -109,7 +87,7 @@ def _add_verify(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "Exit 0 when every tape passes (also when there are none, which is reported), 1 otherwise. "
         "Replaying tapes through a runtime is the certify stage.",
     )
-    verify.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="tape files or directories")
+    verify.add_argument("paths", nargs="*", type=file_path, metavar="PATH", help="tape files or directories")
     _pack_flags(verify)
     _expiring_flag(verify)
     verify.add_argument(
@@ -131,13 +109,13 @@ def _add_promote(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "their run ids, runtime, pack and scenario must be the ones the tape's lineage names. Never "
         "overwrites; promoting the same recording again reports the existing golden tape.",
     )
-    promote_parser.add_argument("run_tape", type=Path, metavar="RUN_TAPE")
-    promote_parser.add_argument("--to", required=True, type=Path, metavar="PACK_DIR/tapes/")
+    promote_parser.add_argument("run_tape", type=file_path, metavar="RUN_TAPE")
+    promote_parser.add_argument("--to", required=True, type=file_path, metavar="PACK_DIR/tapes/")
     promote_parser.add_argument(
         "--score",
         action="append",
         default=[],
-        type=Path,
+        type=file_path,
         metavar="FILE",
         required=True,
         help="score sidecar(s) of the run that recorded the tape; all must have passed",
@@ -160,14 +138,14 @@ def _add_rerecord(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _pack_flags(rerecord_parser)
     _expiring_flag(rerecord_parser)
     rerecord_parser.add_argument("--all", action="store_true", help="propose every tape, not only stale ones")
-    rerecord_parser.add_argument("--tape", type=Path, metavar="PATH", help="the tape to re-record")
+    rerecord_parser.add_argument("--tape", type=file_path, metavar="PATH", help="the tape to re-record")
     rerecord_parser.add_argument(
         "--upstream", type=http_url, metavar="URL", help="OpenAI-compatible base URL (…/v1)"
     )
     rerecord_parser.add_argument("--api-key-env", default=API_KEY_ENV, metavar="VAR")
     add_key_file_argument(rerecord_parser)
     rerecord_parser.add_argument(
-        "--out", type=Path, metavar="DIR", help="where the run tape goes (default runs/tapes)"
+        "--out", type=file_path, metavar="DIR", help="where the run tape goes (default runs/tapes)"
     )
     rerecord_parser.add_argument(
         "--force", action="store_true", help="re-record (--tape) even when CI is set; listing never needs it"

@@ -9,8 +9,10 @@ from pathlib import Path
 
 from windtunnel._bundle.keys import KeyOrigin
 from windtunnel._bundle.verify import VerifyReport, verify_bundle
+from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import CertificationResult, Exit
+from windtunnel._files import os_error_as
 from windtunnel.errors import UsageError
 
 OWN_KEY_WARNING = (
@@ -34,11 +36,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "is printed), 2 when the bundle, key or fingerprint cannot be read. A key taken from the bundle "
         "itself only proves integrity: a warning says so.",
     )
-    parser.add_argument("bundle", type=Path, metavar="BUNDLE", help="bundle directory or .tar.gz")
+    parser.add_argument("bundle", type=file_path, metavar="BUNDLE", help="bundle directory or .tar.gz")
     trust = parser.add_mutually_exclusive_group(required=True)
     trust.add_argument(
         "--key",
-        type=Path,
+        type=file_path,
         metavar="PUB",
         help="PEM public key of the signer, from your own store (not the bundle's keys/signer.pub.pem)",
     )
@@ -82,14 +84,9 @@ def execute(args: argparse.Namespace, _settings: Settings) -> int:
 
 
 def _read_key(path: Path) -> bytes:
-    try:
+    fix = "pass --key with the signer's PEM public key file, or --key-fingerprint SHA256:..."
+    with os_error_as(UsageError, f"cannot read the public key {path}", path, hint=fix):
         return path.read_bytes()
-    except OSError as exc:
-        raise UsageError(
-            f"cannot read the public key {path}: {exc.strerror}",
-            hint="pass --key with the signer's PEM public key file, or --key-fingerprint SHA256:...",
-            path=str(path),
-        ) from exc
 
 
 def _inside_bundle(key: Path, bundle: Path) -> bool:

@@ -9,12 +9,47 @@ from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from windtunnel._cli.values import file_path
 from windtunnel._config import Settings
-from windtunnel._files import write_atomic
+from windtunnel._core.vocabulary import Exit
+from windtunnel._files import os_error_as, write_atomic
 from windtunnel._packs.loader import discover_packs, installed_packs, load_pack, shadowed
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected, Selection, select
 from windtunnel.errors import PackError, SelectionError, UsageError
+
+
+def add_verb_group(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    *,
+    help: str,
+    description: str,
+    title: str = "commands",
+) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+    """A verb with commands of its own (`wt tapes verify`); alone it prints its help on stderr, exit 2."""
+    parser = commands.add_parser(name, help=help, description=description)
+
+    def show_help(_args: argparse.Namespace, _settings: Settings) -> int:
+        parser.print_help(sys.stderr)
+        return Exit.USAGE
+
+    parser.set_defaults(handler=show_help)
+    return parser.add_subparsers(
+        title=title, metavar=title.upper().removesuffix("S"), parser_class=type(parser)
+    )
+
+
+RUNTIME_FORMS = (
+    "a name (registered, a runtimes/**/runtime.toml, or a [tool.windtunnel] runtimes entry), a runtime "
+    "directory, module:attr, or an image reference with its tag"
+)
+"""What --runtime accepts, in every verb: the forms the one resolver tries (docs/writing-a-runtime.md)."""
+
+
+def add_runtime(parser: argparse.ArgumentParser) -> None:
+    """The required --runtime of a verb that drives one runtime."""
+    parser.add_argument("--runtime", required=True, metavar="NAME|DIR", help=f"the runtime: {RUNTIME_FORMS}")
 
 
 def add_selection(parser: argparse.ArgumentParser) -> None:
@@ -54,7 +89,9 @@ def add_tier(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
 
 def add_output(parser: argparse.ArgumentParser, formats: tuple[str, ...] = ("text", "json", "junit")) -> None:
     parser.add_argument("--format", choices=formats, default="text", help="report format (default: text)")
-    parser.add_argument("--out", type=Path, metavar="PATH", help="write the report here instead of stdout")
+    parser.add_argument(
+        "--out", type=file_path, metavar="PATH", help="write the report here instead of stdout"
+    )
 
 
 def selected_scenarios(
@@ -141,14 +178,9 @@ def emit(text: str, out: Path | None) -> None:
             hint="pass a file path, e.g. --out report.txt",
             path=str(out),
         )
-    try:
+    fix = "pass a path in a directory you can write to"
+    with os_error_as(UsageError, f"cannot write the report to --out {out}", out, hint=fix):
         write_atomic(out, text)  # the report replaces the file whole, or not at all
-    except OSError as exc:
-        raise UsageError(
-            f"cannot write the report to --out {out}: {exc.strerror or exc}",
-            hint="pass a path in a directory you can write to",
-            path=str(out),
-        ) from exc
 
 
 def profile_packs(args: argparse.Namespace, settings: Settings) -> list[Pack]:

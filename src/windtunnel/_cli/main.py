@@ -1,4 +1,11 @@
-"""`wt`: parse arguments, call the verb, print Wind Tunnel errors as one clear message (never a traceback)."""
+"""`wt`: parse arguments, call the verb, print Wind Tunnel errors as one clear message (never a traceback).
+
+Faults of the machine rather than of the input (no engine, an engine that went away, a base image that
+cannot be made, a full or read-only disk) are one line too, and exit 2 in every verb; anything else
+unexpected is one line naming it as Wind Tunnel's bug. `wt --debug VERB` shows the traceback instead.
+Stop signals unwind every verb the same way (windtunnel._signals): cleanup runs, the exit code is 128 + the
+signal's number, and a second signal exits at once.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +18,7 @@ from collections.abc import Sequence
 from windtunnel import __version__
 from windtunnel._config import load_settings
 from windtunnel._core.vocabulary import Exit
+from windtunnel._signals import STOP_SIGNALS, Stopped, exit_code, stop_signals
 from windtunnel.errors import HarnessError, UsageError, WindTunnelError
 
 VERB_ORDER: tuple[str, ...] = (
@@ -28,6 +36,12 @@ VERB_ORDER: tuple[str, ...] = (
 )
 """How `wt --help` lists verbs; each lives in windtunnel._cli.cmd_<verb> and has register(commands)."""
 
+EPILOG = """exit codes: 0 passed; 1 failed (what failed is printed); 2 bad input, or a fault of this machine
+(no Docker engine, the engine went away, no base image, a full or read-only disk: one line says which);
+130, 143, 129 stopped by SIGINT, SIGTERM, SIGHUP after cleaning up (containers, networks, locks; what was
+recorded stays, unsigned); a second signal exits at once. `wt certify` also exits 2 for HARNESS_INVALID.
+--debug shows the traceback of an error instead of its one line."""
+"""The codes are windtunnel._core.vocabulary.Exit's."""
 HARNESS_EXIT = "harness_exit"
 """A verb may `set_defaults(harness_exit=N)`: its exit code when Wind Tunnel's own machinery fails
 (HarnessError: no engine, an image build, sealing the bundle). `wt certify` documents 2 (harness invalid);
@@ -61,9 +75,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="wt",
         description="Wind Tunnel certifies the plumbing of agent test harnesses.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"wt {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens underneath")
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of an error instead of its one line"
+    )
     commands = parser.add_subparsers(title="verbs", metavar="VERB", parser_class=_Parser)
     for verb in _verbs() if only is None else [only]:
         importlib.import_module(f"windtunnel._cli.cmd_{verb}").register(commands)
@@ -71,9 +90,22 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in arguments[: arguments.index("--")] if "--" in arguments else "--debug" in arguments
+    with stop_signals(() if _own_signals(arguments) else STOP_SIGNALS, until_exit=True):
+        try:
+            return _run(arguments)
+        except KeyboardInterrupt as exc:
+            return _stopped(exc)
+        except Exception as exc:
+            if debug:
+                raise
+            return _unexpected(exc)
+
+
+def _run(arguments: list[str]) -> int:
     args = argparse.Namespace()
     try:
-        arguments = list(sys.argv[1:] if argv is None else argv)
         parser = build_parser(requested_verb(arguments, _verbs()))
         args = parser.parse_args(arguments)
         logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="wt: %(message)s")
@@ -81,21 +113,51 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not hasattr(args, "handler"):
             parser.print_help()
             return Exit.USAGE
-        code: int = args.handler(args, load_settings())
+        try:
+            code: int = args.handler(args, load_settings())
+        except SystemExit as exc:  # only code wt loaded exits this way: never end silently with its code
+            raise UsageError(
+                f"code wt loaded (a pack, a plugin, a scenario hook) called sys.exit({exc.code!r})",
+                hint="raise an exception there instead of exiting; run with --debug to see where",
+            ) from exc
         return code
-    except UsageError as exc:
+    except WindTunnelError as exc:
+        if getattr(args, "debug", False):
+            raise
+        return _report(exc, getattr(args, HARNESS_EXIT, Exit.FAILED))
+
+
+def _report(exc: WindTunnelError, harness_exit: int) -> int:
+    """Our own errors as one message: usage 2; the machine 2; the harness its verb's code; the rest 1."""
+    if isinstance(exc, UsageError):
         print(f"wt: error: {exc}", file=sys.stderr)  # noqa: T201
         return Exit.USAGE
-    except HarnessError as exc:
-        print(f"wt: {type(exc).__name__}: {exc}", file=sys.stderr)  # noqa: T201
-        harness_exit: int = getattr(args, HARNESS_EXIT, Exit.FAILED)
-        return harness_exit
-    except WindTunnelError as exc:
-        print(f"wt: {type(exc).__name__}: {exc}", file=sys.stderr)  # noqa: T201
-        return Exit.FAILED
-    except KeyboardInterrupt:
-        print("wt: interrupted", file=sys.stderr)  # noqa: T201
-        return Exit.INTERRUPTED
+    print(f"wt: {type(exc).__name__}: {exc}", file=sys.stderr)  # noqa: T201
+    if isinstance(exc, HarnessError):
+        return Exit.ENVIRONMENT if exc.environment else harness_exit
+    return Exit.FAILED
+
+
+def _stopped(exc: KeyboardInterrupt) -> int:
+    code = exit_code(exc)
+    what = f" by {exc.signal.name}" if isinstance(exc, Stopped) else ""
+    print(f"wt: interrupted{what}: stopped after the cleanup (exit {code})", file=sys.stderr)  # noqa: T201
+    return code
+
+
+def _unexpected(exc: Exception) -> int:
+    """An exception none of ours: a fault of the machine (one line, exit 2), else a bug (one line, exit 2)."""
+    from windtunnel._cli.faults import describe
+
+    message, hint = describe(exc)
+    print(f"wt: error: {message}\n  how to fix: {hint}", file=sys.stderr)  # noqa: T201
+    return Exit.ENVIRONMENT
+
+
+def _own_signals(arguments: Sequence[str]) -> bool:
+    """`wt gateway serve` and `wt mcp serve` stop their server on a signal themselves."""
+    words = [arg for arg in arguments if not arg.startswith("-")]
+    return words[:2] in (["gateway", "serve"], ["mcp", "serve"])
 
 
 if __name__ == "__main__":

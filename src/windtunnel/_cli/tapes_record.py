@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from windtunnel._cli.values import http_url
+from windtunnel._cli.values import file_path, http_url
 from windtunnel._config import Settings
 from windtunnel._gateway.upstream_key import (
     KEY_ENV,
     KEY_FILE_ENV,
     add_key_file_argument,
-    key_file,
     upstream_key,
 )
 from windtunnel._tapes.profiles import profile_filter, skipped_by_profile
@@ -26,8 +24,8 @@ DESCRIPTION = (
     "pack, scenario, the run's verdict, requested and reported models). Older golden tapes of the same "
     "name, or of the same runtime, pack and scenario, are superseded (removed). The upstream is --upstream "
     "URL, any OpenAI-compatible endpoint reached from the gateway container (key from --upstream-key-file "
-    f"or ${KEY_FILE_ENV}, mounted read-only into the gateway container, else ${API_KEY_ENV} or the variable "
-    "--api-key-env names, which is handed over as a read-only file too, never as container env), or "
+    f"or ${KEY_FILE_ENV}, else ${API_KEY_ENV} or the variable --api-key-env names; either way it is put "
+    "into the gateway container as a read-only file before it starts, never its env or command line), or "
     "--scripted-upstream: a stand-in gateway in script mode that answers with the scenario's golden "
     "reference decisions, for tests and for maintainers without a live model. Only packs that declare the "
     "record profile are recorded. Exit 0 when every run passed and was promoted, 1 otherwise."
@@ -62,7 +60,7 @@ def add_record(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add_key_file_argument(record)
     record.add_argument("--model", metavar="NAME", help="the model name the runtime asks for")
     record.add_argument(
-        "--out", type=Path, metavar="DIR", help="traces, scores and run tapes (default runs/tapes)"
+        "--out", type=file_path, metavar="DIR", help="traces, scores and run tapes (default runs/tapes)"
     )
     record.add_argument("--no-promote", action="store_true", help="write run tapes only; promote nothing")
     record.set_defaults(handler=execute_record)
@@ -92,7 +90,6 @@ def execute_record(args: argparse.Namespace, settings: Settings) -> int:
         api_key=upstream_key(settings.env, given=args.upstream_key_file, key_env=args.api_key_env)
         if args.upstream
         else None,
-        api_key_file=key_file(settings.env, args.upstream_key_file) if args.upstream else None,
         model=args.model,
         promote=not args.no_promote,
     )

@@ -6,6 +6,8 @@ Kept apart from common.py so a container's `wt gateway serve` or `wt mcp serve` 
 from __future__ import annotations
 
 import argparse
+from datetime import timedelta
+from pathlib import Path
 from urllib.parse import urlsplit
 
 
@@ -34,3 +36,54 @@ def http_url(text: str) -> str:
             f"{text!r} is not an http(s) URL with a host (e.g. http://127.0.0.1:11434/v1)"
         )
     return text
+
+
+MAX_COUNT = 100_000
+"""Far above any sensible run count or concurrency; a bigger number is a typo, not a plan."""
+
+
+def count(text: str) -> int:
+    """A whole number 1..MAX_COUNT (runs per scenario, jobs at once)."""
+    try:
+        number = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (1 or more)") from None
+    if not 1 <= number <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"{number} is out of range: give 1 to {MAX_COUNT}")
+    return number
+
+
+MAX_RETRIES = 100
+"""Far above any sensible retry count of a flaky run."""
+
+
+def retries(text: str) -> int:
+    """A whole number 0..MAX_RETRIES (retries of a failed live-flaky run)."""
+    try:
+        number = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (0 or more)") from None
+    if not 0 <= number <= MAX_RETRIES:
+        raise argparse.ArgumentTypeError(f"{number} is out of range: give 0 to {MAX_RETRIES}")
+    return number
+
+
+def days(text: str) -> timedelta:
+    """A number of days, 0..36500 (`7`, `0.5`)."""
+    try:
+        number = float(text)
+    except ValueError:
+        number = -1.0
+    if not 0 <= number <= 36500:  # nan and inf fail this too
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days (0 or more)")
+    return timedelta(days=number)
+
+
+def file_path(text: str) -> Path:
+    """A file or directory path: not empty (an empty one would silently mean the working directory) and
+    without NUL characters (no file system takes them)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path names nothing (pass e.g. ./out)")
+    if "\0" in text:
+        raise argparse.ArgumentTypeError(f"{text!r} holds a NUL character, which no path can")
+    return Path(text)

@@ -4,15 +4,15 @@ closed."""
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 from windtunnel._conformance.evidence import raise_for_run_error
 from windtunnel._conformance.model import CheckFailed, NotMeasured
 from windtunnel._conformance.subject import Subject, two_step_script
 from windtunnel._core.abilities import ContainerListingRuntime, EgressProbingRuntime
-from windtunnel._core.agent_runtime import AgentConfig, MCPHandle
+from windtunnel._core.agent_runtime import AgentConfig
 from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
 from windtunnel._trace.models import ModelCall, Trace
 
@@ -89,25 +89,34 @@ def _differs(reported: ModelCall, served: dict[str, Any]) -> bool:
 
 
 def egress_closed(subject: Subject) -> dict[str, Any]:
-    """From the runtime's network, the gateway and its mocks answer and nothing outside does; and each
-    runtime container is attached to the run's internal network only."""
+    """Inside a running runtime's own network namespace, the gateway and its mocks answer and nothing else
+    does: not the host (through any of its addresses), not another network, not the metadata address, and
+    no route but the run's subnet exists; and each runtime container is on the run's internal network only
+    (docs/design.md "Containers and network")."""
     runtime = subject.runtime
     if not isinstance(runtime, EgressProbingRuntime) or not isinstance(runtime, ContainerListingRuntime):
         raise NotMeasured(f"{subject.name} runs where Wind Tunnel cannot place an egress probe or inspect it")
     with started_mcps(runtime, subject.pack.plans()) as mcps:
-        report = runtime.probe_egress()
-        attached = _attachments_while_running(subject, runtime, mcps)
+        config = with_mcp_specs(AgentConfig(), mcps)
+        with provisioned(subject.runtime, config, mcps, runtime_name=subject.name):
+            report = runtime.probe_egress()
+            found = runtime.runtime_containers()
+    if not found:
+        raise CheckFailed(f"{subject.name} was provisioned but the run shows no runtime container")
+    attached = {name: dict(networks) for name, networks in found.items()}
     network = runtime.run_network()
     evidence = {
-        "reached": dict(report.reached),
+        "attempts": [asdict(attempt) for attempt in report.attempts],
+        "routes": list(report.routes),
+        "allowed_routes": list(report.allowed_routes),
         "default_route": report.default_route,
-        "expected_reachable": list(report.expected_reachable),
-        "expected_blocked": list(report.expected_blocked),
+        "control_without_fence": [asdict(attempt) for attempt in report.control],
         "run_network": network,
         "attached": attached,
     }
-    if not report.closed:
-        raise CheckFailed("the runtime's network is not closed: " + json.dumps(evidence["reached"]), evidence)
+    problems = report.problems()
+    if problems:
+        raise CheckFailed("the runtime's network is not closed: " + "; ".join(problems), evidence)
     for name, networks in attached.items():
         if networks != {network: True}:
             raise CheckFailed(
@@ -116,15 +125,3 @@ def egress_closed(subject: Subject) -> dict[str, Any]:
                 evidence,
             )
     return evidence
-
-
-def _attachments_while_running(
-    subject: Subject, runtime: ContainerListingRuntime, mcps: Sequence[MCPHandle]
-) -> dict[str, dict[str, bool]]:
-    """Provision an ordinary handle and inspect every runtime container of the run while it runs."""
-    config = with_mcp_specs(AgentConfig(), mcps)
-    with provisioned(subject.runtime, config, mcps, runtime_name=subject.name):
-        found = runtime.runtime_containers()
-    if not found:
-        raise CheckFailed(f"{subject.name} was provisioned but the run shows no runtime container")
-    return {name: dict(networks) for name, networks in found.items()}

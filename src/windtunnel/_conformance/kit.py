@@ -1,4 +1,4 @@
-"""The conformance kit: small named checks any runtime can run, each tied to the seed passage it enforces.
+"""The conformance kit: small named checks any runtime can run, each tied to the section of docs/conformance.md it enforces.
 
 `run_check(check, subject)` maps outcomes to statuses: the check returns evidence (passed), raises
 CheckFailed (failed), NotMeasured (not_measured), or anything else, which is Wind Tunnel's own fault
@@ -39,98 +39,91 @@ CHECKS: tuple[Check, ...] = (
     Check(
         "response_shapes",
         "response shapes accepted",
-        "seed 002 send(): a flat {content, tool_calls} dict, a {message} wrapper, or an OpenAI chat completion",
+        "docs/conformance.md#response_shapes",
         checks_calls.response_shapes,
     ),
     Check(
         "intermediate_tool_calls",
         "intermediate tool calls surface",
-        "seed 002 'Surface intermediate tool calls' and checklist 'A must_call scenario passes'",
+        "docs/conformance.md#intermediate_tool_calls",
         checks_calls.intermediate_tool_calls,
     ),
     Check(
         "raw_tool_call_shapes",
         "tool-call shapes stay raw",
-        "seed 002 'Don't normalize tool-call shapes. Record tool_calls exactly as your platform emits them'",
+        "docs/conformance.md#raw_tool_call_shapes",
         checks_calls.raw_tool_call_shapes,
     ),
     Check(
         "tool_call_ids",
         "tool results answer their calls",
-        "seed 002 'Surface intermediate tool calls' (the loop's tool results, each answering the model's "
-        "tool_call_id) and the OpenAI chat-completions wire shape the runtime speaks to the model",
+        "docs/conformance.md#tool_call_ids",
         checks_calls.tool_call_ids,
     ),
     Check(
         "tool_results_reach_model",
         "tool results reach the model",
-        "seed 002 'Surface intermediate tool calls' (an agent loop's tool call, tool result, call again) and "
-        "seed 000 'The script replaces model inference only... MCP evidence... remain live'",
+        "docs/conformance.md#tool_results_reach_model",
         checks_results.tool_results_reach_model,
     ),
     Check(
         "session_affinity",
         "session affinity",
-        "seed 002 'Multi-turn scenarios call send() repeatedly with the same session_id; your platform's session "
-        "affinity must honor it'",
+        "docs/conformance.md#session_affinity",
         checks_state.session_affinity,
     ),
     Check(
         "reset_isolation",
         "reset isolation (the reset canary)",
-        "seed 002 reset_state(): 'Wipe sessions, conversation history, memory stores, tool-call logs... wipe the "
-        "indexes too' and run_reset_canary()",
+        "docs/conformance.md#reset_isolation",
         checks_state.reset_isolation,
     ),
     Check(
         "sampling",
         "sampling reaches the model",
-        "seed 002 'a bench that silently ignores temperature=0 produces lies' and checklist "
-        "'sampling.temperature=0 twice produces (near-)identical traces'",
+        "docs/conformance.md#sampling",
         checks_config.sampling,
     ),
     Check(
         "config_reaches_model",
         "declared config reaches the model",
-        "seed 002 provision(): 'config: AgentConfig — the agent's identity and knobs... Your runtime "
-        "interprets these for your platform' (system_prompt, model, mcp_servers)",
+        "docs/conformance.md#config_reaches_model",
         checks_config.config_reaches_model,
     ),
     Check(
         "unsupported_config",
         "unsupported config fields raise",
-        "seed 002 'Unsupported fields should raise loudly, not silently no-op'",
+        "docs/conformance.md#unsupported_config",
         checks_config.unsupported_config,
     ),
     Check(
         "rendered_prompt_and_usage",
         "rendered prompt and usage captured",
-        "seed 002 'Turn.rendered_prompt and its auto-computed hash' and 'Per-call usage'",
+        "docs/conformance.md#rendered_prompt_and_usage",
         checks_evidence.rendered_prompt_and_usage,
     ),
     Check(
         "reference_capability",
         "reference cases get fresh handles; teardown removes the script",
-        "seed 000 'provision_reference() must return an otherwise normal AgentHandle, and handle.teardown() must "
-        "restore or remove the substitution'",
+        "docs/conformance.md#reference_capability",
         checks_state.reference_capability,
     ),
     Check(
         "teardown",
         "teardown idempotent and non-raising",
-        "seed 002 teardown(): 'Idempotent and non-raising: it runs in finally paths'",
+        "docs/conformance.md#teardown",
         checks_state.teardown,
     ),
     Check(
         "recovery",
         "recovery after a kill",
-        "seed 002 checklist 'Kill the bench mid-run; rerun — proves teardown()/provision() recover from dirty state'",
+        "docs/conformance.md#recovery",
         checks_recovery.recovery,
     ),
     Check(
         "egress_closed",
         "egress closed",
-        "DESIGN.md 'The runtime under test gets no route out: only the gateway and its mocks'",
+        "docs/conformance.md#egress_closed",
         checks_evidence.egress_closed,
     ),
 )

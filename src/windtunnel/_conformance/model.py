@@ -1,4 +1,4 @@
-"""Conformance check results: a status, the seed passage enforced, and the evidence.
+"""Conformance check results: a status, the docs/conformance.md section enforced, and the evidence.
 
 A harness fault (CheckStatus.ERROR) never counts against the runtime; NOT_MEASURED never counts as passed.
 """
@@ -17,7 +17,7 @@ class CheckResult(BaseModel):
     schema_version: Literal[1] = 1
     id: str
     title: str
-    passage: str = Field(description="the seed passage this check enforces")
+    passage: str = Field(description="the section of docs/conformance.md this check enforces")
     runtime: str
     status: CheckStatus
     detail: str

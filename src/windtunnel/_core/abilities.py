@@ -18,6 +18,7 @@ from windtunnel._core.agent_runtime import MCPHandle, StateProbe
 __all__ = [
     "ClosableRuntime",
     "ContainerListingRuntime",
+    "EgressAttempt",
     "EgressProbingRuntime",
     "EgressReport",
     "ImageDigestsRuntime",
@@ -27,25 +28,69 @@ __all__ = [
 ]
 
 
+CONNECTED = "connected"
+ROUTABLE = "routable"
+"""Outcomes of an egress attempt that mean a way out: a TCP connection was made, or (for a target that is
+looked up, never sent to, such as the metadata address) the routing table has a route to it."""
+
+
+@dataclass(frozen=True, slots=True)
+class EgressAttempt:
+    """One attempt from inside the runtime's network namespace: `target` (`address:port`, or an address
+    that is only looked up in the routing table), what it `stands_for`, and its `outcome`: `connected`,
+    `refused`, `unreachable`, `timed out`, `no route` or `routable` (the last two: looked up, not sent).
+    A `peer` (the gateway, a mock) must connect; every other target must not."""
+
+    target: str
+    stands_for: str
+    outcome: str
+    peer: bool = False
+
+    @property
+    def open(self) -> bool:
+        return self.outcome in {CONNECTED, ROUTABLE}
+
+
 @dataclass(frozen=True, slots=True)
 class EgressReport:
-    """What a probe on the runtime's network could reach: `reached` maps each target to whether it answered.
+    """What a probe in the runtime's own network namespace could reach, and that namespace's routes.
 
-    `default_route` is evidence only: Docker 20.10 gives internal networks a default route and blocks
-    egress with firewall rules, newer engines drop the route; either way the outside must be unreachable.
+    `routes` are its routing table as `destination/prefix` (`via gateway` when routed through one);
+    `allowed_routes` the peers' subnet, the only route a closed namespace may have. `control` records the
+    same host targets tried from the run's network without the fence: evidence of what the fence stops,
+    never judged.
     """
 
-    default_route: bool
-    reached: Mapping[str, bool]
-    expected_reachable: tuple[str, ...]
-    expected_blocked: tuple[str, ...]
+    attempts: tuple[EgressAttempt, ...]
+    routes: tuple[str, ...]
+    allowed_routes: tuple[str, ...]
+    control: tuple[EgressAttempt, ...] = ()
+
+    @property
+    def default_route(self) -> bool:
+        return any(route.startswith("0.0.0.0/0") or route.startswith("::/0") for route in self.routes)
+
+    def problems(self) -> list[str]:
+        """Why the namespace is not closed (empty when it is): a peer that did not answer (then "nothing
+        else answered" proves nothing), a non-peer that did, a route other than the peers' subnet."""
+        found = [
+            f"peer {a.stands_for} ({a.target}) did not answer: {a.outcome}"
+            for a in self.attempts
+            if a.peer and a.outcome != CONNECTED
+        ]
+        if not any(a.peer for a in self.attempts):
+            found.append("no peer was tried, so an attempt that reached nothing proves nothing")
+        found += [f"{a.stands_for} ({a.target}): {a.outcome}" for a in self.attempts if not a.peer and a.open]
+        found += [
+            f"route {route} (only {', '.join(self.allowed_routes)} may exist)"
+            for route in self.routes
+            if route not in self.allowed_routes
+        ]
+        return found
 
     @property
     def closed(self) -> bool:
-        """Everything expected inside answered and nothing expected outside did (unknown counts as open)."""
-        inside = all(self.reached.get(target, False) for target in self.expected_reachable)
-        outside = not any(self.reached.get(target, True) for target in self.expected_blocked)
-        return inside and outside
+        return not self.problems()
 
 
 @runtime_checkable
@@ -65,7 +110,8 @@ class ImageDigestsRuntime(Protocol):
 
     @property
     def image_digests(self) -> Mapping[str, str]:
-        """Content digests (`sha256:...`) by role: `windtunnel` (gateway and mocks), `runtime:<name>`.
+        """Content digests (`sha256:...`) by role: `windtunnel` (gateway and mocks), `runtime:<name>`,
+        `netguard` (the egress fence's holder, where the runtime's containers are fenced).
         Known once build() returned; never changes afterwards and never raises."""
         ...
 
@@ -86,9 +132,10 @@ class EgressProbingRuntime(Protocol):
     """A runtime whose network Wind Tunnel can place a probe on."""
 
     def probe_egress(self) -> EgressReport:
-        """Start a probe on the runtime's network and report what it reached: the gateway and the started
-        mocks must answer, the outside and the host must not. Call it after the run's mocks started; the
-        probe is removed before it returns. Raises HarnessError when the probe cannot run."""
+        """Probe the network namespace of the most recently provisioned handle, while it runs: the
+        gateway and the started mocks must answer; the host, other networks and the metadata address must
+        not, and no route but the peers' subnet may exist. Probes and listeners are removed before it
+        returns. Raises HarnessError when the probe cannot run or no handle runs."""
         ...
 
 

@@ -1,4 +1,4 @@
-"""The runtime SPI (seed 002): what an agent platform implements so Wind Tunnel can drive it.
+"""The runtime SPI (docs/writing-a-runtime.md): what an agent platform implements so Wind Tunnel can drive it.
 
 Lifecycle, in the order the runner calls it:
 
@@ -207,7 +207,7 @@ class AgentRuntime(Protocol):
 
 @runtime_checkable
 class ReferenceCapableAgentRuntime(AgentRuntime, Protocol):
-    """A runtime that can substitute scripted decisions at its genuine model-inference seam (seed 000).
+    """A runtime that can substitute scripted decisions at its genuine model-inference seam (docs/selftests.md).
 
     `provision_reference()` is called once per reference case and returns an otherwise normal handle;
     its `teardown()` removes the substitution so cases cannot contaminate each other.

@@ -9,9 +9,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import jsonschema
+
+from windtunnel.errors import HarnessError, WindTunnelError
 
 Handler = Callable[[dict[str, Any], dict[str, Any]], Any]
 """A tool handler: `handler(state, arguments) -> JSON result`. It may mutate `state`."""
@@ -171,3 +173,24 @@ class MockHost:
     def reset(self) -> None:
         with self._lock:
             self.server = self._factory()
+
+
+_T = TypeVar("_T")
+
+
+def built_by_factory(
+    pack: str, server: str, build: Callable[[], _T], *, error: type[WindTunnelError] = HarnessError
+) -> _T:
+    """`build()` with a pack's MCP server factory; an exception of the pack's code becomes `error`, naming
+    the pack and the server (a WindTunnelError passes as it is)."""
+    try:
+        return build()
+    except WindTunnelError:
+        raise
+    except Exception as exc:
+        raise error(
+            f"pack {pack!r}: the factory of MCP server {server!r} raised {type(exc).__name__}: {exc}",
+            hint="make the factory return a MockServer built from the pack's fixtures",
+            pack=pack,
+            server=server,
+        ) from exc

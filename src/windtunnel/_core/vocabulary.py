@@ -54,13 +54,19 @@ class Exit(IntEnum):
     a case GOLDEN_FAILED, POISON_PASSED or ERROR, a scenario not proved, a bundle invalid; also a Wind
     Tunnel error of a verb that names no other code. USAGE (2): bad usage, nothing selected, a runtime
     that cannot run the self-tests (UNSUPPORTED), and for `wt certify` HARNESS_INVALID and harness errors
-    (its own machinery failed, so nothing was judged). INTERRUPTED (130): Ctrl-C, as a shell reports it.
+    (its own machinery failed, so nothing was judged). ENVIRONMENT (2, the same code as USAGE): a fault of
+    the machine in every verb (no engine, the engine gone, no base image, a full or read-only disk), or an
+    unexpected error. Stopped by a signal after the cleanup, 128 + its number as a shell reports it
+    (windtunnel._signals): HANGUP (129) SIGHUP, INTERRUPTED (130) SIGINT or Ctrl-C, TERMINATED (143) SIGTERM.
     """
 
     OK = 0
     FAILED = 1
     USAGE = 2
+    ENVIRONMENT = 2  # an alias of USAGE: one code, named for why
+    HANGUP = 129
     INTERRUPTED = 130
+    TERMINATED = 143
 
 
 CERTIFY_EXIT: dict[CertificationResult, Exit] = {

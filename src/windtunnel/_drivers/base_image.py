@@ -34,7 +34,9 @@ ORIGIN_LABEL = "windtunnel.base.origin"
 
 
 class BaseImageError(HarnessError):
-    """No base image could be found, pulled or bootstrapped."""
+    """No base image could be found, pulled or bootstrapped: a fault of the machine (every verb exits 2)."""
+
+    environment = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -248,9 +250,10 @@ def _debootstrap(
     try:
         subprocess.run(command, check=True, capture_output=True, text=True, timeout=BOOTSTRAP_TIMEOUT_S)
     except subprocess.CalledProcessError as exc:
-        tail = "\n".join((exc.stdout + exc.stderr).splitlines()[-15:])
+        lines = [line.strip() for line in (exc.stdout + exc.stderr).splitlines() if line.strip()]
+        log.warning("debootstrap output:\n%s", "\n".join(lines[-15:]))
         raise BaseImageError(
-            f"debootstrap of {suite} failed with exit {exc.returncode}:\n{tail}",
+            f"debootstrap of {suite} failed with exit {exc.returncode}: {lines[-1] if lines else 'no output'}",
             hint="check that the Debian mirror is reachable (pass --mirror URL for another one) "
             "and that the suite name is right",
         ) from exc

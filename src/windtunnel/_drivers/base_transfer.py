@@ -1,9 +1,11 @@
-"""The base image into an engine that lacks it: `docker load` of a saved tar, never a second bootstrap.
+"""An image built from Debian packages into an engine that lacks it: `docker load` of a saved tar, never a
+second build.
 
-A fresh engine (docker:dind, a remote one) has no base image, and bootstrapping one from Debian packages
-takes minutes. The tar saved under the cache directory (`base-images/`) is loaded when it is there; else
-the image is saved from the local engine (the host's own socket) when that one has it; a bootstrap saves
-its tar too, so no engine ever bootstraps the same base image twice.
+A fresh engine (docker:dind, a remote one) has neither the base image nor the egress fence's netguard
+image (windtunnel._drivers.fence), and building them needs a Debian mirror and minutes. The tar saved
+under the cache directory (`base-images/`) is loaded when it is there; else the image is saved from the
+local engine (the host's own socket) when that one has it; a bootstrap or a netguard build saves its tar
+too, so no engine ever builds the same image twice.
 """
 
 from __future__ import annotations

@@ -20,9 +20,20 @@ def labelled(
 ) -> tuple[list[Container], list[Network]]:
     """Containers (running or not) and networks carrying `label` (with `value`, if given)."""
     selector = label if value is None else f"{label}={value}"
-    containers = client.containers.list(all=True, filters={"label": selector})
     networks = client.networks.list(filters={"label": selector})
-    return containers, networks
+    return _containers(client, selector), networks
+
+
+def _containers(client: docker.DockerClient, selector: str) -> list[Container]:
+    """The containers with the label, each inspected; one removed between the listing and its inspection
+    (another cleanup, or the engine finishing a removal its killed client asked for) is gone, not an error."""
+    found = []
+    for summary in client.api.containers(all=True, filters={"label": selector}):
+        try:
+            found.append(client.containers.get(summary["Id"]))
+        except NotFound:
+            continue
+    return found
 
 
 def describe(resources: tuple[list[Container], list[Network]]) -> list[str]:

@@ -13,6 +13,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from docker.errors import DockerException
@@ -27,17 +28,18 @@ from windtunnel._core.agent_runtime import (
     StateProbe,
 )
 from windtunnel._core.reference import ReferenceCase
+from windtunnel._drivers.fence import start_fenced
 from windtunnel._drivers.stack import ContainerStack, RunningContainer, logs_tail
-from windtunnel._drivers.state_probe import LatestStateProbe
+from windtunnel._drivers.state_probe import LatestStateProbe, read_state_dump
 
 # The runtime's env and alias come from the container plan that the Dagger executor reads too.
 from windtunnel._drivers.topology import DEFAULT_MODEL, runtime_alias, runtime_env
+from windtunnel._gateway.client import LogCursor, start_scripted
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel.errors import (
     HarnessError,
-    ProbeError,
     RuntimeFault,
     RuntimeTimeoutError,
     RuntimeUnavailableError,
@@ -70,12 +72,16 @@ class ContainerHandle:
         self._inject = HttpInjectHandle(
             f"http://{running.ip}:{port}", runtime.timeout_s, runtime=runtime.manifest.name
         )
-        self._cursor = runtime.gateway_cursor()
+        self._cursor = LogCursor(runtime.gateway_cursor())
         self._torn_down = False
 
     @property
     def container(self) -> RunningContainer:
         return self._running
+
+    @property
+    def torn_down(self) -> bool:
+        return self._torn_down
 
     def send(self, messages: list[Message], session_id: str) -> Response:
         """Contract C send on the caller's thread. A container that dies mid-turn drops the connection,
@@ -124,30 +130,12 @@ class ContainerHandle:
         self._inject.reset_state()
 
     def model_requests(self) -> list[dict[str, Any]]:
-        entries = self._runtime.stack.gateway().log(since=self._cursor)
-        if entries:
-            self._cursor = int(entries[-1]["index"]) + 1
-        return entries
+        return self._cursor.read(self._runtime.stack.gateway())
 
     def runtime_state(self) -> Mapping[str, Any]:
         """The runtime's own state dump (manifest `state_route`), for the hermetic reset canary."""
-        route = self._runtime.manifest.state_route
-        if route is None:
-            raise ProbeError(
-                f"runtime {self._runtime.manifest.name!r} declares no state_route",
-                hint="add one to runtime.toml",
-            )
-        import httpx
-
-        try:
-            response = httpx.get(
-                f"http://{self._running.ip}:{self._runtime.manifest.port}{route}", timeout=10.0
-            )
-            response.raise_for_status()
-            state: dict[str, Any] = response.json()
-        except (httpx.HTTPError, ValueError) as exc:
-            raise ProbeError(f"could not read {route} of {self._runtime.manifest.name!r}: {exc}") from exc
-        return state
+        manifest = self._runtime.manifest
+        return read_state_dump(manifest, f"http://{self._running.ip}:{manifest.port}")
 
     def kill(self) -> None:
         """SIGKILL the runtime container: the recovery check's "kill the bench mid-run"."""
@@ -204,7 +192,7 @@ class ContainerRuntime:
         self.stack.gateway()
         env = runtime_env(self.manifest, config, mcps, self.stack.gateway_url_for_agents)
         alias = runtime_alias(self.manifest.name, uuid.uuid4().hex[:6])
-        running = self.stack.run(self.runtime_image, alias=alias, env=env, role="runtime")
+        running = start_fenced(self.stack, self.runtime_image, alias=alias, env=env)
         try:
             self.stack.wait_listening(
                 running, self.manifest.port, timeout=START_TIMEOUT_S, what=f"runtime {self.manifest.name!r}"
@@ -222,10 +210,16 @@ class ContainerRuntime:
         return LatestStateProbe(self)
 
     def probe_egress(self) -> EgressReport:
-        """Start a probe on the runtime's network: gateway and mocks must answer, the outside must not."""
+        """Probe the latest handle's fenced namespace: gateway and mocks must answer, nothing else may."""
         from windtunnel._drivers.egress import run_egress_probe
 
-        return run_egress_probe(self.stack)
+        latest = self.latest
+        if latest is None or latest.torn_down:
+            raise HarnessError(
+                f"runtime {self.manifest.name!r} has no running handle whose network could be probed",
+                hint="provision a handle first and probe while it runs",
+            )
+        return run_egress_probe(self.stack, latest.container)
 
     def run_network(self) -> str:
         return str(self.stack.network.name)
@@ -244,12 +238,5 @@ class ReferenceContainerRuntime(ContainerRuntime):
     def provision_reference(
         self, config: AgentConfig, case: ReferenceCase, mcps: list[MCPHandle] | None = None
     ) -> ContainerHandle:
-        gateway = self.stack.gateway()
-        gateway.clear_script()
-        gateway.install_script(case.name, case.decisions)
-        try:
-            return self._start(config, mcps or [], case=case.name)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                gateway.clear_script()
-            raise
+        start = partial(self._start, config, mcps or [], case=case.name)
+        return start_scripted(self.stack.gateway(), case, start)

@@ -3,12 +3,16 @@
 A host path means nothing to a remote engine, Docker Desktop's VM or a docker:dind service: a bind mount
 would name a directory on the engine's machine, not ours. Copying through the API works on every engine:
 a container is created, its files put in, then started; what it writes is copied out before it is removed.
+A secret (the upstream key) goes in the same way, never as the container's environment or command line,
+which `docker inspect` shows to anyone who can reach the engine: read-only for its owner (0400) in a
+directory only its owner may enter (0700); the owner is the container's user, root for Wind Tunnel's image.
 """
 
 from __future__ import annotations
 
 import io
 import tarfile
+import time
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -17,6 +21,10 @@ from docker.errors import DockerException
 
 from windtunnel.errors import HarnessError
 
+SECRET_MODE = 0o400
+SECRET_DIRECTORY_MODE = 0o700
+_EXISTING = {"run", "tmp", "etc", "var"}
+"""Directories every image has: their owner and mode stay as the image made them."""
 SKIPPED = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
 """Caches Python writes beside sources: never part of what a container needs."""
 
@@ -38,6 +46,29 @@ def empty_directories(paths: list[str]) -> bytes:
             info = tarfile.TarInfo(_relative(path))
             info.type, info.mode = tarfile.DIRTYPE, 0o777
             archive.addfile(info)
+    return buffer.getvalue()
+
+
+def secret_files(files: Mapping[str, str], *, uid: int = 0, gid: int = 0) -> bytes:
+    """A tar of secrets (absolute container path -> text), 0400 in 0700 directories owned by uid:gid."""
+    buffer = io.BytesIO()
+    now = time.time()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for directory in sorted({str(parent) for path in files for parent in _new_parents(path)}):
+            info = tarfile.TarInfo(directory)
+            info.type, info.mode, info.uid, info.gid, info.mtime = (
+                tarfile.DIRTYPE,
+                SECRET_DIRECTORY_MODE,
+                uid,
+                gid,
+                now,
+            )
+            archive.addfile(info)
+        for path, text in sorted(files.items()):
+            data = text.encode("utf-8")
+            info = tarfile.TarInfo(_relative(path))
+            info.size, info.mode, info.uid, info.gid, info.mtime = len(data), SECRET_MODE, uid, gid, now
+            archive.addfile(info, io.BytesIO(data))
     return buffer.getvalue()
 
 
@@ -83,6 +114,12 @@ def copy_out(container: Any, inside: str, destination: Path) -> list[Path]:
 
 def _relative(path: str) -> str:
     return str(PurePosixPath(path).relative_to("/"))
+
+
+def _new_parents(path: str) -> list[PurePosixPath]:
+    """The directories a secret's own directory adds below the existing /run (or /): e.g. run/secrets."""
+    parents = [parent for parent in PurePosixPath(_relative(path)).parents if str(parent) != "."]
+    return [parent for parent in parents if str(parent) not in _EXISTING]
 
 
 def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo | None:

@@ -58,7 +58,7 @@ their dependencies go into wheels/ with the runtime's requirements."""
 
 
 class ImageBuildError(HarnessError):
-    """An image could not be built; the message carries the last lines of the build log."""
+    """An image could not be built; the message carries the last lines of the build log (`.log_tail`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -278,11 +278,12 @@ def _consume(chunk: dict[str, Any], tag: str, log_lines: list[str], errors: list
 
 
 def _build_error(tag: str, reason: str, log_lines: list[str]) -> ImageBuildError:
-    tail = "\n".join(log_lines[-25:])
+    tail = log_lines[-25:]
     return ImageBuildError(
-        f"building {tag} failed: {reason}\n--- last build output ---\n{tail}",
+        f"building {tag} failed: {reason}\n--- last build output ---\n" + "\n".join(tail),
         hint="builds run with no network: every package must come from the wheelhouse (wheels/) and the "
         "base image; fix the step shown above",
+        log_tail=tail,
     )
 
 

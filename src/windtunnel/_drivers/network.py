@@ -1,8 +1,8 @@
 """Per-run Docker networks and the labels that tie every container and network to its run and owner.
 
 Docker's `internal` networks drop traffic leaving them with iptables but still hand containers a
-default route; `drop_default_route` / `start_netns_holder` remove it so "no route out" holds inside the
-container's own namespace.
+default route, and leave the host reachable through the bridge's address; a runtime container is
+therefore fenced further inside its own namespace (windtunnel._drivers.fence).
 
 A run's resources carry `windtunnel.run=<run id>`, optionally `windtunnel.session=<label>` and
 `windtunnel.caller=<label>`, and the owner process (host, pid, start time), so a later run can tell
@@ -18,11 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import docker
-from docker.errors import DockerException
-from docker.models.containers import Container
 from docker.models.networks import Network
-
-from windtunnel.errors import HarnessError
 
 RUN_LABEL = "windtunnel.run"
 ROLE_LABEL = "windtunnel.role"
@@ -99,7 +95,7 @@ def create_run_network(
 ) -> Network:
     """A bridge network for one run. With `internal=True` (the default) the engine drops whatever tries
     to leave it: its containers reach each other and host services listening on the bridge gateway,
-    nothing beyond. (They still get a default route; see start_netns_holder to have none.)"""
+    nothing beyond. (They still get a default route; windtunnel._drivers.fence closes that for runtimes.)"""
     return client.networks.create(
         name or network_name(run_id),
         driver="bridge",
@@ -107,93 +103,3 @@ def create_run_network(
         check_duplicate=True,
         labels={**run_labels(run_id, session=session), **(labels or {})},
     )
-
-
-def gateway_address(network: Network) -> str | None:
-    """The bridge's own address on `network`: where containers on it reach services on the host."""
-    network.reload()
-    for config in network.attrs.get("IPAM", {}).get("Config") or []:
-        gateway = config.get("Gateway")
-        if gateway:
-            return str(gateway)
-    return None
-
-
-DROP_DEFAULT_ROUTES = r"""
-import fcntl, socket, struct
-SIOCDELRT, RTF_UP = 0x890C, 0x1
-def sockaddr(ip):
-    return struct.pack("=HH4s8x", socket.AF_INET, 0, socket.inet_aton(ip))
-# struct rtentry in native layout: pad1, dst, gateway, genmask, flags, pad2, pad3, pad4, metric, dev,
-# mtu, window, irtt. dst 0.0.0.0/0 with RTF_UP names a default route, whatever its gateway.
-entry = struct.pack("@L16s16s16sHhLPhPLLH0L", 0, sockaddr("0.0.0.0"), sockaddr("0.0.0.0"),
-                    sockaddr("0.0.0.0"), RTF_UP, 0, 0, 0, 0, 0, 0, 0, 0)
-with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-    while True:
-        try:
-            fcntl.ioctl(s.fileno(), SIOCDELRT, entry)
-        except OSError:
-            break
-left = [l for l in open("/proc/net/route").read().splitlines()[1:] if l.split()[1] == "00000000"]
-print(len(left))
-"""
-"""Run inside the target's network namespace (needs CAP_NET_ADMIN); prints how many default routes
-remain. Plain Python, so any image with python3 can be the helper."""
-
-
-def drop_default_route(
-    client: docker.DockerClient, container: Container, *, helper_image: str, labels: Mapping[str, str]
-) -> None:
-    """Remove every IPv4 default route from `container`'s network namespace.
-
-    Docker 20.10 gives a container on an internal network a default route via the bridge and relies on
-    iptables to drop what takes it. Removing the route makes "no way out" hold inside the namespace
-    itself, where a check can read it. Connected routes stay: the run's network, and the bridge
-    gateway (the host's services) on it, remain reachable. A short-lived helper container with
-    NET_ADMIN joins the namespace; the target keeps no extra capability.
-    """
-    try:
-        output = client.containers.run(
-            helper_image,
-            ["python3", "-c", DROP_DEFAULT_ROUTES],
-            network_mode=f"container:{container.id}",
-            cap_add=["NET_ADMIN"],
-            labels=dict(labels),
-            remove=True,
-        )
-    except DockerException as exc:
-        raise HarnessError(
-            f"could not remove the default route of container {container.name}: {exc}",
-            hint="the engine must allow NET_ADMIN for a helper container; check the engine's log",
-        ) from exc
-    remaining = bytes(output).decode().strip()
-    if remaining != "0":
-        raise HarnessError(
-            f"container {container.name} still has a default route after removal (helper said {remaining!r})",
-            hint="check the engine's log; the run cannot be shown to have no way out",
-        )
-
-
-def start_netns_holder(
-    client: docker.DockerClient,
-    network: Network,
-    *,
-    image: str,
-    labels: Mapping[str, str],
-    name: str | None = None,
-) -> Container:
-    """A container that only holds a network namespace on `network`, with its default route removed.
-
-    Start the real container with `network_mode=f"container:{holder.id}"`: it shares the namespace from
-    its first instruction, so there is no moment with a route out (the pattern of a Kubernetes pod's
-    pause container). Remove the holder after the container that uses it.
-    """
-    holder = client.containers.run(
-        image, ["sleep", "infinity"], detach=True, network=network.name, labels=dict(labels), name=name
-    )
-    try:
-        drop_default_route(client, holder, helper_image=image, labels=labels)
-    except HarnessError:
-        holder.remove(force=True)
-        raise
-    return holder

@@ -3,7 +3,8 @@
 Registered as the `container` driver kind (`windtunnel.drivers` entry-point group); the resolver
 (windtunnel._runtimes.resolve) hands it the manifest. Settings are read when a plugin builds, never at
 import: `WT_BASE_IMAGE` (or `BASE_IMAGE`, default python:3.12-slim, bootstrapped from Debian when it cannot
-be pulled), `WT_GATEWAY_MODE` (script; live with `WT_UPSTREAM_URL` and `WT_UPSTREAM_API_KEY`),
+be pulled), `WT_GATEWAY_MODE` (script; live with `WT_UPSTREAM_URL` and `WT_UPSTREAM_API_KEY` or `WT_UPSTREAM_KEY_FILE`,
+the key handed to the gateway container as a read-only file),
 `WT_INJECT_TIMEOUT_S`, `WT_CACHE_DIR`, `WT_SESSION_LABEL` (an extra label on every container, so a test
 session or CI job can remove what it started).
 """
@@ -20,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 from windtunnel._drivers.network import CALLER_LABEL
 from windtunnel._drivers.stack import ContainerStack, GatewaySpec
 from windtunnel._env_values import env_seconds
+from windtunnel._gateway.upstream_key import in_container, upstream_key
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S
 from windtunnel._runtimes.manifest import RuntimeManifest, check_buildable, load_manifest
-from windtunnel.errors import ConfigFileError, HarnessError
+from windtunnel.errors import ConfigFileError, HarnessError, RuntimeFault
 
 if TYPE_CHECKING:
     from windtunnel._drivers.container import ContainerRuntime
@@ -43,7 +45,7 @@ class DriverSettings:
     def from_env(cls, env: Mapping[str, str]) -> DriverSettings:
         mode = env.get("WT_GATEWAY_MODE", "script")
         args: tuple[str, ...] = ()
-        gateway_env: dict[str, str] = {}
+        secrets: dict[str, str] = {}
         if mode in {"live", "record"}:
             upstream = env.get("WT_UPSTREAM_URL")
             if not upstream:
@@ -52,13 +54,13 @@ class DriverSettings:
                     field="WT_UPSTREAM_URL",
                     hint="point WT_UPSTREAM_URL at an OpenAI-compatible endpoint, or use script mode",
                 )
-            args = ("--upstream", upstream)
-            if env.get("WT_UPSTREAM_API_KEY"):
-                gateway_env["WT_UPSTREAM_API_KEY"] = env["WT_UPSTREAM_API_KEY"]
+            # The key goes in as a read-only file, never as the container's env or command line.
+            key_args, secrets = in_container(upstream_key(env))
+            args = ("--upstream", upstream, *key_args)
         return cls(
             base_image=env.get("WT_BASE_IMAGE") or env.get("BASE_IMAGE") or "python:3.12-slim",
             gateway=GatewaySpec(
-                mode=mode, extra_args=args, env=gateway_env, needs_egress=mode in {"live", "record"}
+                mode=mode, extra_args=args, secrets=secrets, needs_egress=mode in {"live", "record"}
             ),
             timeout_s=env_seconds(env, "WT_INJECT_TIMEOUT_S", DEFAULT_TIMEOUT_S),
             cache_dir=Path(env["WT_CACHE_DIR"]) if env.get("WT_CACHE_DIR") else None,
@@ -71,11 +73,14 @@ class Images:
     windtunnel: str
     runtime: str
     digests: Mapping[str, str]
+    netguard: str | None = None
+    """The egress fence's holder image (windtunnel._drivers.fence)."""
 
 
 def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSettings) -> Images:
     """Build (or reuse, by content hash) the windtunnel image and the runtime's image, offline."""
     from windtunnel._drivers.base_image import ensure_base_image
+    from windtunnel._drivers.fence import ensure_netguard_image
     from windtunnel._drivers.images import build_windtunnel_image, windtunnel_source_root
 
     check_buildable(manifest)
@@ -83,6 +88,7 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
     if prebuilt is not None:
         return prebuilt
     base = ensure_base_image(client, settings.base_image, cache_dir=settings.cache_dir)
+    netguard = ensure_netguard_image(client, base, cache_dir=settings.cache_dir)
     harness = build_windtunnel_image(
         client, repo_root=windtunnel_source_root(), base_image=base, cache_dir=settings.cache_dir
     )
@@ -91,14 +97,19 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
         ensure_image(client, manifest.name, runtime_ref)
         runtime_digest = client.images.get(runtime_ref).id
     else:
-        built = build_manifest_image(client, manifest, base_image=base, cache_dir=settings.cache_dir)
+        built = _runtime_image(client, manifest, base, settings.cache_dir)
         runtime_ref, runtime_digest = built.id, built.digest
     # By id, not tag: the engine may be shared, and a tag can be moved by another build meanwhile, so the
     # containers would not run the images the bundle records.
     return Images(
         windtunnel=harness.id,
         runtime=runtime_ref,
-        digests={"windtunnel": harness.digest, f"runtime:{manifest.name}": runtime_digest},
+        digests={
+            "windtunnel": harness.digest,
+            f"runtime:{manifest.name}": runtime_digest,
+            "netguard": str(client.images.get(netguard).id),
+        },
+        netguard=netguard,
     )
 
 
@@ -110,7 +121,35 @@ def _prebuilt(client: Any, runtime: str) -> Images | None:
     if found is None:
         return None
     require_present(client, found)
-    return Images(windtunnel=found["windtunnel"], runtime=found["runtime"], digests=dict(found["digests"]))
+    return Images(
+        windtunnel=found["windtunnel"],
+        runtime=found["runtime"],
+        digests=dict(found["digests"]),
+        netguard=found["netguard"],
+    )
+
+
+class RuntimeBuildError(RuntimeFault):
+    """The image of a runtime under certification did not build (its Dockerfile, its requirements or its
+    packages): the runtime's failure, not Wind Tunnel's. `.log_tail` holds the build's last lines."""
+
+
+def _runtime_image(client: Any, manifest: RuntimeManifest, base: str, cache_dir: Path | None) -> BuiltImage:
+    """The runtime's own image; what fails in it is the runtime's (RuntimeBuildError), while the base image
+    and the windtunnel image, built before it, stay Wind Tunnel's (HarnessError)."""
+    from windtunnel._drivers.images import ImageBuildError
+    from windtunnel._drivers.wheelhouse import WheelhouseError
+
+    try:
+        return build_manifest_image(client, manifest, base_image=base, cache_dir=cache_dir)
+    except (ImageBuildError, WheelhouseError) as exc:
+        first, *rest = exc.message.splitlines() or [""]
+        raise RuntimeBuildError(
+            f"the image of runtime {manifest.name!r} did not build: {first}",
+            hint=exc.hint,
+            runtime=manifest.name,
+            log_tail=list(getattr(exc, "log_tail", None) or rest[-25:]),
+        ) from exc
 
 
 def build_manifest_image(
@@ -178,6 +217,7 @@ class ContainerRuntimePlugin:
             gateway=settings.gateway,
             session=settings.session or label,
             labels={CALLER_LABEL: label},
+            netguard_image=images.netguard,
         )
         kind = ReferenceContainerRuntime if self.manifest.reference else ContainerRuntime
         return kind(

@@ -2,8 +2,9 @@
 
 `wt certify` in a runner container (windtunnel._pipeline.in_container) never builds: the host side built
 every image in the engine (it has pip and the wheelhouses), and names them in WT_PREBUILT_IMAGES, by runtime:
-`{"<runtime>": {"windtunnel": "<image id>", "runtime": "<image id or ref>", "digests": {...}}}`. Each is
-checked to be in the engine before it is used.
+`{"<runtime>": {"windtunnel": "<image id>", "runtime": "<image id or ref>", "netguard": "<tag>",
+"digests": {...}}}` (netguard: the egress fence's holder image). Each is checked to be in the engine
+before it is used.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from windtunnel.errors import ConfigFileError, HarnessError
 
 ENV_VAR = "WT_PREBUILT_IMAGES"
+IMAGE_KEYS = ("windtunnel", "runtime", "netguard")
 
 
 def encode(images: Mapping[str, Mapping[str, Any]]) -> str:
@@ -29,7 +31,7 @@ def prebuilt_for(env: Mapping[str, str], runtime: str) -> Mapping[str, Any] | No
     try:
         data = json.loads(text)
         entry = data[runtime]
-        if not all(isinstance(entry[key], str) for key in ("windtunnel", "runtime")):
+        if not all(isinstance(entry[key], str) for key in IMAGE_KEYS):
             raise TypeError("image ids must be strings")
         dict(entry["digests"])
     except (ValueError, KeyError, TypeError) as exc:
@@ -46,7 +48,7 @@ def require_present(client: Any, images: Mapping[str, Any]) -> None:
     """Every prebuilt image is in the engine (a HarnessError naming the one that is not)."""
     from docker.errors import DockerException
 
-    for key in ("windtunnel", "runtime"):
+    for key in IMAGE_KEYS:
         try:
             client.images.get(images[key])
         except DockerException as exc:

@@ -4,8 +4,10 @@ When container addresses are not routable from the process that runs the stage p
 Docker Desktop, a docker:dind service), `wt certify` runs in a runner container inside the engine
 (windtunnel._pipeline.in_container), named by WT_RUNNER_CONTAINER. That runner joins each network a run
 creates, as the run creates it, so it reaches the gateway, the mocks and the runtime by their addresses as
-a local runner would. It only initiates connections: the runtime may answer it, and still reaches nothing
-but the gateway and the mocks. Before a network is removed, the runner leaves it.
+a local runner would. It only initiates connections; the egress fence (windtunnel._drivers.fence) lets
+the runtime answer it, since the runner is one more peer on the run's subnet (the fence blocks only the
+bridge's own address there, and everything off the subnet).
+Removing a network detaches whatever is still attached to it (windtunnel._drivers.cleanup), the runner too.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from docker.errors import APIError, DockerException, NotFound
+from docker.errors import DockerException
 
 from windtunnel.errors import HarnessError
 
@@ -38,14 +40,3 @@ def join(network: Any) -> None:
             f"the runner container {name} could not join the run network {network.name}: {exc}",
             hint="check the engine (`docker info`); the runner container must still run",
         ) from exc
-
-
-def leave(network: Any) -> None:
-    """Detach the runner container from `network` (before it is removed); never raises."""
-    name = runner_name()
-    if name is None:
-        return
-    try:
-        network.disconnect(name, force=True)
-    except (NotFound, APIError):
-        return

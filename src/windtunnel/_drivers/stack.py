@@ -1,8 +1,9 @@
 """One run's containers: a per-run internal network, the model gateway, pooled MCP mocks, runtime containers.
 
 Every container and the network carry the run's labels, so `close()` (or a later run's leftover sweep)
-removes them by label, also after a crash. The runtime gets no route out: the network is internal and
-only the gateway and the mocks are on it.
+removes them by label, also after a crash. The runtime gets no way out: the network is internal, and each
+runtime container lives in a fenced holder's namespace (windtunnel._drivers.fence) that reaches the run's
+peers and nothing else.
 """
 
 from __future__ import annotations
@@ -15,14 +16,14 @@ from typing import Any
 
 import docker
 import httpx
-from docker.errors import DockerException, NotFound
+from docker.errors import DockerException
 from docker.models.containers import Container
 from docker.models.networks import Network
 
 from windtunnel._core.agent_runtime import MockServerPlan
 from windtunnel._drivers import runner_peer
 from windtunnel._drivers.cleanup import remove_run
-from windtunnel._drivers.files import archive_of, copy_out, empty_directories, put
+from windtunnel._drivers.files import archive_of, copy_out, empty_directories, put, secret_files
 from windtunnel._drivers.network import ROLE_LABEL, RUN_LABEL, create_run_network, run_labels
 from windtunnel._drivers.readiness import wait_listening
 from windtunnel._drivers.topology import (
@@ -41,6 +42,7 @@ from windtunnel._drivers.topology import (
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._mcp.http_handle import HttpMCPHandle
 from windtunnel._net.liveness import Liveness
+from windtunnel._signals import deferred_stop
 from windtunnel.errors import HarnessError
 
 __all__ = [
@@ -65,8 +67,9 @@ its tapes side by side), and on a loaded machine a mock was seen to need close t
 class GatewaySpec:
     """How the gateway container serves: script (default), live/record to an upstream, replay a tape.
 
-    `files` (container path -> host path: a tape to replay, the upstream key file) are copied in before it
-    starts; `outputs` (container directory -> host directory: where a record gateway writes its tape) start
+    `files` (container path -> host path: a tape to replay) are copied in before it starts; `secrets`
+    (container path -> content: the upstream key) are put in with them, read-only for its user, and never
+    shown; `outputs` (container directory -> host directory: where a record gateway writes its tape) start
     empty and are copied out by `ContainerStack.collect_outputs()`. No host path is ever bind-mounted, so
     any engine works (windtunnel._drivers.files).
     """
@@ -77,13 +80,22 @@ class GatewaySpec:
     files: Mapping[str, Path] = field(default_factory=dict)
     needs_egress: bool = False
     outputs: Mapping[str, Path] = field(default_factory=dict)
+    secrets: Mapping[str, str] = field(default_factory=dict, repr=False)
 
 
 @dataclass(slots=True)
 class RunningContainer:
+    """A started container with its alias and IP; `holder` is the fence whose namespace (and IP) it uses."""
+
     container: Container
     alias: str
     ip: str
+    holder: Container | None = None
+
+    @property
+    def namespace(self) -> Container:
+        """The container that owns the network namespace: the holder when fenced."""
+        return self.holder or self.container
 
 
 class ContainerStack:
@@ -99,9 +111,12 @@ class ContainerStack:
         session: str | None = None,
         gateway: GatewaySpec | None = None,
         labels: Mapping[str, str] | None = None,
+        netguard_image: str | None = None,
     ) -> None:
         self.client = client
         self.windtunnel_image = windtunnel_image
+        self.netguard_image = netguard_image
+        """The egress fence's holder image; found or built on first use when None."""
         self.run_id = run_id or f"wt-{uuid.uuid4().hex[:10]}"
         self.session = session
         self.gateway_spec = gateway or GatewaySpec()
@@ -119,10 +134,11 @@ class ContainerStack:
         if self._closed:
             raise HarnessError(f"run {self.run_id} was closed", hint="build a new runtime for a new run")
         if self._network is None:
-            self._network = create_run_network(
-                self.client, self.run_id, session=self.session, labels=self.labels
-            )
-            runner_peer.join(self._network)  # a runner in a container reaches the run by its addresses
+            with deferred_stop():  # a stop signal mid-request would leave a network close() never saw
+                self._network = create_run_network(
+                    self.client, self.run_id, session=self.session, labels=self.labels
+                )
+                runner_peer.join(self._network)  # a runner in a container reaches the run by its addresses
         return self._network
 
     def gateway(self) -> GatewayClient:
@@ -158,6 +174,7 @@ class ContainerStack:
                 env=dict(spec.env),
                 files=dict(spec.files),
                 outputs=list(spec.outputs),
+                secrets=dict(spec.secrets),
                 role="gateway",
             )
             if spec.needs_egress:
@@ -191,7 +208,7 @@ class ContainerStack:
         """A mock container for the plan, pooled by (pack root, pack, server) and reset to fresh state.
 
         The reset rebuilds the state with the pack's factory inside the container: fresh pack factories
-        per case (seed 000), without paying a container start each time.
+        per case (docs/selftests.md, "Order and isolation"), without paying a container start each time.
         """
         if plan.pack_root is None:
             raise HarnessError(
@@ -241,32 +258,25 @@ class ContainerStack:
         files: Mapping[str, Path] | None = None,
         role: str,
         outputs: Sequence[str] = (),
+        secrets: Mapping[str, str] | None = None,
     ) -> RunningContainer:
         """Start a labelled container on the run network under `alias`; return it with its IP.
 
-        `files` (container path -> host file or directory) are copied in before it starts, and `outputs`
-        (container directories) are created empty for it to write into (windtunnel._drivers.files).
+        `files` (container path -> host file or directory) and `secrets` (container path -> content) are
+        copied in before it starts, and `outputs` (container directories) are created empty for it to write
+        into (windtunnel._drivers.files).
         """
         name = f"{self.network.name}-{alias}-{uuid.uuid4().hex[:4]}"
+        copied = [(archive_of(files), f"the {role}'s files")] if files else []
+        if secrets:
+            copied.append((secret_files(secrets), f"the {role}'s secret files"))
+        if outputs:
+            copied.append((empty_directories(list(outputs)), f"the {role}'s output directories"))
         try:
-            container = self.client.containers.create(
-                image,
-                command=command,
-                name=name,
-                environment=dict(env or {}),
-                labels={**self.labels, ROLE_LABEL: role},
-                network=self.network.name,
-                detach=True,
-                networking_config={
-                    self.network.name: self.client.api.create_endpoint_config(aliases=[alias])
-                },
-            )
-            if files:
-                put(container, archive_of(files), f"the {role}'s files")
-            if outputs:
-                put(container, empty_directories(list(outputs)), f"the {role}'s output directories")
-            container.start()
-            container.reload()
+            # Whole or not at all: a stop signal in the middle of a request leaves a container the engine
+            # finishes creating after close() has listed the run's containers.
+            with deferred_stop():
+                container = self._create(image, command, name, env, role, alias, copied)
         except DockerException as exc:
             raise HarnessError(
                 f"could not start the {role} container from {image}: {exc}",
@@ -274,6 +284,32 @@ class ContainerStack:
             ) from exc
         ip = container.attrs["NetworkSettings"]["Networks"][self.network.name]["IPAddress"]
         return RunningContainer(container=container, alias=alias, ip=ip)
+
+    def _create(
+        self,
+        image: str,
+        command: list[str] | None,
+        name: str,
+        env: Mapping[str, str] | None,
+        role: str,
+        alias: str,
+        copied: Sequence[tuple[bytes, str]],
+    ) -> Container:
+        container = self.client.containers.create(
+            image,
+            command=command,
+            name=name,
+            environment=dict(env or {}),
+            labels={**self.labels, ROLE_LABEL: role},
+            network=self.network.name,
+            detach=True,
+            networking_config={self.network.name: self.client.api.create_endpoint_config(aliases=[alias])},
+        )
+        for archive, what in copied:
+            put(container, archive, what)
+        container.start()
+        container.reload()
+        return container
 
     def _wait(self, ready: Any, running: RunningContainer, what: str) -> None:
         try:
@@ -304,12 +340,14 @@ class ContainerStack:
         )
 
     def remove(self, running: RunningContainer) -> None:
-        try:
-            running.container.remove(force=True)
-        except NotFound:
-            return
-        except DockerException:
-            return
+        """Remove the container, then its fence holder (the namespace must outlive its user)."""
+        for container in (running.container, running.holder):
+            if container is None:
+                continue
+            try:
+                container.remove(force=True)
+            except DockerException:  # already gone (NotFound) or the engine refused: close() sweeps by label
+                continue
 
     def runtime_containers(self) -> dict[str, dict[str, bool]]:
         """The run's runtime containers (running or not), by name, each with every network it is attached
@@ -326,6 +364,9 @@ class ContainerStack:
 
     def _attachments(self, container: Container) -> dict[str, bool]:
         container.reload()
+        mode = str((container.attrs.get("HostConfig") or {}).get("NetworkMode") or "")
+        if mode.startswith("container:"):  # a fenced runtime: its networks are its holder's
+            container = self.client.containers.get(mode.partition(":")[2])
         names = sorted((container.attrs.get("NetworkSettings") or {}).get("Networks") or {})
         return {name: bool(self.client.networks.get(name).attrs.get("Internal")) for name in names}
 

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from windtunnel._drivers.base_image import TargetPython
+from windtunnel._files import os_error_as
 from windtunnel.errors import HarnessError
 
 log = logging.getLogger(__name__)
@@ -134,14 +135,9 @@ def normalize_requirements(lines: Sequence[str]) -> tuple[str, ...]:
 
 
 def read_requirements(path: Path) -> tuple[str, ...]:
-    try:
+    fix = "create it, one requirement a line (it may be empty)"
+    with os_error_as(WheelhouseError, f"cannot read the requirements file {path}", path, hint=fix):
         text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise WheelhouseError(
-            f"cannot read the requirements file {path}: {exc}",
-            hint="create it, one requirement a line (it may be empty)",
-            path=str(path),
-        ) from exc
     return normalize_requirements(text.splitlines())
 
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
-from windtunnel._core.reference import ReferenceDecision
+from windtunnel._core.reference import ReferenceCase, ReferenceDecision
 from windtunnel._gateway.script import INSTALL_SHAPE
+from windtunnel._net.json_body import json_object
 from windtunnel._net.liveness import Liveness, named_death
 from windtunnel._net.tls import shared_tls_context
 from windtunnel._scenario.serialize import decisions_to_json
@@ -146,11 +148,8 @@ class GatewayClient:
 
 
 def _json(response: httpx.Response, url: str) -> dict[str, Any]:
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
-    if not isinstance(data, dict):
+    data = json_object(response)
+    if data is None:
         raise HarnessError(
             f"{url} answered HTTP {response.status_code} with something other than a JSON object: "
             f"{response.text[:300]!r}",
@@ -167,3 +166,32 @@ def _hint(code: Any) -> str:
     if code == "invalid_script":
         return f"fix the field named in the message; PUT /wt/script takes {INSTALL_SHAPE}"
     return "see the gateway's message above"
+
+
+class LogCursor:
+    """A position in a gateway's log: each read() returns only the entries logged since the last read."""
+
+    def __init__(self, start: int) -> None:
+        self.index = start
+
+    def read(self, gateway: GatewayClient) -> list[dict[str, Any]]:
+        entries = gateway.log(since=self.index)
+        if entries:
+            self.index = int(entries[-1]["index"]) + 1
+        return entries
+
+
+_T = TypeVar("_T")
+
+
+def start_scripted(gateway: GatewayClient, case: ReferenceCase, start: Callable[[], _T]) -> _T:
+    """Install `case`'s decisions as the gateway's only script, then `start()` the handle that plays them;
+    a start that fails clears the script again (a reference handle's teardown clears it otherwise)."""
+    gateway.clear_script()
+    gateway.install_script(case.name, case.decisions)
+    try:
+        return start()
+    except BaseException:
+        with contextlib.suppress(Exception):
+            gateway.clear_script()
+        raise

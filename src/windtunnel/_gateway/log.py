@@ -32,30 +32,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-SAMPLING_KEYS: frozenset[str] = frozenset(
-    {
-        "temperature",
-        "top_p",
-        "top_k",
-        "min_p",
-        "max_tokens",
-        "max_completion_tokens",
-        "tool_choice",
-        "parallel_tool_calls",
-        "seed",
-        "stop",
-        "response_format",
-        "n",
-        "frequency_penalty",
-        "presence_penalty",
-        "repetition_penalty",
-        "logit_bias",
-        "logprobs",
-        "top_logprobs",
-        "reasoning_effort",
-    }
-)
-"""Body fields logged under `sampling`: what shapes the answer beyond the prompt and tools."""
+from windtunnel._chat.wire import SAMPLING_KEYS
 
 _OWN_KEYS = frozenset({"model", "messages"}) | SAMPLING_KEYS
 

@@ -1,8 +1,10 @@
 """The upstream API key of live and record modes: from a key file, or from an environment variable.
 
 A key file (`--upstream-key-file PATH`, else `$WT_UPSTREAM_KEY_FILE`) wins over the variable
-(`$WT_UPSTREAM_API_KEY`, or the one `--api-key-env` names). A file can be mounted read-only into the gateway
-container, where an environment variable would be visible to anyone who can `docker inspect` it.
+(`$WT_UPSTREAM_API_KEY`, or the one `--api-key-env` names). A gateway in a container always gets it as a file
+(`in_container`): put into the container before it starts (KEY_PATH, mode 0400, not a host bind mount, so
+any engine works), never as its environment or command line, which anyone who can `docker inspect` it sees.
+`wt gateway serve` run by hand may still read the variable from its own environment.
 """
 
 from __future__ import annotations
@@ -16,6 +18,16 @@ from windtunnel.errors import UsageError
 KEY_ENV = "WT_UPSTREAM_API_KEY"
 KEY_FILE_ENV = "WT_UPSTREAM_KEY_FILE"
 KEY_FILE_FLAG = "--upstream-key-file"
+KEY_PATH = "/run/secrets/upstream_api_key"
+"""Where a gateway container finds its upstream key: a read-only (0400) file owned by the gateway's user."""
+
+
+def in_container(key: str | None) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The gateway arguments and the files (container path -> content) that hand `key` to a gateway
+    container; nothing for no key."""
+    if not key:
+        return (), {}
+    return (KEY_FILE_FLAG, KEY_PATH), {KEY_PATH: key + "\n"}
 
 
 def add_key_file_argument(parser: argparse.ArgumentParser, *, what: str = "the upstream API key") -> None:

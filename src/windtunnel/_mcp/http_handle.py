@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from windtunnel._mcp.server import ADMIN_PREFIX, MCP_PATH
+from windtunnel._net.json_body import json_object
 from windtunnel._net.liveness import Liveness, named_death
 from windtunnel._net.tls import shared_tls_context
 from windtunnel.errors import HarnessError
@@ -146,11 +147,8 @@ class HttpMCPHandle:
                 hint="check that this address serves a Wind Tunnel MCP mock (`wt mcp serve`)",
                 server=self._name,
             )
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
+        body = json_object(response)
+        if body is None:
             raise HarnessError(
                 f"MCP mock {self._name!r} answered {method} {target} with something other than a JSON "
                 f"object: {response.text[:200]!r}",

@@ -6,11 +6,11 @@ import logging
 from collections.abc import Sequence
 
 from windtunnel._core.agent_runtime import MCPHandle, MockServerPlan
-from windtunnel._core.mock_kit import MockHost
+from windtunnel._core.mock_kit import MockHost, built_by_factory
 from windtunnel._mcp.http_handle import HttpMCPHandle
 from windtunnel._mcp.server import MCP_PATH, mock_app
 from windtunnel._net.server_thread import ServerThread
-from windtunnel.errors import HarnessError, WindTunnelError
+from windtunnel.errors import HarnessError
 
 log = logging.getLogger("windtunnel.mcp")
 
@@ -42,17 +42,7 @@ def start_loopback(plans: Sequence[MockServerPlan]) -> list[LoopbackMCP]:
 
 
 def _start(plan: MockServerPlan) -> LoopbackMCP:
-    try:
-        host = MockHost(plan.factory)
-    except WindTunnelError:
-        raise
-    except Exception as exc:
-        raise HarnessError(
-            f"pack {plan.pack!r}: the factory of MCP server {plan.server!r} raised {type(exc).__name__}: {exc}",
-            hint="make the factory return a MockServer built from the pack's fixtures",
-            pack=plan.pack,
-            server=plan.server,
-        ) from exc
+    host = built_by_factory(plan.pack, plan.server, lambda: MockHost(plan.factory))
     thread = ServerThread(mock_app(host, name=plan.server), name=f"wt-mcp-{plan.pack}-{plan.server}")
     try:
         thread.start()

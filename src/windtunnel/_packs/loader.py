@@ -136,6 +136,12 @@ def _load_path(path: Path) -> Pack:
     value = getattr(module, "PACK", None)
     if value is None and callable(getattr(module, "make_pack", None)):
         value = _safe_load(str(file), module.make_pack)
+        if value is None:
+            raise PackError(
+                f"{file}: make_pack() returned None, not a windtunnel.api.Pack",
+                hint="end make_pack() with return Pack(name=..., scenarios=[...])",
+                path=str(file),
+            )
     if value is None:
         raise PackError(
             f"{file} defines neither PACK nor make_pack()",
@@ -163,6 +169,9 @@ def _import_file(file: Path) -> ModuleType:
         exc.message = f"{file}: {exc.message}"
         exc.context.setdefault("path", str(file))
         raise
+    except SystemExit as exc:
+        sys.modules.pop(name, None)
+        raise _exited(file, exc) from None
     except Exception as exc:
         sys.modules.pop(name, None)
         raise PackError(
@@ -170,7 +179,19 @@ def _import_file(file: Path) -> ModuleType:
             hint="run `python " + str(file) + "` to see the full error and fix it",
             path=str(file),
         ) from exc
+    except BaseException:  # an interrupt: a half-imported pack must not stay importable either
+        sys.modules.pop(name, None)
+        raise
     return module
+
+
+def _exited(file: Path, exc: SystemExit) -> PackError:
+    """A pack must not end the process, least of all silently with its own exit code."""
+    return PackError(
+        f"{file} called sys.exit({exc.code!r}) while being imported; a pack must not exit the process",
+        hint="remove the sys.exit() (or what calls it) from the pack's top level; raise an exception instead",
+        path=str(file),
+    )
 
 
 def _load_attr(ref: str) -> Pack:
@@ -190,6 +211,12 @@ def _safe_load(where: str, load: object) -> object:
         return load()  # type: ignore[operator]
     except WindTunnelError:
         raise
+    except SystemExit as exc:
+        raise PackError(
+            f"pack {where} called sys.exit({exc.code!r}) while loading; a pack must not exit the process",
+            hint="remove the sys.exit() from the pack's module or factory; raise an exception instead",
+            pack=where,
+        ) from None
     except Exception as exc:
         raise PackError(
             f"pack {where} failed to load: {type(exc).__name__}: {exc}",

@@ -86,7 +86,22 @@ class Pack:
                     field="profiles",
                 )
         object.__setattr__(self, "scenarios", scenarios)
-        object.__setattr__(self, "mcp_servers", dict(self.mcp_servers))
+        object.__setattr__(self, "mcp_servers", self._servers(self.mcp_servers))
+
+    def _servers(self, servers: Any) -> dict[str, Callable[[], MockServer]]:
+        """mcp_servers: names to factories (a MockServer itself is a mistake the run would only find later)."""
+        if not isinstance(servers, Mapping):
+            raise self._error(
+                "mcp_servers", f"is a {type(servers).__name__}", 'write mcp_servers={"name": factory}'
+            )
+        for name, factory in servers.items():
+            if not isinstance(name, str) or not name or not callable(factory):
+                raise self._error(
+                    f"mcp_servers[{name!r}]",
+                    f"is a {type(factory).__name__}, not a function returning a MockServer",
+                    f"write mcp_servers={{{name!r}: make_server}} with def make_server() -> MockServer",
+                )
+        return dict(servers)
 
     def _error(self, field: str, problem: str, hint: str) -> PackError:
         return PackError(f"pack {self.name!r}: {field} {problem}", hint=hint, pack=self.name, field=field)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from windtunnel._drivers.cleanup import describe, labelled, remove_labelled, sweep_leftovers
 from windtunnel._drivers.docker_env import docker_client
 from windtunnel._drivers.network import CALLER_LABEL
+from windtunnel.errors import EngineUnavailableError
+
+ENGINE_CHECK_S = 10.0
 
 
 class DockerExecutor:
@@ -20,3 +23,15 @@ class DockerExecutor:
         if found:
             remove_labelled(client, CALLER_LABEL, run_id)  # recorded as a failed check, then cleaned anyway
         return found
+
+    def check_engine(self) -> None:
+        """A ping within a few seconds, or EngineUnavailableError saying the engine went away mid-run."""
+        try:
+            docker_client(timeout=ENGINE_CHECK_S).close()
+        except EngineUnavailableError as exc:
+            raise EngineUnavailableError(
+                f"the Docker engine stopped answering during the run: {exc.message}",
+                hint="start the engine again (or point DOCKER_HOST at it) and run again; the evidence recorded "
+                "so far stays in --out, unsigned, and what this run left behind goes with the next run or "
+                "`wt images sweep`",
+            ) from exc

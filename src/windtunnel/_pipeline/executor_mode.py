@@ -74,6 +74,7 @@ def build_images(config: CertifyConfig, progress: Callable[[str], None]) -> tupl
         images[description.name] = {
             "windtunnel": built.windtunnel,
             "runtime": built.runtime,
+            "netguard": built.netguard,
             "digests": dict(built.digests),
         }
         progress(f"cold time: images of {description.name} {time.perf_counter() - started:.1f} s")

@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from windtunnel import __version__
 from windtunnel._bundle import layout
 from windtunnel._bundle.seal import default_archive
-from windtunnel._files import write_atomic
+from windtunnel._files import os_error_as, write_atomic
 from windtunnel._runner.lock import held_lock
 from windtunnel.errors import UsageError
 
@@ -64,10 +64,17 @@ def out_lock(out: Path) -> Iterator[Path]:
     resolved = out.resolve()
     lock = resolved.with_name(f".{resolved.name}.wt-lock")
     with ExitStack() as held:
-        try:
+        try:  # only taking the lock is reported as such: an OSError of the run itself goes on as it is
             resolved.parent.mkdir(parents=True, exist_ok=True)
             holder = held.enter_context(held_lock(lock, owner=f"wt certify --out {resolved.name}"))
         except OSError as exc:
+            in_the_way = next((parent for parent in resolved.parents if parent.is_file()), None)
+            if in_the_way is not None:
+                raise UsageError(
+                    f"--out {resolved} lies under {in_the_way}, which is a file, not a directory",
+                    hint="move the file out of the way, or pass another --out",
+                    path=str(resolved),
+                ) from exc
             raise UsageError(
                 f"cannot lock --out {resolved}: {exc.strerror or exc}",
                 hint="pass an --out whose parent directory you can write to",
@@ -103,15 +110,11 @@ def prepare_out_dir(out: Path) -> list[str]:
     if archive.is_file():
         archive.unlink()
         removed.append(str(archive))
-    try:
+    with os_error_as(
+        UsageError, f"cannot write into --out {out}", out, hint="pass a directory you can write to"
+    ):
         out.mkdir(parents=True, exist_ok=True)
         write_atomic(out / MARKER, _marker_text())
-    except OSError as exc:
-        raise UsageError(
-            f"cannot write into --out {out}: {exc.strerror or exc}",
-            hint="pass a directory you can write to",
-            path=str(out),
-        ) from exc
     return removed
 
 
@@ -123,7 +126,7 @@ def _marker_text() -> str:
 def _replaceable_files(out: Path) -> list[str]:
     """The files of `out` a run may remove (bundle-relative), or a UsageError when it holds anything else."""
     present = _walk(out)
-    if not present:
+    if not present or present == [MARKER]:  # empty, or only just marked by this run (certify marks first)
         return []
     if not is_bundle(out):
         raise UsageError(

@@ -21,6 +21,7 @@ from typing import Protocol
 from windtunnel._bundle.models import CheckRecord, CheckScope, Stage
 from windtunnel._conformance.suite import Suite
 from windtunnel._core.vocabulary import CheckStatus
+from windtunnel._files import disk_fault
 from windtunnel._packs.loader import discover_packs
 from windtunnel._packs.selection import Selected, Selection, select
 from windtunnel._pipeline.config import CertifyConfig
@@ -61,6 +62,10 @@ class Executor(Protocol):
         """Containers or networks of this run still present (after every runtime was closed)."""
         ...
 
+    def check_engine(self) -> None:
+        """Raise EngineUnavailableError when the engine this run uses stopped answering."""
+        ...
+
 
 def execute(
     plan: Sequence[Step],
@@ -87,9 +92,13 @@ def execute(
         progress(f"removed a leftover of a dead run: {line}")
     ensure_images(runs)
     write_started(config, outcome)
-    for run in runs:
-        outcome.runs.append(run)
-        _run_runtime(plan, config, suite, selected, run, outcome.run_id, progress)
+    try:
+        for run in runs:
+            outcome.runs.append(run)
+            _run_runtime(plan, config, executor, suite, selected, run, outcome.run_id, progress)
+    except BaseException:  # a stop signal or the engine gone: whatever of this run is left goes now
+        _leftovers(executor, outcome.run_id)
+        raise
     outcome.harness = harness_checks(outcome, suite, _leftovers(executor, outcome.run_id))
     return outcome
 
@@ -97,6 +106,7 @@ def execute(
 def _run_runtime(
     plan: Sequence[Step],
     config: CertifyConfig,
+    executor: Executor,
     suite: Suite,
     selected: list[Selected],
     run: RuntimeRun,
@@ -123,6 +133,7 @@ def _run_runtime(
                 progress=progress,
             )
             _run_step(step, context)
+            executor.check_engine()  # an engine that went away stops the run: nothing more can be measured
 
 
 def ensure_images(runs: Sequence[RuntimeRun]) -> None:
@@ -151,7 +162,9 @@ def _run_step(step: Step, context: StageContext) -> None:
     started = time.perf_counter()
     try:
         records = step.run(context)
-    except Exception as exc:  # noqa: BLE001 - a crashed stage is Wind Tunnel's fault: recorded, the run goes on
+    except Exception as exc:  # a crashed stage is Wind Tunnel's fault: recorded, the run goes on
+        if disk_fault(exc):
+            raise  # the disk under --out, not the stage: nothing more can be recorded, so the run stops
         context.progress(f"{context.run.name}: {step.stage.value} crashed: {type(exc).__name__}: {exc}")
         records = [_crashed(context, exc)]
     context.run.checks += records

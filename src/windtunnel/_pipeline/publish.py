@@ -37,6 +37,7 @@ from windtunnel._pipeline.costs import runtime_cost
 from windtunnel._pipeline.portable import Portable
 from windtunnel._report.page import render_bundle_report
 from windtunnel._score.pricing import CostSummary
+from windtunnel._signals import deferred_stop
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,4 +168,6 @@ def publish(config: CertifyConfig, outcome: CertifyOutcome, *, signer: Signer | 
     if verdict.result is CertificationResult.HARNESS_INVALID:
         return Published(verdict=verdict, seal=None)
     host = HostFacts.here(config.root)  # the project's absolute path counts as a host fact too
-    return Published(verdict=verdict, seal=seal_bundle(out, signer=signer, host=host))
+    with deferred_stop():  # a stop signal waits for the seal: never a half-signed bundle
+        sealed = seal_bundle(out, signer=signer, host=host)
+    return Published(verdict=verdict, seal=sealed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from windtunnel._bundle.models import CheckRecord
 from windtunnel._canary.canary import run_reset_canary
@@ -16,7 +17,7 @@ from windtunnel._core.vocabulary import CheckStatus, Verdict
 from windtunnel._pipeline.config import REFERENCE
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.stage_prove import CaseKey, prove_checks
-from windtunnel._runner.lifecycle import open_runtime
+from windtunnel._runner.lifecycle import open_runtime, provisioned
 from windtunnel._runner.output import RunWriter
 from windtunnel._selftest.engine import run_case
 from windtunnel._selftest.verdicts import CaseVerdict
@@ -24,8 +25,13 @@ from windtunnel.errors import HarnessError, RuntimeFault, WindTunnelError
 
 
 def build_stage(ctx: StageContext) -> list[CheckRecord]:
-    """Open the runtime in its one lifecycle (machine lock, build: images offline, network, gateway), then
-    its plugin's pre_run(). The lifecycle stays open through the later stages (see plan.execute)."""
+    """Open the runtime in its one lifecycle (machine lock, build: images offline, network, gateway), call
+    its plugin's pre_run(), then see it get ready (one provisioned handle, torn down). The lifecycle stays
+    open through the later stages (see plan.execute).
+
+    What fails here is the runtime's own (its image did not build, its container never got ready: FAILED,
+    with the build log's tail or the container's last lines in the evidence, and the other runtimes go on)
+    unless it is Wind Tunnel's own machinery (base image, windtunnel image, engine: a harness ERROR)."""
     started = time.perf_counter()
     run = ctx.run
     try:
@@ -40,7 +46,7 @@ def build_stage(ctx: StageContext) -> list[CheckRecord]:
     except HarnessError as exc:
         return [ctx.check("images", CheckStatus.ERROR, str(exc), seconds=time.perf_counter() - started)]
     except WindTunnelError as exc:
-        return [ctx.check("images", CheckStatus.FAILED, str(exc), seconds=time.perf_counter() - started)]
+        return [_not_built(ctx, exc, time.perf_counter() - started)]
     description = run.description
     runtime = opened.runtime
     run.images = dict(runtime.image_digests) if isinstance(runtime, ImageDigestsRuntime) else {}
@@ -58,9 +64,47 @@ def build_stage(ctx: StageContext) -> list[CheckRecord]:
         opened.pre_run([item.scenario for item in ctx.selected])
     except RuntimeFault as exc:  # nothing may run on a runtime whose setup failed; post_run still comes
         return [*records, ctx.check("pre-run", CheckStatus.FAILED, str(exc))]
+    ready = _ready(ctx, runtime)
+    if ready.status is not CheckStatus.PASSED:
+        return [*records, ready]  # nothing can run on it: the later stages are skipped
     run.runtime = runtime
     run.subject = Subject(name=run.name, runtime=runtime, supported=description.supported)
-    return records
+    return [*records, ready]
+
+
+def _not_built(ctx: StageContext, exc: WindTunnelError, seconds: float) -> CheckRecord:
+    """The runtime's own build failed: FAILED, its first line as the detail, the log's tail as evidence."""
+    first = exc.message.splitlines()[0] if exc.message else type(exc).__name__
+    tail = [str(line) for line in getattr(exc, "log_tail", None) or exc.message.splitlines()[1:]]
+    evidence = ctx.write_evidence(
+        "build", {"error": f"{type(exc).__name__}: {first}", "hint": exc.hint, "log_tail": tail}
+    )
+    where = "; the build log's last lines are in the evidence" if tail else ""
+    return ctx.check("images", CheckStatus.FAILED, f"{first}{where}", evidence=[evidence], seconds=seconds)
+
+
+def _ready(ctx: StageContext, runtime: Any) -> CheckRecord:
+    """One handle provisioned with the default config and torn down: a runtime that never gets ready fails
+    here, once, instead of in every later check."""
+    started = time.perf_counter()
+    try:
+        with provisioned(runtime, AgentConfig(), runtime_name=ctx.run.name):
+            pass
+    except HarnessError as exc:
+        return ctx.check("ready", CheckStatus.ERROR, str(exc), seconds=time.perf_counter() - started)
+    except Exception as exc:  # noqa: BLE001 - provision() and teardown() are the runtime's own code
+        first, *rest = str(exc).splitlines() or [""]
+        evidence = ctx.write_evidence("ready", {"error": f"{type(exc).__name__}: {first}", "details": rest})
+        return ctx.check(
+            "ready",
+            CheckStatus.FAILED,
+            f"it never got ready: {first}",
+            evidence=[evidence],
+            seconds=time.perf_counter() - started,
+        )
+    return ctx.check(
+        "ready", CheckStatus.PASSED, "provisioned and torn down", seconds=time.perf_counter() - started
+    )
 
 
 def conformance_stage(ctx: StageContext) -> list[CheckRecord]:

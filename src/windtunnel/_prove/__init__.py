@@ -1,1 +1,1 @@
-"""Scenario proving (seed 004): negative controls, leaked answers, grounded sources, suite re-prove, gate mutation."""
+"""Scenario proving (docs/selftests.md, "Proving scenarios"): negative controls, leaked answers, grounded sources, suite re-prove, gate mutation."""

@@ -1,4 +1,4 @@
-"""Negative controls required (seed 004): a gate is only shown to bite by a case it must fail."""
+"""Negative controls required (docs/selftests.md): a gate is only shown to bite by a case it must fail."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Grounded sources (seed 004): what a scenario cites must really say what it quotes.
+"""Grounded sources (docs/selftests.md): what a scenario cites must really say what it quotes.
 
 `file` sources name a path relative to the pack root; the quote must occur in that file, both
 whitespace-normalised (case is kept: a quote is the author's exact words). `rule` and

@@ -1,4 +1,4 @@
-"""The leaked-answer check (seed 004): grader-only material must not reach what the agent sees.
+"""The leaked-answer check (docs/selftests.md): grader-only material must not reach what the agent sees.
 
 Three rules, each giving the excerpt as it stands in the agent-visible text, the agent-visible
 field it is in, and the grader field it came from (see windtunnel._prove.material for both sides):

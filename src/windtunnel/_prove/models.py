@@ -26,7 +26,7 @@ class ProofCode(StrEnum):
 
 
 PRECEDENCE: tuple[ProofCode, ...] = (
-    ProofCode.ANSWER_LEAKED,  # seed 004: a leak wins over every other code, so no code hides it
+    ProofCode.ANSWER_LEAKED,  # docs/selftests.md: a leak wins over every other code, so no code hides it
     ProofCode.NO_NEGATIVE_CONTROL,
     ProofCode.SOURCE_UNRESOLVED,
     ProofCode.GOLDEN_FAILED,

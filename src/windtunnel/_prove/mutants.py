@@ -74,6 +74,15 @@ def _with(
     return (*decisions[:index], decision, *decisions[index + 1 :])
 
 
+def _with_call(
+    decisions: tuple[ReferenceDecision, ...], index: int, number: int, call: ReferenceToolCall
+) -> tuple[ReferenceDecision, ...]:
+    """`decisions` with tool call `number` of decision `index` replaced by `call`."""
+    calls = list(decisions[index].tool_calls)
+    calls[number] = call
+    return _with(decisions, index, replace(decisions[index], tool_calls=tuple(calls)))
+
+
 def _show(call: ReferenceToolCall) -> str:
     return f"{call.name}({json.dumps(dict(call.arguments), sort_keys=True)})"
 
@@ -100,17 +109,10 @@ def _argument_changes(decisions: tuple[ReferenceDecision, ...]) -> Iterator[_Raw
         for number, call in enumerate(decision.tool_calls):
             for path, value in _leaves(dict(call.arguments), ()):
                 for changed, how in _alterations(value):
-                    arguments = _set(dict(call.arguments), path, changed)
-                    calls = list(decision.tool_calls)
-                    calls[number] = ReferenceToolCall(call.name, arguments)
+                    altered = ReferenceToolCall(call.name, _set(dict(call.arguments), path, changed))
                     where = f"decisions[{index}].tool_calls[{number}].arguments{_dotted(path)}"
                     detail = f"{call.name} argument {_dotted(path)[1:]}: {value!r} -> {changed!r} ({how})"
-                    yield (
-                        "change_argument",
-                        where,
-                        detail,
-                        _with(decisions, index, replace(decision, tool_calls=tuple(calls))),
-                    )
+                    yield "change_argument", where, detail, _with_call(decisions, index, number, altered)
 
 
 def _swaps(decisions: tuple[ReferenceDecision, ...], tools: Sequence[str]) -> Iterator[_Raw]:
@@ -119,16 +121,10 @@ def _swaps(decisions: tuple[ReferenceDecision, ...], tools: Sequence[str]) -> It
             for other in tools:
                 if other == call.name:
                     continue
-                calls = list(decision.tool_calls)
-                calls[number] = ReferenceToolCall(other, dict(call.arguments))
+                swapped = ReferenceToolCall(other, dict(call.arguments))
                 where = f"decisions[{index}].tool_calls[{number}].name"
                 detail = f"calls {other} instead of {call.name}, with the same arguments"
-                yield (
-                    "swap_tool",
-                    where,
-                    detail,
-                    _with(decisions, index, replace(decision, tool_calls=tuple(calls))),
-                )
+                yield "swap_tool", where, detail, _with_call(decisions, index, number, swapped)
 
 
 def _content_changes(decisions: tuple[ReferenceDecision, ...]) -> Iterator[_Raw]:

@@ -1,4 +1,4 @@
-"""Gate mutation (seed 003 §11.5): a gate bites only if it fails mutants of its golden.
+"""Gate mutation (docs/selftests.md): a gate bites only if it fails mutants of its golden.
 
 Each golden is played first; its mutants (windtunnel._prove.mutants) are then played through the
 same `CaseRunner` seam as reference cases, so they too replace only inference. A mutant the gate

@@ -25,7 +25,7 @@ from windtunnel._prove.seam import CaseRunner
 from windtunnel.errors import UsageError
 
 DEFAULT_MARGIN_S = 300.0
-"""Seed 004 keeps 300 s between the last scenario started and the job's deadline."""
+"""docs/selftests.md: 300 s are kept between the last scenario started and the job's deadline."""
 
 
 def utc_now() -> datetime:

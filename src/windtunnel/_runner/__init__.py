@@ -1,1 +1,1 @@
-"""The runner: one run of a scenario, batches with the seed 002 lifecycle, scheduling, output."""
+"""The runner: one run of a scenario, batches with the runtime lifecycle (docs/writing-a-runtime.md), scheduling, output."""

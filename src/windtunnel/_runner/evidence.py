@@ -149,5 +149,5 @@ def _raise_mismatch(hidden: list[str], invented: list[str]) -> None:
         return
     raise IntegrityError(
         "; ".join(parts),
-        hint="report every tool call of the turn, intermediate ones included, exactly as executed (seed 002)",
+        hint="report every tool call of the turn, intermediate ones included, exactly as executed (docs/conformance.md#intermediate_tool_calls)",
     )

@@ -1,11 +1,12 @@
 """The one runtime lifecycle, for every verb: lock, build, pre_run, provisioned handles, post_run, close.
 
 `open_runtime(description, ...)` takes the machine-wide lock (a finite max_concurrency), builds the runtime
-once, and on every way out (an error, Ctrl-C, SIGTERM, which it turns into KeyboardInterrupt while the
-runtime is open, or any KeyboardInterrupt or SystemExit a signal handler raises) calls the plugin's
-post_run(), then the runtime's close(), then releases the lock; a second interrupt during one of these
-steps does not skip the next. pre_run() is a call on the opened runtime, because
-`wt selftest` must select scenarios and check the runtime's abilities between the build and pre_run().
+once, and on every way out (an error, Ctrl-C, SIGTERM or SIGHUP, which windtunnel._signals turns into
+KeyboardInterrupt while the runtime is open, or any KeyboardInterrupt or SystemExit a signal handler
+raises) calls the plugin's post_run(), then the runtime's close(), then releases the lock; an exception
+during one of these steps does not skip the next (a second stop signal exits the process at once).
+pre_run() is a call on the opened runtime, because `wt selftest` must select scenarios and check the
+runtime's abilities between the build and pre_run().
 
 `provisioned(...)` is the handle's lifecycle inside it: provision (or provision_reference for a case), then
 teardown() on every way out. `started_mcps(...)` starts a pack's mocks where the runtime reaches them.
@@ -16,8 +17,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import signal
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +38,7 @@ from windtunnel._runner.lock import machine_lock
 from windtunnel._runtimes.plugin import PostRunPlugin, PreRunPlugin
 from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel._scenario.model import Scenario
+from windtunnel._signals import stop_signals
 from windtunnel.errors import HarnessError, PluginError, RuntimeFault, UsageError, WindTunnelError
 
 log = logging.getLogger("windtunnel.runner")
@@ -90,35 +90,12 @@ def open_runtime(
     the runtime starts (default: the runtime's name).
     """
     with contextlib.ExitStack() as exits:
-        exits.enter_context(stop_signal_as_interrupt())
+        exits.enter_context(stop_signals())
         exits.enter_context(runtime_lock(description, lock_dir))
         opened = OpenRuntime(description, build_runtime(description, label))
         exits.push(_finally(opened, "close", _close, on_problem))  # last out: LIFO
         exits.push(_finally(opened, "post_run", _post_run, on_problem))
         yield opened
-
-
-@contextlib.contextmanager
-def stop_signal_as_interrupt() -> Iterator[None]:
-    """While a runtime is open, SIGTERM (a cancelled CI job, `docker stop`, `kill`) unwinds like Ctrl-C, so
-    post_run and close still run. Only from the main thread, and only over the default handler: a handler
-    someone else installed is theirs."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        yield
-        return
-    signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        yield
-    finally:
-        if signal.getsignal(signal.SIGTERM) is _interrupt:  # unless someone replaced it meanwhile
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-def _interrupt(signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt(f"stopped by signal {signal.Signals(signum).name}")
 
 
 @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""Which AgentConfig fields a caller set, and refusing the ones a runtime cannot honour (seed 002)."""
+"""Which AgentConfig fields a caller set, and refusing the ones a runtime cannot honour (docs/conformance.md#unsupported_config)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The `http_inject` runtime: Contract C v1 over HTTP (seed 002, DESIGN.md, docs/contract-c.md).
+"""The `http_inject` runtime: Contract C v1 over HTTP (docs/design.md, docs/contract-c.md).
 
 Only the newest user turn is sent; the endpoint keeps its own per-session history. The response
 envelope is validated strictly and its ordered `{name, arguments}` tool calls are converted into the

@@ -2,7 +2,7 @@
 
 It follows each selected scenario's golden decisions, calling the pack's tools directly on in-process
 mocks (no model, no MCP transport). It proves the runner, packs, mocks, gates and outputs work
-together; it certifies nothing about any agent. By design it is not reference-capable (seed 000): it
+together; it certifies nothing about any agent. By design it is not reference-capable (docs/selftests.md): it
 shortcuts the very agent loop a self-test certifies.
 """
 

@@ -1,7 +1,8 @@
 """runtime.toml: how a runtime under certification is built, wired and what it honours.
 
-name = "reference"
-extends = "../../reference"        # optional: start from another manifest (poison variants)
+schema_version = 1                 # optional: the only version so far
+name = "reference"                 # letters, digits, ".", "_", "-"
+extends = "../../reference"        # optional: start from another manifest (poison variants); no cycles
 [image]
 build = "."                        # the build context, relative to this file ...
 dockerfile = "Dockerfile"          # relative to `build` (default Dockerfile), or windtunnel:python-runtime
@@ -26,17 +27,33 @@ plugin = "driver:plugin"           # optional: a Python plugin in this directory
 lives (WINDTUNNEL_ASSETS): `windtunnel:python-runtime`, the Dockerfile Python runtimes share, and
 `windtunnel:windtunnel-inject`, the Contract C server library. A runtime directory copied anywhere builds
 the same image.
+
+Every file is read through its model (windtunnel._runtimes.manifest_model): unknown keys and tables are
+refused with the closest known one suggested, types are strict and ports are 1-65535, so each problem is one
+line naming the file, the key, the value and the fix.
 """
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from windtunnel._configfile import read_toml, shown, toml_value, validated
+from windtunnel._runtimes.manifest_model import CONFIG_FIELDS, ImageTable, RuntimeToml
 from windtunnel.errors import ConfigFileError
+
+__all__ = [
+    "ASSET_PREFIX",
+    "CONFIG_FIELDS",
+    "DEFAULT_PORT",
+    "MANIFEST",
+    "WINDTUNNEL_ASSETS",
+    "RuntimeManifest",
+    "check_buildable",
+    "lenient_name",
+    "load_manifest",
+]
 
 MANIFEST = "runtime.toml"
 ASSET_PREFIX = "windtunnel:"
@@ -46,20 +63,6 @@ WINDTUNNEL_ASSETS: Mapping[str, str] = {
 }
 """Build inputs of Wind Tunnel's own, by the name a runtime.toml gives them, relative to its checkout."""
 DEFAULT_PORT = 8647
-CONFIG_FIELDS = frozenset(
-    {
-        "system_prompt",
-        "persona_doc",
-        "skills",
-        "mcp_servers",
-        "model.name",
-        "model.quant",
-        "sampling.temperature",
-        "sampling.top_p",
-        "sampling.tool_choice",
-        "sampling.max_tokens",
-    }
-)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,47 +90,9 @@ class RuntimeManifest:
 
 
 def _error(path: Path, field_name: str, problem: str, hint: str) -> ConfigFileError:
-    return ConfigFileError(f"{path}: {field_name} {problem}", hint=hint, path=str(path), field=field_name)
-
-
-def _table(data: Mapping[str, Any], key: str, path: Path) -> dict[str, Any]:
-    value = data.get(key, {})
-    if not isinstance(value, dict):
-        raise _error(path, f"[{key}]", "must be a table", f"write [{key}] followed by key = value lines")
-    return value
-
-
-def _str_map(table: Mapping[str, Any], key: str, path: Path, where: str) -> dict[str, str]:
-    value = table.get(key, {})
-    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise _error(
-            path, f"{where}.{key}", "must map names to strings", f'write {key} = {{ NAME = "value" }}'
-        )
-    return dict(value)
-
-
-def _build_args(image: Mapping[str, Any], path: Path) -> dict[str, str]:
-    args = _str_map(image, "args", path, "image")
-    if "BASE_IMAGE" in args:
-        raise _error(
-            path,
-            "image.args.BASE_IMAGE",
-            "is set by Wind Tunnel (the base image it bootstraps or WT_BASE_IMAGE)",
-            "drop it from [image] args; set WT_BASE_IMAGE to build on another base image",
-        )
-    return args
-
-
-def _packages(image: Mapping[str, Any], path: Path) -> tuple[Path, ...]:
-    packages = image["packages"]
-    if not isinstance(packages, list) or not all(isinstance(entry, str) for entry in packages):
-        raise _error(
-            path,
-            "image.packages",
-            "must be a list of directories",
-            'write packages = ["windtunnel:windtunnel-inject"] or directories relative to runtime.toml',
-        )
-    return tuple(_located(entry, path, "image.packages") for entry in packages)
+    return ConfigFileError(
+        f"{shown(path)}: {field_name} {problem}", hint=hint, path=str(path), field=field_name
+    )
 
 
 def _located(value: str, path: Path, field_name: str) -> Path:
@@ -154,77 +119,102 @@ def _located(value: str, path: Path, field_name: str) -> Path:
     return root / WINDTUNNEL_ASSETS[name]
 
 
-def _dockerfile(image: Mapping[str, Any], path: Path, default: str) -> str:
+def _dockerfile(image: ImageTable, path: Path, default: str) -> str:
     """The Dockerfile relative to the build directory, or the absolute path of a `windtunnel:` one."""
-    value = image.get("dockerfile", default)
-    if not isinstance(value, str) or not value:
-        raise _error(path, "image.dockerfile", "must be a file name", 'write dockerfile = "Dockerfile"')
+    value = image.dockerfile
+    if value is None:
+        return default
     if value.startswith(ASSET_PREFIX):
         return str(_located(value, path, "image.dockerfile"))
     return value
 
 
+def manifest_path(path: Path) -> Path:
+    """The runtime.toml `path` names: the file itself, or the one in a directory."""
+    return (path / MANIFEST if path.is_dir() else path).resolve()
+
+
 def load_manifest(path: Path) -> RuntimeManifest:
-    """Read a runtime.toml (or the one in a directory), following `extends`."""
-    path = (path / MANIFEST if path.is_dir() else path).resolve()
+    """Read a runtime.toml (or the one in a directory) through its model, following `extends`; a problem
+    is one ConfigFileError naming the file, the key, the value and the fix. An `extends` cycle is one too."""
+    path = manifest_path(path)
     if not path.is_file():
         raise ConfigFileError(
-            f"no {MANIFEST} at {path}", hint="a runtime directory needs a runtime.toml", path=str(path)
+            f"no {MANIFEST} at {shown(path)}", hint="a runtime directory needs a runtime.toml", path=str(path)
         )
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
+    return _load(path, ())
+
+
+def _load(path: Path, chain: tuple[Path, ...]) -> RuntimeManifest:
+    document = validated(RuntimeToml, read_toml(path), path)
+    parent = None
+    if document.extends is not None:
+        parent = _load(_extended(path, document.extends, chain), (*chain, path))
+    return _merge(parent, document, path)
+
+
+def _extended(path: Path, extends: str, chain: tuple[Path, ...]) -> Path:
+    """The runtime.toml that `extends` names: it must exist and must not lead back along `chain`."""
+    target = manifest_path(path.parent / extends)
+    where = f"{shown(path)}: extends = {toml_value(extends)}"
+    if target == path or target in chain:
+        loop = " -> ".join(shown(step) for step in (*chain, path, target)[-4:])
         raise ConfigFileError(
-            f"{path} is not valid TOML: {exc}", hint="fix the syntax", path=str(path)
-        ) from exc
-    parent = load_manifest(path.parent / str(data["extends"])) if "extends" in data else None
-    return _merge(parent, data, path)
-
-
-def _merge(parent: RuntimeManifest | None, data: Mapping[str, Any], path: Path) -> RuntimeManifest:
-    name = data.get("name", parent.name if parent else None)
-    if not isinstance(name, str) or not name:
-        raise _error(path, "name", "is missing", 'add name = "my-runtime"')
-    image, env = _table(data, "image", path), _table(data, "env", path)
-    config, caps, driver = (
-        _table(data, "config", path),
-        _table(data, "capabilities", path),
-        _table(data, "driver", path),
-    )
-    supported = config.get("supported", sorted(parent.supported) if parent else [])
-    unknown = sorted(set(supported) - CONFIG_FIELDS) if isinstance(supported, list) else ["<not a list>"]
-    if unknown:
-        raise _error(
-            path,
-            "config.supported",
-            f"names unknown fields {unknown}",
-            f"use names from {sorted(CONFIG_FIELDS)}",
+            f"{where}: leads back to itself ({loop})",
+            hint="point extends at the runtime this one varies, never at itself or at one that extends it",
+            path=str(path),
+            field="extends",
         )
+    if not target.is_file():
+        raise ConfigFileError(
+            f"{where}: there is no {MANIFEST} at {shown(target)}",
+            hint="point extends at the directory (or runtime.toml) of the runtime this one varies",
+            path=str(path),
+            field="extends",
+        )
+    return target
+
+
+def _merge(parent: RuntimeManifest | None, document: RuntimeToml, path: Path) -> RuntimeManifest:
+    """This file's keys over its parent's (a variant inherits what it leaves out)."""
+    name = document.name or (parent.name if parent else None)
+    if not name:
+        raise _error(path, "name", "is missing", 'add name = "my-runtime"')
     base = parent or RuntimeManifest(name=name, path=path)
-    build = image.get("build")
-    requirements = image.get("requirements")
-    plugin = driver.get("plugin", base.plugin if parent else None)
-    build_dir = (path.parent / build).resolve() if isinstance(build, str) else base.build_dir
+    image, env, caps = document.image, document.env, document.capabilities
+    supported = document.config.supported
     return RuntimeManifest(
         name=name,
         path=path,
-        build_dir=build_dir,
+        build_dir=(path.parent / image.build).resolve() if image.build is not None else base.build_dir,
         dockerfile=_dockerfile(image, path, base.dockerfile),
-        requirements=(path.parent / requirements).resolve()
-        if isinstance(requirements, str)
+        requirements=(path.parent / image.requirements).resolve()
+        if image.requirements is not None
         else base.requirements,
-        packages=_packages(image, path) if "packages" in image else base.packages,
-        build_args={**base.build_args, **_build_args(image, path)},
-        image_ref=image.get("ref", base.image_ref),
-        env_rename={**base.env_rename, **_str_map(env, "rename", path, "env")},
-        env_set={**base.env_set, **_str_map(env, "set", path, "env")},
-        supported=frozenset(supported),
-        reference=bool(caps.get("reference", base.reference)),
-        state_route=caps.get("state_route", base.state_route),
-        port=int(caps.get("port", base.port)),
-        plugin=plugin if isinstance(plugin, str) else None,
-        description=str(data.get("description", base.description)),
+        packages=tuple(_located(entry, path, "image.packages") for entry in image.packages)
+        if image.packages is not None
+        else base.packages,
+        build_args={**base.build_args, **(image.args or {})},
+        image_ref=image.ref if image.ref is not None else base.image_ref,
+        env_rename={**base.env_rename, **(env.rename or {})},
+        env_set={**base.env_set, **(env.set or {})},
+        supported=frozenset(supported) if supported is not None else base.supported,
+        reference=caps.reference if caps.reference is not None else base.reference,
+        state_route=caps.state_route if caps.state_route is not None else base.state_route,
+        port=caps.port if caps.port is not None else base.port,
+        plugin=document.driver.plugin if document.driver.plugin is not None else base.plugin,
+        description=document.description if document.description is not None else base.description,
     )
+
+
+def lenient_name(path: Path) -> str | None:
+    """The `name` a runtime.toml gives, read without checking anything else (None when not even that reads):
+    how a lookup by name tells whether a broken runtime.toml is the one asked for."""
+    try:
+        name = read_toml(manifest_path(path)).get("name")
+    except ConfigFileError:
+        return None
+    return name if isinstance(name, str) else None
 
 
 def check_buildable(manifest: RuntimeManifest) -> None:

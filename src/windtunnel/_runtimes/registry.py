@@ -37,8 +37,8 @@ def load_entry(entry: EntryPoint) -> Any:
         return entry.load()
     except Exception as exc:
         raise PluginError(
-            f"runtime plugin {entry.name!r} failed to import\n  entry point: {entry.value}\n  "
-            f"error: {type(exc).__name__}: {exc}",
+            f"runtime plugin {entry.name!r} (entry point {entry.value}) failed to import: "
+            f"{type(exc).__name__}: {exc}",
             hint="reinstall the package that registers it, or fix the import error above",
             plugin=entry.name,
             entry_point=entry.value,
@@ -54,7 +54,7 @@ def load_attr(ref: str) -> Any:
             value = getattr(value, part)
     except (ImportError, AttributeError) as exc:
         raise PluginError(
-            f"runtime plugin {ref!r} cannot be loaded\n  error: {type(exc).__name__}: {exc}",
+            f"runtime plugin {ref!r} cannot be loaded: {type(exc).__name__}: {exc}",
             hint="check the module path (importable from here) and the attribute name after ':'; an image "
             "reference needs a registry or a namespace (docker.io/library/NAME:TAG)",
             plugin=ref,

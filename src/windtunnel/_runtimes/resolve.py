@@ -25,15 +25,16 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from windtunnel._config import RuntimeEntry, Settings, bundled_root
+from windtunnel._configfile import shown
 from windtunnel._core.ladder import check_model
-from windtunnel._runtimes.manifest import MANIFEST, RuntimeManifest, load_manifest
+from windtunnel._runtimes.manifest import MANIFEST, RuntimeManifest, lenient_name, load_manifest
 from windtunnel._runtimes.plugin import LockKeyPlugin, ModelLabelPlugin
 from windtunnel._runtimes.registry import (
     available_runtimes,
@@ -129,6 +130,12 @@ def resolve_runtime(ref: str, settings: Settings) -> RuntimeDescription:
 
 
 def _resolve(ref: str, settings: Settings) -> RuntimeDescription:
+    if not ref.strip():  # an empty path would be the working directory
+        raise UsageError(
+            "the runtime is named by an empty string",
+            hint="pass a runtime name (e.g. reference), a runtime directory, module:attr or an image reference",
+            field="runtime",
+        )
     entry = next((e for e in settings.runtimes if e.name == ref and (e.build or e.image)), None)
     if entry is not None:
         return _configured(entry, settings)
@@ -271,20 +278,27 @@ def search_roots(settings: Settings) -> list[Path]:
 
 
 def find_runtime_dir(name: str, roots: Sequence[Path]) -> Path | None:
-    """The directory of the runtime.toml named `name` under `<root>/runtimes/` (a few levels deep)."""
+    """The directory of the runtime.toml named `name` under `<root>/runtimes/` (a few levels deep).
+
+    A broken runtime.toml affects only its own runtime: the lookup passes over it, unless its `name`
+    (read leniently) is the one asked for, and then its own error is raised."""
+    for manifest in _manifest_files(roots):
+        try:
+            if load_manifest(manifest).name == name:
+                return manifest.parent
+        except ConfigFileError:
+            if lenient_name(manifest) == name:
+                raise
+    return None
+
+
+def _manifest_files(roots: Sequence[Path]) -> Iterator[Path]:
     for root in roots:
         base = root / "runtimes"
-        if not base.is_dir():
-            continue
-        for manifest in sorted(base.rglob(MANIFEST)):
-            if len(manifest.relative_to(base).parts) > SEARCH_DEPTH:
-                continue
-            try:
-                if load_manifest(manifest).name == name:
-                    return manifest.parent
-            except ConfigFileError:
-                continue
-    return None
+        if base.is_dir():
+            for manifest in sorted(base.rglob(MANIFEST)):
+                if len(manifest.relative_to(base).parts) <= SEARCH_DEPTH:
+                    yield manifest
 
 
 def runtime_manifests(root: Path) -> list[RuntimeManifest]:
@@ -294,12 +308,21 @@ def runtime_manifests(root: Path) -> list[RuntimeManifest]:
 
 
 def _unknown(name: str, settings: Settings) -> UnknownRuntimeError:
-    manifests = sorted(
-        {m.name for root in search_roots(settings) if (root / "runtimes").is_dir() for m in _readable(root)}
+    names: set[str] = set()
+    broken: list[tuple[Path, ConfigFileError]] = []
+    for manifest in _manifest_files(search_roots(settings)):
+        try:
+            names.add(load_manifest(manifest).name)
+        except ConfigFileError as exc:  # a broken one elsewhere must not hide the error being reported
+            if lenient_name(manifest) is None:
+                broken.append((manifest, exc))
+    maybe = "".join(
+        f"; the runtime.toml at {shown(path)} is broken and may be the one you mean: {exc.message}"
+        for path, exc in broken[:2]
     )
     return UnknownRuntimeError(
-        f"no runtime named {name!r}\n  registered runtimes: {', '.join(available_runtimes()) or 'none'}\n"
-        f"  runtime.toml names: {', '.join(manifests) or 'none'}",
+        f"no runtime named {name!r} (registered runtimes: {', '.join(available_runtimes()) or 'none'}; "
+        f"runtime.toml names: {_listed(sorted(names))}){maybe}",
         hint="install the package that provides it (it registers under the 'windtunnel.runtimes' "
         "entry-point group), add runtimes/<name>/runtime.toml, or pass --runtime module:attr, a runtime "
         "directory or an image reference",
@@ -308,11 +331,9 @@ def _unknown(name: str, settings: Settings) -> UnknownRuntimeError:
     )
 
 
-def _readable(root: Path) -> list[RuntimeManifest]:
-    try:
-        return runtime_manifests(root)
-    except ConfigFileError:
-        return []  # a broken runtime.toml elsewhere must not hide the error being reported
+def _listed(names: Sequence[str], most: int = 8) -> str:
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return (", ".join(names[:most]) + more) or "none"
 
 
 def _clash(earlier: RuntimeDescription, later: RuntimeDescription) -> UsageError:

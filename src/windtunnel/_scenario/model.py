@@ -108,7 +108,7 @@ def validate_scenario(scenario: Scenario) -> None:
 
 
 def validate_reference_case(scenario: Scenario, case: ReferenceCase) -> None:
-    """Seed 000: non-final decisions carry >= 1 tool call; the final one has content and no tool calls.
+    """docs/selftests.md: non-final decisions carry >= 1 tool call; the final one has content and no tool calls.
 
     In a multi-turn scenario the decisions of all turns follow each other, and the content-only
     decision that closes each turn counts as that turn's final decision.

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PreconditionContext:
-    """What a precondition may look at: only what the caller wired, never runtime internals (seed 000)."""
+    """What a precondition may look at: only what the caller wired, never runtime internals (docs/selftests.md)."""
 
     scenario: str
     runtime: str

@@ -1,4 +1,4 @@
-"""What a scenario cites as its ground truth (seed 004): rules, files, requirements, assumptions."""
+"""What a scenario cites as its ground truth (docs/selftests.md): rules, files, requirements, assumptions."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Reference self-tests (seed 000): golden cases must pass their gate, poison cases must fail it."""
+"""Reference self-tests (docs/selftests.md): golden cases must pass their gate, poison cases must fail it."""

@@ -8,10 +8,7 @@ scripted on the runtime's gateway), the same agent config.
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +19,7 @@ from windtunnel._drivers.container import DEFAULT_MODEL, ContainerRuntime
 from windtunnel._drivers.network import CALLER_LABEL
 from windtunnel._drivers.stack import ANY_ADDRESS, ContainerStack, GatewaySpec
 from windtunnel._gateway.client import GatewayClient
+from windtunnel._gateway.upstream_key import in_container
 from windtunnel._packs.pack import Pack
 from windtunnel._runner.batch import effective_config, make_probe
 from windtunnel._runner.execute import RunResult
@@ -35,8 +33,6 @@ from windtunnel.errors import HarnessError
 
 TAPE_DIR = "/wt/tapes"
 """Where tapes are inside the gateway container (copied in for replay, copied out after a recording)."""
-KEY_PATH = "/wt/secrets/upstream-key"
-"""Where a record gateway's upstream key file is copied in: never an env var `docker inspect` shows."""
 
 
 def replay_spec(tape_path: Path) -> GatewaySpec:
@@ -51,15 +47,15 @@ def record_spec(
     out_dir: Path,
     tape_name: str,
     *,
-    key_file: Path | None,
+    key: str | None,
     lineage: Mapping[str, str],
 ) -> GatewaySpec:
     """A record gateway proxying to `upstream` and writing `<out_dir>/<tape_name>.jsonl` (copied out by
     `ContainerStack.collect_outputs()` once the tape is flushed).
 
-    `key_file` (the upstream key) is copied in and named with --upstream-key-file; `lineage` (runtime,
-    pack, scenario) is what the tape says it recorded. A real upstream needs the egress network; the
-    scripted stand-in lives on the run network itself.
+    `key` (the upstream key) goes in as a read-only file named with --upstream-key-file
+    (windtunnel._gateway.upstream_key.in_container); `lineage` (runtime, pack, scenario) is what the tape says
+    it recorded. A real upstream needs the egress network; the scripted stand-in lives on the run network.
     """
     args = ["--upstream", upstream, "--tape-out", f"{TAPE_DIR}/{tape_name}.jsonl", "--tape-name", tape_name]
     args += [
@@ -68,33 +64,15 @@ def record_spec(
         if lineage.get(key)
         for item in (f"--{key}", lineage[key])
     ]
-    files = {}
-    if key_file is not None:
-        args += ["--upstream-key-file", KEY_PATH]
-        files[KEY_PATH] = key_file.resolve()
+    key_args, secrets = in_container(key)
     out_dir.mkdir(parents=True, exist_ok=True)
     return GatewaySpec(
         mode="record",
-        extra_args=tuple(args),
-        files=files,
+        extra_args=(*args, *key_args),
+        secrets=secrets,
         outputs={TAPE_DIR: out_dir.resolve()},
         needs_egress=not is_scripted(upstream),
     )
-
-
-@contextmanager
-def key_file_for(key: str | None, given: Path | None) -> Iterator[Path | None]:
-    """The key as a file to copy in: `given` as it is, else `key` written to a private temporary file that is
-    removed afterwards (so the key reaches the container as a read-only file, never as its environment)."""
-    if given is not None or key is None:
-        yield given
-        return
-    with tempfile.TemporaryDirectory(prefix="wt-key-") as directory:
-        path = Path(directory) / "upstream-key"
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(key + "\n")
-        yield path
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,6 +87,8 @@ class RuntimeImages:
     session: str | None
     labels: Mapping[str, str] = field(default_factory=dict)
     """Extra labels for the fresh stack's containers (the certify run's `windtunnel.caller`)."""
+    netguard_image: str | None = None
+    """The egress fence's holder image the certify run prepared (a runner container never builds it)."""
 
     @classmethod
     def of(cls, runtime: ContainerRuntime) -> RuntimeImages:
@@ -120,6 +100,7 @@ class RuntimeImages:
             manifest=runtime.manifest,
             timeout_s=runtime.timeout_s,
             session=runtime.stack.session,
+            netguard_image=runtime.stack.netguard_image,
             labels={k: v for k, v in runtime.stack.labels.items() if k == CALLER_LABEL},
         )
 
@@ -134,6 +115,7 @@ class RuntimeImages:
             session=self.session,
             gateway=gateway,
             labels=self.labels,
+            netguard_image=self.netguard_image,
         )
         return ContainerRuntime(self.manifest, stack, self.runtime_image, timeout_s=self.timeout_s)
 

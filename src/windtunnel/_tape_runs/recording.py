@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -24,7 +24,6 @@ from windtunnel._scenario.model import Scenario
 from windtunnel._tape_runs.containers import (
     RuntimeImages,
     agent_config,
-    key_file_for,
     record_spec,
     run_through,
     start_scripted_upstream,
@@ -41,15 +40,13 @@ from windtunnel.errors import SelectionError, UsageError, WindTunnelError
 class RecordOptions:
     """`upstream=None` records against the scripted stand-in; `promote=False` leaves run tapes only.
 
-    The upstream key is `api_key_file` (copied into the record gateway, read-only for it) or `api_key` (written to
-    a private temporary file for the run and copied in the same way).
+    The upstream key `api_key` reaches the record gateway as a read-only file put into its container.
     """
 
     runtime: str
     out_dir: Path
     upstream: str | None = None
-    api_key: str | None = None
-    api_key_file: Path | None = None
+    api_key: str | None = field(default=None, repr=False)
     model: str | None = None
     promote: bool = True
     clock: Clock = utcnow
@@ -146,14 +143,13 @@ def record_one(images: RuntimeImages, pack: Pack, scenario: Scenario, options: R
     upstream = options.upstream or SCRIPTED_UPSTREAM
     # What the run's score will name, so promotion can tie the two.
     lineage = {"runtime": options.runtime, "pack": scenario.pack or pack.name, "scenario": scenario.name}
-    with key_file_for(options.api_key, options.api_key_file) as key_file:
-        runtime = images.runtime(
-            record_spec(upstream, root / TAPES_DIR, name, key_file=key_file, lineage=lineage)
-        )
-        try:
-            result = _record_run(runtime, pack, scenario, options, root)
-        finally:
-            runtime.close()
+    runtime = images.runtime(
+        record_spec(upstream, root / TAPES_DIR, name, key=options.api_key, lineage=lineage)
+    )
+    try:
+        result = _record_run(runtime, pack, scenario, options, root)
+    finally:
+        runtime.close()
     run_tape = root / TAPES_DIR / f"{name}.jsonl"
     outcome = Recorded(pack=pack.name, scenario=scenario.name, result=result, run_tape=run_tape)
     if not options.promote or not result.score.passed:

@@ -17,47 +17,35 @@ from urllib.parse import urlsplit, urlunsplit
 
 import rfc8785
 
+from windtunnel._chat.wire import SAMPLING_KEYS
 from windtunnel._tapes.secrets import SecretScanner, redact
 
 FINGERPRINT_VERSION = 1
 FINGERPRINT_PREFIX = b"wt-tape-fp-v1\n"
 
-BODY_FIELDS: frozenset[str] = frozenset(
-    {
-        # what the model sees
-        "model",
-        "messages",
-        "tools",
-        "tool_choice",
-        "parallel_tool_calls",
-        "functions",
-        "function_call",
-        "response_format",
-        "modalities",
-        "audio",
-        "prediction",
-        "reasoning_effort",
-        # sampling and limits
-        "temperature",
-        "top_p",
-        "top_k",
-        "min_p",
-        "max_tokens",
-        "max_completion_tokens",
-        "stop",
-        "seed",
-        "n",
-        "frequency_penalty",
-        "presence_penalty",
-        "repetition_penalty",
-        "logit_bias",
-        "logprobs",
-        "top_logprobs",
-        # transport shape of the answer
-        "stream",
-        "stream_options",
-    }
-)
+BODY_FIELDS: frozenset[str] = (
+    frozenset(
+        {
+            # what the model sees
+            "model",
+            "messages",
+            "tools",
+            "tool_choice",
+            "parallel_tool_calls",
+            "functions",
+            "function_call",
+            "response_format",
+            "modalities",
+            "audio",
+            "prediction",
+            "reasoning_effort",
+            # transport shape of the answer
+            "stream",
+            "stream_options",
+        }
+    )
+    | SAMPLING_KEYS
+)  # sampling and limits: the very fields the gateway logs, so a log rebuilds the body
 """Body fields that take part in the fingerprint; every other body field is dropped before recording."""
 
 # rfc8785 refuses integers JSON cannot carry exactly (I-JSON); they are hashed as tagged strings.

@@ -1,6 +1,6 @@
 """`--profile`: a filter on the packs a command selects, by the tape profiles each pack declares; never an override.
 
-Seed 003 §11.2 describes a flag whose help said "override" while its code filtered. Here the help text is
+A flag whose help said "override" while its code filtered would mislead. Here the help text is
 the behaviour, word for word, and a test pins the two together. The flag changes which packs are selected,
 never where model traffic comes from: that is each command's own business (replay for the tape stage and
 `wt tapes verify`, record for `wt tapes record`).

@@ -14,7 +14,7 @@ TRACE_SCHEMA_VERSION = 1
 
 
 class ErrorKind(StrEnum):
-    """Why a run was invalid; the selftest ERROR subkinds of seed 000, plus where the fault lies."""
+    """Why a run was invalid; the selftest ERROR subkinds (docs/selftests.md), plus where the fault lies."""
 
     PRECONDITION = "precondition"
     INTEGRITY = "integrity"
@@ -67,7 +67,7 @@ class Usage(BaseModel):
 
 
 class ModelCall(BaseModel):
-    """One inference call's usage (seed 002); a field is null when that call did not report it."""
+    """One inference call's usage (docs/estate.md); a field is null when that call did not report it."""
 
     conversation: str
     prompt_tokens: int | None

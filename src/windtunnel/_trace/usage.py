@@ -1,4 +1,4 @@
-"""Usage: summed per run, and normalised per inference call into trace.model_calls (seed 002)."""
+"""Usage: summed per run, and normalised per inference call into trace.model_calls (docs/estate.md)."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from windtunnel._core.reference import ReferenceCase, ReferenceDecision, Referen
 from windtunnel.spi.abilities import (
     ClosableRuntime,
     ContainerListingRuntime,
+    EgressAttempt,
     EgressProbingRuntime,
     EgressReport,
     ImageDigestsRuntime,
@@ -72,6 +73,7 @@ __all__ = [
     # optional abilities (windtunnel._core.abilities)
     "ClosableRuntime",
     "ContainerListingRuntime",
+    "EgressAttempt",
     "EgressProbingRuntime",
     "EgressReport",
     "ImageDigestsRuntime",

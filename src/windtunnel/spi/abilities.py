@@ -1,26 +1,10 @@
 """The optional runtime abilities (Protocols detected with isinstance()): re-exports windtunnel._core.abilities."""
 
-from windtunnel._core.abilities import (
-    ClosableRuntime,
-    ContainerListingRuntime,
-    EgressProbingRuntime,
-    EgressReport,
-    ImageDigestsRuntime,
-    KillableHandle,
-    StateProbingRuntime,
-    ToolListingMCPHandle,
-)
+from windtunnel._core import abilities as _source
+from windtunnel._core.abilities import *  # noqa: F403 - a door re-exports its source's __all__, listed there once
 from windtunnel._core.doors import publish
 
-__all__ = [
-    "ClosableRuntime",
-    "ContainerListingRuntime",
-    "EgressProbingRuntime",
-    "EgressReport",
-    "ImageDigestsRuntime",
-    "KillableHandle",
-    "StateProbingRuntime",
-    "ToolListingMCPHandle",
-]
+__all__: list[str] = []
+__all__.extend(_source.__all__)
 
 publish(__name__, globals(), __all__)

@@ -1,40 +1,10 @@
 """The runtime SPI (docs/writing-a-runtime.md): a door re-exporting windtunnel._core.agent_runtime."""
 
-from windtunnel._core.agent_runtime import (
-    AgentConfig,
-    AgentHandle,
-    AgentRuntime,
-    MCPHandle,
-    MCPHostingAgentRuntime,
-    MCPSpec,
-    Message,
-    MockServerPlan,
-    ModelEvidenceHandle,
-    ModelSpec,
-    RecordingMCPHandle,
-    ReferenceCapableAgentRuntime,
-    Response,
-    SamplingConfig,
-    StateProbe,
-)
+from windtunnel._core import agent_runtime as _source
+from windtunnel._core.agent_runtime import *  # noqa: F403 - a door re-exports its source's __all__, listed there once
 from windtunnel._core.doors import publish
 
-__all__ = [
-    "MCPSpec",
-    "ModelSpec",
-    "SamplingConfig",
-    "AgentConfig",
-    "Message",
-    "Response",
-    "MCPHandle",
-    "RecordingMCPHandle",
-    "MockServerPlan",
-    "StateProbe",
-    "AgentHandle",
-    "ModelEvidenceHandle",
-    "AgentRuntime",
-    "ReferenceCapableAgentRuntime",
-    "MCPHostingAgentRuntime",
-]
+__all__: list[str] = []
+__all__.extend(_source.__all__)
 
 publish(__name__, globals(), __all__)

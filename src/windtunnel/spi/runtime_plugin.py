@@ -5,22 +5,10 @@ Scenarios, so the core SPI modules (agent_runtime, abilities) stay below it (doc
 """
 
 from windtunnel._core.doors import publish
-from windtunnel._runtimes.plugin import (
-    PLUGIN_OPTIONAL_HOOKS,
-    LockKeyPlugin,
-    ModelLabelPlugin,
-    PostRunPlugin,
-    PreRunPlugin,
-    RuntimePlugin,
-)
+from windtunnel._runtimes import plugin as _source
+from windtunnel._runtimes.plugin import *  # noqa: F403 - a door re-exports its source's __all__, listed there once
 
-__all__ = [
-    "RuntimePlugin",
-    "LockKeyPlugin",
-    "ModelLabelPlugin",
-    "PreRunPlugin",
-    "PostRunPlugin",
-    "PLUGIN_OPTIONAL_HOOKS",
-]
+__all__: list[str] = []
+__all__.extend(_source.__all__)
 
 publish(__name__, globals(), __all__)

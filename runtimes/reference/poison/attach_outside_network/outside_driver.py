@@ -28,7 +28,7 @@ class OutsideNetwork:
             labels = {**stack.labels, "windtunnel.role": "poison-outside"}
             name = f"{stack.network.name}-poison-outside"
             self._network = stack.client.networks.create(name, driver="bridge", internal=False, labels=labels)
-        self._network.connect(handle.container.container)
+        self._network.connect(handle.container.namespace)  # the fence holder owns the namespace
         return handle
 
 

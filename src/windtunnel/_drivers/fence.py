@@ -1,0 +1,234 @@
+"""The egress fence: a runtime container lives in a holder container's network namespace, which reaches the run's
+own network and nothing else.
+
+Docker's `internal` networks still hand containers a default route (Docker 20.10) and leave the host reachable
+through the bridge's own address, which is ON the run's subnet, so dropping the default route alone does
+not close it. The holder (a Kubernetes-pod-style "pause" container from the small netguard image) joins
+the run network under the runtime's alias, removes every default route and installs a default-deny
+egress firewall: new outbound connections may go to loopback (Docker's embedded DNS is 127.0.0.11) and to
+the run's subnet except the bridge's address (the host); replies to inbound connections pass, so the
+runner can call the runtime's Contract C port from the host. The runtime then starts with
+`network_mode=container:<holder>` and without NET_ADMIN, so it cannot undo the fence. Everything happens
+through the Docker API inside the engine's own namespaces: no host-side iptables, so it works against a
+remote or Docker-in-Docker engine too. docs/design.md "Containers and network" describes it.
+"""
+
+from __future__ import annotations
+
+import io
+import shlex
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import docker
+from docker.errors import DockerException, ImageNotFound
+from docker.models.containers import Container
+from docker.models.networks import Network
+
+from windtunnel._drivers.network import ROLE_LABEL
+from windtunnel.errors import HarnessError
+
+if TYPE_CHECKING:
+    from windtunnel._drivers.stack import ContainerStack, RunningContainer
+
+NETGUARD_TAG = "windtunnel/netguard:1"
+"""Bump the number when NETGUARD_DOCKERFILE changes: the tag is the cache key."""
+NETGUARD_DOCKERFILE = """\
+ARG BASE_IMAGE
+FROM ${BASE_IMAGE}
+RUN apt-get update \\
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends iptables iproute2 \\
+ && rm -rf /var/lib/apt/lists/*
+"""
+FENCE_ROLE = "fence"
+RUNTIME_CAP_DROP = ("NET_ADMIN", "NET_RAW")
+"""NET_ADMIN would let the runtime rewrite the fence; NET_RAW is not needed by any Contract C runtime."""
+HOLDER_SYSCTLS = {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
+"""No IPv6 at all: a link-local address would reach the host's bridge without any IPv4 route."""
+
+
+def ensure_netguard_image(
+    client: docker.DockerClient, base_image: str | None = None, *, cache_dir: Path | None = None
+) -> str:
+    """The holder image (`base_image` plus iptables and iproute2), built once and then reused in any engine.
+
+    An engine that lacks it gets it the way it gets the base image (windtunnel._drivers.base_transfer):
+    loaded from the tar saved under `cache_dir`, or saved now from the local engine; only where neither has
+    it is it built, which needs a Debian mirror, and the build saves its tar, so no engine builds it twice."""
+    from windtunnel._drivers.base_transfer import save, saved_tar, transfer
+
+    try:
+        client.images.get(NETGUARD_TAG)
+        return NETGUARD_TAG
+    except ImageNotFound:
+        pass
+    except DockerException as exc:
+        raise HarnessError(f"the Docker engine could not look up {NETGUARD_TAG}: {exc}") from exc
+    if transfer(client, NETGUARD_TAG, cache_dir):
+        return NETGUARD_TAG
+    if base_image is None:
+        from windtunnel._drivers.base_image import ensure_base_image
+
+        base_image = ensure_base_image(client, cache_dir=cache_dir)
+    _build_netguard(client, base_image)
+    save(client, NETGUARD_TAG, saved_tar(NETGUARD_TAG, cache_dir))
+    return NETGUARD_TAG
+
+
+def _build_netguard(client: docker.DockerClient, base_image: str) -> None:
+    try:
+        client.images.build(
+            fileobj=io.BytesIO(NETGUARD_DOCKERFILE.encode()),
+            tag=NETGUARD_TAG,
+            buildargs={"BASE_IMAGE": base_image},
+            labels={"windtunnel.image": "netguard"},
+            rm=True,
+            forcerm=True,
+        )
+    except DockerException as exc:
+        reason = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+        raise HarnessError(
+            f"could not build the egress fence image {NETGUARD_TAG} from {base_image}: {reason}",
+            hint="its build installs iptables and iproute2 from Debian packages once, so the engine must "
+            f"reach a Debian mirror then; or `docker save {NETGUARD_TAG}` where it exists and `docker load` it here",
+        ) from exc
+
+
+def subnet_and_host(network: Network) -> tuple[str, str]:
+    """The run network's IPv4 subnet and the bridge's own address on it (where the host answers)."""
+    network.reload()
+    for config in network.attrs.get("IPAM", {}).get("Config") or []:
+        subnet, gateway = config.get("Subnet"), config.get("Gateway")
+        if subnet and gateway and ":" not in str(subnet):
+            return str(subnet), str(gateway)
+    raise HarnessError(
+        f"network {network.name} reports no IPv4 subnet and gateway, so its fence cannot be drawn",
+        hint="check `docker network inspect` on it; Wind Tunnel creates its run networks as IPv4 bridges",
+    )
+
+
+def fence_rules(subnet: str, host: str) -> list[list[str]]:
+    """iptables arguments, in order, for the holder's OUTPUT chain. Replies (ESTABLISHED) always pass, so
+    inbound calls are answered; a new connection may go to loopback and the subnet, never to `host`."""
+    return [
+        ["-P", "OUTPUT", "DROP"],
+        ["-A", "OUTPUT", "-o", "lo", "-j", "ACCEPT"],
+        ["-A", "OUTPUT", "-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "ACCEPT"],
+        ["-A", "OUTPUT", "-d", f"{host}/32", "-j", "REJECT", "--reject-with", "icmp-admin-prohibited"],
+        ["-A", "OUTPUT", "-d", subnet, "-j", "ACCEPT"],
+        ["-A", "OUTPUT", "-j", "REJECT", "--reject-with", "icmp-net-unreachable"],
+    ]
+
+
+IPV6_RULES = [
+    ["-P", "OUTPUT", "DROP"],
+    ["-A", "OUTPUT", "-o", "lo", "-j", "ACCEPT"],
+    ["-A", "OUTPUT", "-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "ACCEPT"],
+]
+"""IPv6 is switched off (HOLDER_SYSCTLS); should an engine ignore that, no new IPv6 connection leaves."""
+
+
+def fence_script(subnet: str, host: str) -> str:
+    """The shell script the holder runs once: no default route, then the firewall; prints `fenced`.
+
+    The nf_tables backend is tried first and the legacy one where the kernel has no nf_tables."""
+    v4 = "\n".join(f"$IPT {shlex.join(rule)}" for rule in fence_rules(subnet, host))
+    v6 = "\n".join(f"$IP6T {shlex.join(rule)}" for rule in IPV6_RULES)
+    return (
+        "set -eu\n"
+        "IPT=iptables IP6T=ip6tables\n"
+        "if ! iptables -S >/dev/null 2>&1; then IPT=iptables-legacy IP6T=ip6tables-legacy; fi\n"
+        "while ip -4 route del default 2>/dev/null; do :; done\n"
+        f"{v4}\n{v6}\n"
+        "echo fenced\n"
+    )
+
+
+def start_fenced(
+    stack: ContainerStack, image: str, *, alias: str, env: Mapping[str, str], role: str = "runtime"
+) -> RunningContainer:
+    """Start `image` inside a fresh, fenced holder on the run network; the holder answers to `alias`
+    and owns the IP. stack.remove() removes both, the container first."""
+    from windtunnel._drivers.stack import RunningContainer
+
+    network = stack.network
+    subnet, host = subnet_and_host(network)
+    name = f"{network.name}-{alias}-{uuid.uuid4().hex[:4]}"
+    holder = _start_holder(stack, f"{name}-fence", alias=alias)
+    container: Container | None = None
+    try:
+        _install_fence(holder, subnet, host)
+        container = stack.client.containers.create(
+            image,
+            name=name,
+            environment=dict(env),
+            labels={**stack.labels, ROLE_LABEL: role},
+            network_mode=f"container:{holder.id}",
+            cap_drop=list(RUNTIME_CAP_DROP),
+            detach=True,
+        )
+        container.start()
+        holder.reload()
+    except BaseException as exc:
+        for started in (container, holder):
+            if started is not None:
+                _remove(started)
+        if isinstance(exc, DockerException):
+            raise HarnessError(
+                f"could not start the {role} container from {image}: {exc}",
+                hint="check `docker images` for the image and `docker info` for the engine",
+            ) from exc
+        raise
+    ip = holder.attrs["NetworkSettings"]["Networks"][network.name]["IPAddress"]
+    return RunningContainer(container=container, alias=alias, ip=ip, holder=holder)
+
+
+def _start_holder(stack: ContainerStack, name: str, *, alias: str) -> Container:
+    image = stack.netguard_image or ensure_netguard_image(stack.client)
+    stack.netguard_image = image
+    network = stack.network.name
+    try:
+        holder = stack.client.containers.create(
+            image,
+            command=["sleep", "infinity"],
+            name=name,
+            labels={**stack.labels, ROLE_LABEL: FENCE_ROLE},
+            network=network,
+            networking_config={network: stack.client.api.create_endpoint_config(aliases=[alias])},
+            cap_add=["NET_ADMIN"],
+            sysctls=HOLDER_SYSCTLS,
+            detach=True,
+        )
+    except DockerException as exc:
+        raise HarnessError(
+            f"could not create the egress fence for {alias}: {exc}",
+            hint=f"the engine must allow NET_ADMIN for the holder container ({image}); see `docker info`",
+        ) from exc
+    try:
+        holder.start()
+    except DockerException as exc:
+        _remove(holder)
+        raise HarnessError(f"could not start the egress fence for {alias}: {exc}") from exc
+    return holder
+
+
+def _install_fence(holder: Container, subnet: str, host: str) -> None:
+    try:
+        code, output = holder.exec_run(["sh", "-c", fence_script(subnet, host)])
+    except DockerException as exc:
+        raise HarnessError(f"could not install the egress fence in {holder.name}: {exc}") from exc
+    text = bytes(output or b"").decode("utf-8", "replace").strip()
+    if code != 0 or not text.endswith("fenced"):
+        raise HarnessError(
+            f"the egress fence could not be installed (exit {code}): {text[-400:]}",
+            hint="the holder needs NET_ADMIN and a kernel with iptables (nf_tables or legacy) and conntrack",
+        )
+
+
+def _remove(container: Container) -> None:
+    try:
+        container.remove(force=True)
+    except DockerException:
+        return

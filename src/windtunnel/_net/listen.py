@@ -1,0 +1,30 @@
+"""The TCP socket a `wt gateway serve` or `wt mcp serve` listens on: bound with a one-line error, announced."""
+
+from __future__ import annotations
+
+import socket
+import sys
+
+from windtunnel.errors import HarnessError
+
+
+def bind_tcp(host: str, port: int) -> socket.socket:
+    """A bound TCP socket; created from getaddrinfo so asyncio sets TCP_NODELAY on its connections."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        raise HarnessError(
+            f"cannot listen on {host}:{port}: {exc}",
+            hint="pick another --port, or check that --host is an address of this machine",
+        ) from exc
+    return sock
+
+
+def announce(sock: socket.socket, what: str, path: str) -> None:
+    """Print "wt: WHAT at http://HOST:PORT/PATH" on stderr: the one line a supervisor or a test waits for."""
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    print(f"wt: {what} at http://{shown}:{port}{path}", file=sys.stderr, flush=True)  # noqa: T201

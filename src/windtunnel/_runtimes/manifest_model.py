@@ -1,0 +1,169 @@
+"""runtime.toml as a versioned pydantic model: every key, its type, its range, what it must be and an example.
+
+One file's own keys only; windtunnel._runtimes.manifest follows `extends` and merges a variant over the
+runtime it varies. A key left out is None here, so a variant inherits it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Literal
+
+from pydantic import field_validator
+
+from windtunnel._configfile import Strict, spec
+
+SCHEMA_VERSION = 1
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$"
+"""A runtime's name names its image, its evidence directory and its checks: letters, digits, `.`, `_`, `-`."""
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+PLUGIN_PATTERN = r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$"
+CONFIG_FIELDS = frozenset(
+    {
+        "system_prompt",
+        "persona_doc",
+        "skills",
+        "mcp_servers",
+        "model.name",
+        "model.quant",
+        "sampling.temperature",
+        "sampling.top_p",
+        "sampling.tool_choice",
+        "sampling.max_tokens",
+    }
+)
+"""The AgentConfig fields a runtime may declare it honours ([config] supported)."""
+
+_STRINGS = 'a table of NAME = "value" strings'
+
+
+class ImageTable(Strict):
+    build: str | None = spec(
+        expect="a directory relative to runtime.toml, as a string",
+        example='build = "." under [image]',
+        min_length=1,
+    )
+    dockerfile: str | None = spec(
+        expect="a file relative to [image] build, or windtunnel:python-runtime",
+        example='dockerfile = "Dockerfile" under [image]',
+        min_length=1,
+    )
+    requirements: str | None = spec(
+        expect="a requirements file relative to runtime.toml",
+        example='requirements = "requirements.txt" under [image]',
+        min_length=1,
+    )
+    packages: list[str] | None = spec(
+        expect="a list of directories",
+        example='packages = ["windtunnel:windtunnel-inject"] under [image] (or directories relative to '
+        "runtime.toml)",
+    )
+    args: dict[str, str] | None = spec(
+        expect=_STRINGS, example='args = { RUNTIME_PACKAGE = "my_runtime" } under [image]'
+    )
+    ref: str | None = spec(
+        expect="an image reference", example='ref = "registry/agent:1.2" under [image]', min_length=1
+    )
+
+    @field_validator("args")
+    @classmethod
+    def _no_base_image(cls, args: dict[str, str] | None) -> dict[str, str] | None:
+        if args and "BASE_IMAGE" in args:
+            raise ValueError(
+                "BASE_IMAGE is set by Wind Tunnel (the base image it bootstraps, or WT_BASE_IMAGE): drop it "
+                "from [image] args; set WT_BASE_IMAGE to build on another base image"
+            )
+        return args
+
+
+class EnvTable(Strict):
+    rename: dict[str, str] | None = spec(
+        expect='a table of WT_NAME = "YOUR_NAME" variable names',
+        example='rename = { WT_MODEL_BASE_URL = "OPENAI_BASE_URL" } under [env]',
+    )
+    set: dict[str, str] | None = spec(expect=_STRINGS, example='set = { MY_FLAG = "1" } under [env]')
+
+    @field_validator("rename", "set")
+    @classmethod
+    def _names(cls, table: dict[str, str] | None) -> dict[str, str] | None:
+        for key, value in (table or {}).items():
+            if not ENV_NAME.fullmatch(key):
+                raise ValueError(f"{key!r} is not an environment variable name (letters, digits, _)")
+            if "\0" in value:
+                raise ValueError(f"the value of {key} holds a NUL character, which no environment can carry")
+        return table
+
+    @field_validator("rename")
+    @classmethod
+    def _renamed_to_names(cls, table: dict[str, str] | None) -> dict[str, str] | None:
+        bad = [value for value in (table or {}).values() if not ENV_NAME.fullmatch(value)]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not an environment variable name (letters, digits, _)")
+        return table
+
+
+class ConfigTable(Strict):
+    supported: list[str] | None = spec(
+        expect=f"a list of AgentConfig field names ({', '.join(sorted(CONFIG_FIELDS))})",
+        example='supported = ["system_prompt", "mcp_servers", "model.name"] under [config]',
+    )
+
+    @field_validator("supported")
+    @classmethod
+    def _known(cls, supported: list[str] | None) -> list[str] | None:
+        for name in supported or []:
+            if name not in CONFIG_FIELDS:
+                close = difflib.get_close_matches(name, sorted(CONFIG_FIELDS), n=1)
+                guess = f"; did you mean {close[0]!r}?" if close else ""
+                raise ValueError(
+                    f"names unknown field {name!r}{guess} known: {', '.join(sorted(CONFIG_FIELDS))}"
+                )
+        return supported
+
+
+class CapabilitiesTable(Strict):
+    reference: bool | None = spec(
+        expect="true or false (a TOML boolean, not a string)", example="reference = true under [capabilities]"
+    )
+    state_route: str | None = spec(
+        expect='a path starting with "/"',
+        example='state_route = "/wt/state" under [capabilities]',
+        pattern=r"^/\S*$",
+    )
+    port: int | None = spec(
+        expect="an integer 1-65535", example="port = 8647 under [capabilities]", ge=1, le=65535
+    )
+
+
+class DriverTable(Strict):
+    plugin: str | None = spec(
+        expect="a module:attr path", example='plugin = "driver:plugin" under [driver]', pattern=PLUGIN_PATTERN
+    )
+
+
+class RuntimeToml(Strict):
+    """One runtime.toml file, as written (see windtunnel._runtimes.manifest for what each key means)."""
+
+    schema_version: Literal[1] | None = spec(
+        expect=f"{SCHEMA_VERSION} (the only runtime.toml version)",
+        example=f"schema_version = {SCHEMA_VERSION}, or leave it out",
+    )
+    name: str | None = spec(
+        expect="a name of letters, digits, '.', '_' and '-' (at most 63)",
+        example='name = "my-runtime"',
+        pattern=NAME_PATTERN,
+    )
+    extends: str | None = spec(
+        expect="the directory (or runtime.toml) of the runtime this one varies",
+        example='extends = "../.."',
+        min_length=1,
+    )
+    description: str | None = spec(expect="a string", example='description = "what this runtime is"')
+    image: ImageTable = spec(ImageTable(), expect="a table", example='[image] with build = "." under it')
+    env: EnvTable = spec(EnvTable(), expect="a table", example="[env] with rename = { ... } under it")
+    config: ConfigTable = spec(ConfigTable(), expect="a table", example="[config] with supported = [...]")
+    capabilities: CapabilitiesTable = spec(
+        CapabilitiesTable(), expect="a table", example="[capabilities] with reference = true under it"
+    )
+    driver: DriverTable = spec(DriverTable(), expect="a table", example='[driver] with plugin = "m:attr"')
