@@ -10,6 +10,7 @@ from pathlib import Path
 from windtunnel._bundle import load_signer
 from windtunnel._bundle.keys import fingerprint_of
 from windtunnel._cli.common import add_tier
+from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.tiers import certify_tiers
 from windtunnel._core.vocabulary import CERTIFY_EXIT, CertificationResult, Exit
@@ -25,7 +26,7 @@ from windtunnel._pipeline.summary import summary_table
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "certify",
-        help="certify runtimes: conformance, canary, selftest, tapes, then a signed bundle",
+        help=SUMMARIES["certify"],
         description="Runs the stage plan (build, conformance, canary, selftest, tapes) for each runtime, with "
         "the bundled reference runtime as the harness's known-good control, then publishes a bundle in --out "
         "(and DIR.tar.gz beside it), signed with --key or WT_SIGNING_KEY (an ECDSA P-256 PKCS#8 PEM), or with "

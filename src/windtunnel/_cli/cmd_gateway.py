@@ -10,6 +10,7 @@ from pathlib import Path
 
 from windtunnel._chat.mode import GatewayMode
 from windtunnel._cli.values import http_url, port
+from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._gateway.upstream_key import KEY_ENV, KEY_FILE_ENV, add_key_file_argument, upstream_key
@@ -21,7 +22,7 @@ DEFAULT_MODEL = "wt-model"
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "gateway",
-        help="serve the OpenAI-compatible model gateway",
+        help=SUMMARIES["gateway"],
         description="The model gateway every model call of a containerised runtime goes through.",
     )
     parser.set_defaults(handler=_usage(parser))

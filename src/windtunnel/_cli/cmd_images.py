@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._drivers.base_image import (
@@ -33,7 +34,7 @@ from windtunnel.errors import UsageError
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "images",
-        help="bootstrap the base image, build Wind Tunnel's images, sweep leftovers",
+        help=SUMMARIES["images"],
         description="Container images, built with no network from a base image and host-built wheels.",
     )
     verbs = parser.add_subparsers(title="actions", metavar="ACTION")

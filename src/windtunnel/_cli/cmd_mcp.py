@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from windtunnel._cli.values import port
+from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.mock_kit import MockHost, MockServer, Tool
 from windtunnel._core.vocabulary import Exit
@@ -25,7 +26,7 @@ _T = TypeVar("_T")
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "mcp",
-        help="serve or list a pack's MCP mock servers",
+        help=SUMMARIES["mcp"],
         description="The MCP mocks a pack declares: tools over fixture state, served with the official mcp "
         "SDK over streamable HTTP; every tools/call is recorded.",
     )

@@ -14,6 +14,7 @@ from typing import Any
 from windtunnel._cli.common import profile_packs
 from windtunnel._cli.tapes_record import add_record
 from windtunnel._cli.values import http_url
+from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._gateway.upstream_key import KEY_ENV, add_key_file_argument, upstream_key
@@ -34,7 +35,7 @@ API_KEY_ENV = KEY_ENV
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "tapes",
-        help="list, verify, promote and re-record model-traffic tapes",
+        help=SUMMARIES["tapes"],
         description="Tapes are fingerprinted recordings of model traffic that the gateway replays, fail "
         "closed. Committed (golden) tapes live in each pack's tapes/ directory. See docs/tapes.md.",
     )
