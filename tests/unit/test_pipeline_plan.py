@@ -216,3 +216,19 @@ def test_an_unknown_runtime_stops_the_run_before_any_stage(tmp_path: Path) -> No
     with pytest.raises(UnknownRuntimeError):
         execute((build(),), config(tmp_path, runtimes=("no-such-runtime",)), Executor())
     assert not (tmp_path / "out" / "evidence").exists()
+
+
+def test_each_stage_time_is_kept_in_run_json_and_the_summary(tmp_path: Path) -> None:
+    from windtunnel._pipeline.summary import summary_table
+
+    plan = (build(), step(Stage.CONFORMANCE), step(Stage.CANARY))
+    cfg = config(tmp_path)
+    outcome = execute(plan, cfg, Executor())
+    assert list(outcome.runs[1].stage_seconds) == ["build", "conformance", "canary"]
+    published = publish(cfg, outcome)
+    run_json = json.loads((cfg.out_dir / "run.json").read_text())
+    assert [list(r["stage_seconds"]) for r in run_json["runtimes"]] == [
+        ["build", "conformance", "canary"]
+    ] * 2
+    table = summary_table(outcome, published.verdict)
+    assert table.count("    time: build ") == 2 and " s, conformance " in table
