@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import sys
 from collections.abc import Sequence
 
 from windtunnel import __version__
 from windtunnel._cli.verbs import SUMMARIES
-from windtunnel._config import load_settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel.errors import HarnessError, UsageError, WindTunnelError
 
@@ -71,7 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         arguments = list(sys.argv[1:] if argv is None else argv)
         parser = build_parser(requested_verb(arguments, _verbs()))
-        args = parser.parse_args(arguments)
+        args = parser.parse_args(arguments)  # --help and --version exit here, before the imports below
+        import logging
+
+        from windtunnel._config import load_settings
+
         logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="wt: %(message)s")
         logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns what matters
         if not hasattr(args, "handler"):
