@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from load import load_line
 
 from windtunnel._chat.mode import ChatRequest
 from windtunnel._tapes.builder import TapeBuilder
@@ -320,9 +321,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         serve_gateway(args.serve_gateway)
         return 0
     sizes = [int(value) for value in args.sizes.split(",")]
+    print(load_line())
     with tempfile.TemporaryDirectory(prefix="wt-bench-tapes-") as directory:
         rows = [run_size(size, Path(directory), args.vcr_budget) for size in sizes]
-    return 0 if report(rows) else 1
+    ok = report(rows)
+    print(load_line())
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
