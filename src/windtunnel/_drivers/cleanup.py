@@ -20,7 +20,8 @@ def labelled(
 ) -> tuple[list[Container], list[Network]]:
     """Containers (running or not) and networks carrying `label` (with `value`, if given)."""
     selector = label if value is None else f"{label}={value}"
-    containers = client.containers.list(all=True, filters={"label": selector})
+    # ignore_removed: a container another run removes between the list and its inspect is no error.
+    containers = client.containers.list(all=True, filters={"label": selector}, ignore_removed=True)
     networks = client.networks.list(filters={"label": selector})
     return containers, networks
 
