@@ -11,7 +11,8 @@ from windtunnel._bundle import load_signer
 from windtunnel._bundle.keys import fingerprint_of
 from windtunnel._cli.common import RUNTIME_FORMS, add_tier
 from windtunnel._cli.values import file_path
-from windtunnel._config import Settings
+from windtunnel._cli.verbs import SUMMARIES
+from windtunnel._config import Settings, default_control_cache_dir
 from windtunnel._core.tiers import certify_tiers
 from windtunnel._core.vocabulary import CERTIFY_EXIT, CertificationResult, Exit
 from windtunnel._pipeline.bound_executor import BoundExecutor
@@ -27,7 +28,7 @@ from windtunnel.errors import EngineUnavailableError
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "certify",
-        help="certify runtimes: conformance, canary, selftest, tapes, then a signed bundle",
+        help=SUMMARIES["certify"],
         description="Runs the stage plan (build, conformance, canary, selftest, tapes) for each runtime, with "
         "the bundled reference runtime as the harness's known-good control, then publishes a bundle in --out "
         "(and DIR.tar.gz beside it), signed with --key or WT_SIGNING_KEY (an ECDSA P-256 PKCS#8 PEM), or with "
@@ -65,6 +66,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "at the URLs in WT_BOUND_STACKS (used by `dagger call certify`; see docs/dagger.md)",
     )
     parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="run the reference control's selftest afresh instead of reusing its result from an earlier run "
+        "with the same inputs (kept in ~/.cache/windtunnel/control; docs/design.md)",
+    )
+    parser.add_argument(
         "--print-plan",
         action="store_true",
         help="print the container plan (images, services, env, aliases, stage order) as JSON and exit",
@@ -96,6 +103,7 @@ def _config(args: argparse.Namespace, settings: Settings) -> CertifyConfig:
         key_path=args.key,
         stack=args.stack,
         tiers=certify_tiers(args.tier),
+        control_cache=None if args.no_cache else default_control_cache_dir(),
     )
 
 
