@@ -102,15 +102,15 @@ def _run(arguments: list[str]) -> int:
     try:
         parser = build_parser(requested_verb(arguments, _verbs()))
         args = parser.parse_args(arguments)  # --help and --version exit here, before the imports below
+        if not hasattr(args, "handler"):  # bare `wt`: the verb list, as light as --help
+            parser.print_help()
+            return Exit.USAGE
         import logging
 
         from windtunnel._config import load_settings
 
         logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="wt: %(message)s")
         logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns what matters
-        if not hasattr(args, "handler"):
-            parser.print_help()
-            return Exit.USAGE
         try:
             code: int = args.handler(args, load_settings())
         except SystemExit as exc:  # only code wt loaded exits this way: never end silently with its code
