@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import nox
 
 nox.options.default_venv_backend = "venv"
@@ -13,6 +15,10 @@ THIRDPARTY_RUNTIMES = ["openai-agents", "pydantic-ai"]
 THIRDPARTY_TESTS = "tests/integration/test_thirdparty_runtimes.py"
 DIND_TESTS = "tests/dind"
 COVERAGE_JSON = "out/coverage.json"
+TEST_WORKERS = os.environ.get("WT_TEST_WORKERS", "3")
+"""pytest-xdist workers for `nox -s tests`: most integration tests wait on containers, so more workers than
+cores still shortens the session. Each worker has its own run label, images are shared by content hash, and
+--dist loadfile keeps a module's fixtures (its stacks) in one worker. WT_TEST_WORKERS=0 runs in-process."""
 INJECT_LIBRARY = "packages/windtunnel-inject"
 """The Contract C server library the runtimes are built on: its own distribution, tested and typed here."""
 
@@ -32,8 +38,9 @@ def tests(session: nox.Session) -> None:
     session.run("coverage", "erase")
     # The third-party runtimes' in-process tests need their SDKs: `runtimes` runs them, one venv each.
     # tests/dind needs the Docker-in-Docker engine of `nox -s certify_in_container`, which runs it.
+    workers = ["-n", TEST_WORKERS, "--dist", "loadfile"] if TEST_WORKERS != "0" else []
     ignored = [f"--ignore={THIRDPARTY_TESTS}", f"--ignore={DIND_TESTS}"]
-    session.run("coverage", "run", "-m", "pytest", *ignored, *session.posargs)
+    session.run("coverage", "run", "-m", "pytest", *workers, *ignored, *session.posargs)
     session.run("coverage", "combine", "--quiet")
     session.run("coverage", "json", "--quiet", "-o", COVERAGE_JSON)
     floor = ["python", "tools/coverage_floor.py", COVERAGE_JSON]
@@ -103,6 +110,17 @@ def certify(session: nox.Session) -> None:
     session.run("wt", "verify", f"{out}.tar.gz", "--key-fingerprint", TEST_SIGNER_FINGERPRINT)
 
 
+BENCHES = (
+    ("bench_cli.py",),
+    ("bench_runner.py",),
+    ("bench_concurrency.py",),
+    ("bench_stack.py",),
+    ("bench_tapes.py",),
+    ("bench_certify.py", "--parallel"),
+)
+"""Every benchmark, each printing the machine's load and its ratios to anchors measured in the same run."""
+
+
 @nox.session(python=PYTHON)
 def certify_in_container(session: nox.Session) -> None:
     """`dagger call certify`'s wiring offline (tests/dind/simulation.py, docs/dagger.md): an engine container
@@ -121,7 +139,16 @@ def certify_in_container(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    """Benchmarks that print ratios (runner overhead, stack overhead, tape replay, warm certify)."""
+    """Every benchmark in one go (not part of CI): the anchors' libraries (Inspect AI, VCR.py) are installed
+    here, in this session's own venv. Each script prints its ratios with the load line; all run even when
+    one misses its target, and the session fails at the end if any did."""
     _install(session)
-    for script in ("bench_runner.py", "bench_stack.py", "bench_tapes.py", "bench_certify.py"):
-        session.run("python", f"bench/{script}")
+    session.install("inspect-ai", "vcrpy")
+    failed = []
+    for script, *args in BENCHES:
+        try:
+            session.run("python", f"bench/{script}", *args)
+        except nox.command.CommandFailed:
+            failed.append(script)
+    if failed:
+        session.error(f"benchmarks that missed a target or could not measure: {', '.join(failed)}")

@@ -4,7 +4,7 @@ A turn goes runner -> runtime container (Contract C) -> model gateway -> MCP moc
 the reference runtime in its container, the real gateway in script mode (so the "model" answers at once:
 agent think time is excluded) and a real MCP mock, on the run's Docker network. The baseline is the median
 of plain HTTP GETs on 127.0.0.1 to a model gateway (`wt gateway serve`, its model list) in a process of
-its own, as the stack's servers are. Target: <= 10x.
+its own, as the stack's servers are. Target: <= 5x.
 
 Every turn opens a session of its own, and the runtime is reset (untimed) every CASE_TURNS turns, as
 between the cases of a certification run: a turn's overhead is measured at a bounded size, not growing
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from load import load_line
 from wt_cli import gateway
 
 from windtunnel.api import ReferenceCase, ReferenceDecision, ReferenceToolCall, load_pack
@@ -109,6 +110,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=60, help="turns per round")
     parser.add_argument("--baseline", type=int, default=200, help="loopback round trips per block")
     args = parser.parse_args()
+    print(load_line())
     rounds = run_rounds(args.rounds, args.turns, args.baseline)
     for number, measured in enumerate(rounds, 1):
         print(
@@ -123,13 +125,14 @@ def main() -> None:
     print(f"stack turn, one tool call (median): {turn * 1000:.2f} ms")
     print(
         f"ratio turn / loopback round trip: {statistics.median(ratios):.1f}x, median of {len(ratios)} rounds "
-        f"(range {ratios[0]:.1f}x-{ratios[-1]:.1f}x; target <= 10x)"
+        f"(range {ratios[0]:.1f}x-{ratios[-1]:.1f}x; target <= 5x)"
     )
     print(f"first turn of a case (tools listed again): {first * 1000:.2f} ms, {first / rtt:.1f}x")
     print(
         "a turn holds 4 HTTP round trips (inject, model, MCP tools/call, model); "
         f"per hop: {statistics.median(ratios) / 4:.1f}x"
     )
+    print(load_line())
 
 
 if __name__ == "__main__":

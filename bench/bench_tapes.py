@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from load import load_line
 from wt_cli import gateway_process
 
 from windtunnel.api import TapeExchange, TapeReplay, build_tape
@@ -257,9 +258,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     sizes = [int(value) for value in args.sizes.split(",")]
+    print(load_line())
     with tempfile.TemporaryDirectory(prefix="wt-bench-tapes-") as directory:
         rows = [run_size(size, Path(directory), args.vcr_budget) for size in sizes]
-    return 0 if report(rows) else 1
+    ok = report(rows)
+    print(load_line())
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -47,6 +47,11 @@ class RuntimeEntry:
     manifest: str | None = None
 
 
+def default_control_cache_dir() -> Path:
+    """Where `wt certify` keeps the reference control's selftest result (windtunnel._pipeline.control_cache)."""
+    return Path.home() / ".cache" / "windtunnel" / "control"
+
+
 def default_lock_dir() -> Path:
     """Where machine-wide runtime locks live unless WT_LOCK_DIR says otherwise."""
     return Path.home() / ".cache" / "windtunnel" / "locks"

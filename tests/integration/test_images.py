@@ -127,7 +127,9 @@ def test_an_unchanged_windtunnel_image_is_reused_not_rebuilt(
         assert again.id == first.id
         assert again.content_hash == first.content_hash
     finally:
-        docker_client.images.remove(tag)  # only the tag when the fixture's image carries its own
+        # Only this test's tag: forced, because a container of a concurrent test (an xdist worker) may use
+        # the same image (equal content hash); the engine then untags it and keeps the image for them.
+        docker_client.images.remove(tag, force=True)
 
 
 def test_builds_run_with_no_network(

@@ -116,3 +116,22 @@ def test_the_help_states_the_exit_codes(tmp_path: Path) -> None:
     text = " ".join(done.stdout.split())
     assert done.returncode == 0
     assert "0 certified (PASSED)" in text and "1 not certified" in text and "HARNESS_INVALID" in text
+
+
+@pytest.mark.parametrize(("flags", "cached"), [((), True), (("--no-cache",), False)])
+def test_the_control_cache_is_the_users_cache_dir_unless_no_cache(
+    tmp_path: Path, flags: tuple[str, ...], cached: bool
+) -> None:
+    """`wt certify` keeps the reference control under the user's cache dir, never under --out;
+    --no-cache keeps nothing and reuses nothing (the selftest stage then plays it afresh)."""
+    import argparse
+
+    from windtunnel._cli import cmd_certify
+    from windtunnel._config import default_control_cache_dir, load_settings
+
+    parser = argparse.ArgumentParser()
+    cmd_certify.register(parser.add_subparsers())
+    args = parser.parse_args(["certify", "--out", str(tmp_path / "out"), *flags])
+    config = cmd_certify._config(args, load_settings(cwd=REPO))
+    assert config.control_cache == (default_control_cache_dir() if cached else None)
+    assert config.control_cache is None or not config.control_cache.is_relative_to(config.out_dir)

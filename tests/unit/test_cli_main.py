@@ -62,3 +62,33 @@ def test_gateway_serve_imports_no_other_verb() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     loaded = next(line for line in done.stdout.splitlines() if line.startswith("LOADED"))
     assert loaded.split()[1:] == ["windtunnel._cli.cmd_gateway"]
+
+
+HEAVY = ("docker", "pydantic", "httpx", "cryptography")
+"""What `wt --help` and `wt --version` must not import (docs/design.md: a fast CLI; the time is benched)."""
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("--version",), ()])
+def test_listing_the_verbs_imports_nothing_heavy(argv: tuple[str, ...]) -> None:
+    probe = (
+        "import sys\n"
+        "from windtunnel._cli.main import main\n"
+        "try:\n"
+        f"    main({list(argv)!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"heavy = {HEAVY!r}\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in heavy or m.startswith('windtunnel._cli.cmd_'))\n"
+        "print('LOADED', ' '.join(loaded))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded = next(line for line in done.stdout.splitlines() if line.startswith("LOADED"))
+    assert loaded.split()[1:] == [], loaded
+
+
+def test_every_verb_module_has_its_summary() -> None:
+    """A verb module with no summary would be imported to be listed: `wt --help` would slow down unseen."""
+    from windtunnel._cli.main import _verbs
+    from windtunnel._cli.verbs import SUMMARIES
+
+    assert set(_verbs()) == set(SUMMARIES)

@@ -109,7 +109,7 @@ def test_a_runtime_named_by_a_path_under_the_project_keeps_its_place(tmp_path: P
     assert _inside("registry.example/agent:1", tmp_path) == "registry.example/agent:1"
 
 
-def test_the_runner_repeats_fail_fast_and_tiers() -> None:
+def test_the_runner_repeats_fail_fast_tiers_and_no_cache() -> None:
     assert runner_flags(True, ["smoke", "quarantined"]) == [
         "--fail-fast",
         "--tier",
@@ -118,6 +118,7 @@ def test_the_runner_repeats_fail_fast_and_tiers() -> None:
         "quarantined",
     ]
     assert runner_flags(False, None) == []
+    assert runner_flags(False, None, no_cache=True) == ["--no-cache"]
 
 
 def test_a_process_in_the_runner_container_is_always_host(monkeypatch: pytest.MonkeyPatch) -> None:

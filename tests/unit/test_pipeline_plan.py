@@ -248,3 +248,19 @@ def test_an_interrupt_mid_run_closes_the_runtime_and_removes_what_the_run_left(t
         execute((build(built), Step(Stage.CONFORMANCE, interrupted)), config(tmp_path), Leaving())
     assert built["reference"].closed == 1 and len(removed) == 1
     assert (tmp_path / "out" / "evidence" / "reference" / "build" / "build.json").is_file()
+
+
+def test_each_stage_time_is_kept_in_run_json_and_the_summary(tmp_path: Path) -> None:
+    from windtunnel._pipeline.summary import summary_table
+
+    plan = (build(), step(Stage.CONFORMANCE), step(Stage.CANARY))
+    cfg = config(tmp_path)
+    outcome = execute(plan, cfg, Executor())
+    assert list(outcome.runs[1].stage_seconds) == ["build", "conformance", "canary"]
+    published = publish(cfg, outcome)
+    run_json = json.loads((cfg.out_dir / "run.json").read_text())
+    assert [list(r["stage_seconds"]) for r in run_json["runtimes"]] == [
+        ["build", "conformance", "canary"]
+    ] * 2
+    table = summary_table(outcome, published.verdict)
+    assert table.count("    time: build ") == 2 and " s, conformance " in table

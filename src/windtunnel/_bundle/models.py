@@ -58,6 +58,12 @@ class CheckRecord(_Model):
         default=None,
         description="the run tier of the scenario the check ran (selftest); a quarantined one is never scored",
     )
+    cached: bool = Field(
+        default=False,
+        description="reused from an earlier run whose inputs had the same cache_key (the reference control)",
+    )
+    cache_key: str | None = Field(default=None, description="the digest of the inputs of a cached check")
+    cached_at: str | None = Field(default=None, description="when the run a cached check came from ran")
 
     @model_validator(mode="after")
     def _info_is_never_scored(self) -> CheckRecord:
@@ -167,6 +173,9 @@ class RuntimeInfo(_Model):
     cost: CostSummary | None = Field(
         default=None,
         description="the cost of its selftest runs at [tool.windtunnel.pricing] rates; cost null: unknown",
+    )
+    stage_seconds: dict[str, float] = Field(
+        default_factory=dict, description="wall time of each stage that ran for it, by stage name"
     )
 
 

@@ -10,7 +10,8 @@ from windtunnel._bundle import Signer, load_signer
 from windtunnel._bundle.keys import fingerprint_of
 from windtunnel._cli.common import RUNTIME_FORMS, add_tier
 from windtunnel._cli.values import file_path
-from windtunnel._config import Settings
+from windtunnel._cli.verbs import SUMMARIES
+from windtunnel._config import Settings, default_control_cache_dir
 from windtunnel._core.tiers import certify_tiers
 from windtunnel._core.vocabulary import CERTIFY_EXIT, CertificationResult
 from windtunnel._pipeline.config import CertifyConfig
@@ -26,7 +27,7 @@ from windtunnel.errors import EngineUnavailableError
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "certify",
-        help="certify runtimes: conformance, canary, selftest, tapes, then a signed bundle",
+        help=SUMMARIES["certify"],
         description="Runs the stage plan (build, conformance, canary, selftest, tapes) for each runtime, with "
         "the bundled reference runtime as the harness's known-good control, then publishes a bundle in --out "
         "(and DIR.tar.gz beside it), signed with --key or WT_SIGNING_KEY (an ECDSA P-256 PKCS#8 PEM), or with "
@@ -62,6 +63,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "container inside the engine: a remote DOCKER_HOST, Docker Desktop, docker:dind), or auto (default: "
         "host when a probe container's address is reachable from here, else container)",
     )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="run the reference control's selftest afresh instead of reusing its result from an earlier run "
+        "with the same inputs (kept in ~/.cache/windtunnel/control; docs/design.md)",
+    )
     parser.set_defaults(
         handler=execute_certify, harness_exit=CERTIFY_EXIT[CertificationResult.HARNESS_INVALID]
     )
@@ -76,7 +83,7 @@ def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
         config = _config(args, settings)
         signer = load_signer(key_path=config.key_path, key_pem=config.key_pem)  # a bad key stops it here
         if choose(args.executor, _progress) == "container":
-            flags = runner_flags(args.fail_fast, args.tier)
+            flags = runner_flags(args.fail_fast, args.tier, no_cache=args.no_cache)
             return in_container(config, runtimes=tuple(args.runtime), flags=flags, progress=_progress)
         return _certify(config, signer)
 
@@ -89,6 +96,7 @@ def _config(args: argparse.Namespace, settings: Settings) -> CertifyConfig:
         fail_fast=args.fail_fast,
         key_path=args.key,
         tiers=certify_tiers(args.tier),
+        control_cache=None if args.no_cache else default_control_cache_dir(),
     )
 
 

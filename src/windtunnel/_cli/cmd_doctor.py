@@ -7,6 +7,7 @@ import sys
 
 from windtunnel._canary.doctor import Step, diagnose
 from windtunnel._cli.common import add_runtime, add_selection, selected_scenarios
+from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._runtimes.resolve import resolve_runtime
@@ -15,7 +16,7 @@ from windtunnel._runtimes.resolve import resolve_runtime
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "doctor",
-        help="bring-up diagnostics and the reset canary for one runtime",
+        help=SUMMARIES["doctor"],
         description="Checks, in order: the engine (containerised runtimes), the build, that every MCP mock "
         "of the selected packs lists its tools and, for a reference-capable runtime, that the runtime "
         "really calls one tool of every mock (scripted); that reset_state() works; and the reset canary "

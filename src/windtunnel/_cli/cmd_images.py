@@ -9,6 +9,7 @@ from pathlib import Path
 
 from windtunnel._cli.common import add_verb_group
 from windtunnel._cli.values import file_path
+from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._drivers.base_image import (
@@ -36,7 +37,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     verbs = add_verb_group(
         commands,
         "images",
-        help="bootstrap the base image, build Wind Tunnel's images, sweep leftovers",
+        help=SUMMARIES["images"],
         description="Container images, built with no network from a base image and host-built wheels.",
         title="actions",
     )

@@ -11,6 +11,7 @@ from typing import TypeVar
 
 from windtunnel._cli.common import add_verb_group
 from windtunnel._cli.values import port
+from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.mock_kit import MockHost, MockServer, Tool, built_by_factory
 from windtunnel._core.vocabulary import Exit
@@ -27,7 +28,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     verbs = add_verb_group(
         commands,
         "mcp",
-        help="serve or list a pack's MCP mock servers",
+        help=SUMMARIES["mcp"],
         description="The MCP mocks a pack declares: tools over fixture state, served with the official mcp "
         "SDK over streamable HTTP; every tools/call is recorded.",
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from windtunnel._cli.common import add_selection, emit, selected_scenarios
 from windtunnel._cli.values import file_path
+from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.reference import ReferenceCase
 from windtunnel._files import write_atomic
@@ -31,7 +32,7 @@ DEFAULT_RUNTIME = "reference"
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "prove",
-        help="re-prove scenarios: negative controls, no leaked answer, grounded sources, gates that bite",
+        help=SUMMARIES["prove"],
         description="Re-proves every selected scenario: its golden cases pass the gate, each negative "
         "control fails it, nothing the agent sees gives the answer away, and every cited source resolves "
         "(a scenario with no source is shown 'assumed by the author'). Each proof is written to the proofs "

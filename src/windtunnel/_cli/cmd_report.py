@@ -7,6 +7,7 @@ import sys
 import webbrowser
 
 from windtunnel._cli.values import file_path
+from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._report.write import write_report
@@ -15,7 +16,7 @@ from windtunnel._report.write import write_report
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "report",
-        help="render a bundle's report.html (checks, evidence and conversations) and optionally open it",
+        help=SUMMARIES["report"],
         description="Render report.html for a certification bundle (its directory or .tar.gz): every check "
         "with its evidence, and the conversation behind each check and selftest case (the model's, the "
         "mocks' and the runtime's view of every tool call, side by side, differences marked). A bundle "

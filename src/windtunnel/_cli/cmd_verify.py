@@ -10,6 +10,7 @@ from pathlib import Path
 from windtunnel._bundle.keys import KeyOrigin
 from windtunnel._bundle.verify import VerifyReport, verify_bundle
 from windtunnel._cli.values import file_path
+from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import CertificationResult, Exit
 from windtunnel._files import os_error_as
@@ -25,7 +26,7 @@ OWN_KEY_WARNING = (
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "verify",
-        help="verify a signed certification bundle offline",
+        help=SUMMARIES["verify"],
         description="Verify a certification bundle (its directory or .tar.gz) against a key you trust: "
         "--key with the signer's public key from your own store, or --key-fingerprint with the signer's "
         "fingerprint (SHA256:<hex>, the SHA-256 of the key's DER SubjectPublicKeyInfo, as `wt certify` "

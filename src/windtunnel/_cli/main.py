@@ -11,29 +11,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import sys
 from collections.abc import Sequence
 
 from windtunnel import __version__
-from windtunnel._config import load_settings
+from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._core.vocabulary import Exit
 from windtunnel._signals import STOP_SIGNALS, Stopped, exit_code, stop_signals
 from windtunnel.errors import HarnessError, UsageError, WindTunnelError
 
-VERB_ORDER: tuple[str, ...] = (
-    "run",
-    "selftest",
-    "prove",
-    "doctor",
-    "certify",
-    "verify",
-    "report",
-    "tapes",
-    "gateway",
-    "mcp",
-    "images",
-)
+VERB_ORDER: tuple[str, ...] = tuple(SUMMARIES)
 """How `wt --help` lists verbs; each lives in windtunnel._cli.cmd_<verb> and has register(commands)."""
 
 EPILOG = """exit codes: 0 passed; 1 failed (what failed is printed); 2 bad input, or a fault of this machine
@@ -70,8 +57,9 @@ def requested_verb(argv: Sequence[str], verbs: Sequence[str]) -> str | None:
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The `wt` parser with every verb, or with `only` that verb: each verb module imports what it needs at
-    the top, and a container's `wt gateway serve` or `wt mcp serve` should not pay for the others."""
+    """The `wt` parser with `only` that verb's full parser, or with every verb listed by its summary: a verb
+    module imports what it needs at the top, so `wt --help` and `wt --version` import none of them, and a
+    container's `wt gateway serve` or `wt mcp serve` does not pay for the others."""
     parser = _Parser(
         prog="wt",
         description="Wind Tunnel certifies the plumbing of agent test harnesses.",
@@ -84,8 +72,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "--debug", action="store_true", help="show the traceback of an error instead of its one line"
     )
     commands = parser.add_subparsers(title="verbs", metavar="VERB", parser_class=_Parser)
-    for verb in _verbs() if only is None else [only]:
-        importlib.import_module(f"windtunnel._cli.cmd_{verb}").register(commands)
+    if only is not None:
+        importlib.import_module(f"windtunnel._cli.cmd_{only}").register(commands)
+        return parser
+    for verb in _verbs():
+        if verb in SUMMARIES:  # listed, not built: naming it re-parses with its own parser
+            commands.add_parser(verb, help=SUMMARIES[verb], add_help=False)
+        else:
+            importlib.import_module(f"windtunnel._cli.cmd_{verb}").register(commands)
     return parser
 
 
@@ -107,12 +101,16 @@ def _run(arguments: list[str]) -> int:
     args = argparse.Namespace()
     try:
         parser = build_parser(requested_verb(arguments, _verbs()))
-        args = parser.parse_args(arguments)
-        logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="wt: %(message)s")
-        logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns what matters
-        if not hasattr(args, "handler"):
+        args = parser.parse_args(arguments)  # --help and --version exit here, before the imports below
+        if not hasattr(args, "handler"):  # bare `wt`: the verb list, as light as --help
             parser.print_help()
             return Exit.USAGE
+        import logging
+
+        from windtunnel._config import load_settings
+
+        logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="wt: %(message)s")
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns what matters
         try:
             code: int = args.handler(args, load_settings())
         except SystemExit as exc:  # only code wt loaded exits this way: never end silently with its code

@@ -44,6 +44,9 @@ class CertifyConfig:
     described: tuple[RuntimeDescription, ...] = ()
     tiers: tuple[str, ...] = ()
     """--tier values: none selects the gate tiers (smoke, stable); see windtunnel._core.tiers."""
+    control_cache: Path | None = None
+    """Where the reference control's selftest result is kept and reused (windtunnel._pipeline.control_cache);
+    None runs it afresh every time (`wt certify --no-cache`, and every run not started by `wt certify`)."""
 
     @property
     def pricing(self) -> Mapping[str, Price]:
@@ -77,6 +80,7 @@ class CertifyConfig:
         fail_fast: bool = False,
         key_path: Path | None = None,
         tiers: tuple[str, ...] = (),
+        control_cache: Path | None = None,
     ) -> CertifyConfig:
         """Read once: the project's config, or with none the embedded default (the bundled reference
         runtime, packs and suite of the windtunnel checkout); CLI values win over the config. Every
@@ -95,6 +99,7 @@ class CertifyConfig:
             lock_dir=settings.lock_dir,
             project=project,
             tiers=tiers,
+            control_cache=control_cache,
         )
         return dataclasses.replace(config, described=resolve_runtimes(config.all_runtimes, project))
 

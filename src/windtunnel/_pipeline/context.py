@@ -45,6 +45,8 @@ class RuntimeRun:
     images: dict[str, str] = field(default_factory=dict)
     source: str | None = None
     checks: list[CheckRecord] = field(default_factory=list)
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    """Wall time of each stage that ran, by stage name (run.json and the certify summary show it)."""
     lifecycle: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     def record_problem(self, exc: WindTunnelError) -> None:

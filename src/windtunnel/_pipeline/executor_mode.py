@@ -81,9 +81,10 @@ def build_images(config: CertifyConfig, progress: Callable[[str], None]) -> tupl
     return client, images
 
 
-def runner_flags(fail_fast: bool, tiers: Sequence[str] | None) -> list[str]:
+def runner_flags(fail_fast: bool, tiers: Sequence[str] | None, *, no_cache: bool = False) -> list[str]:
     """The flags of this `wt certify` that the runner's must repeat (--out, --key and --runtime aside)."""
     flags = ["--fail-fast"] if fail_fast else []
+    flags += ["--no-cache"] if no_cache else []
     return flags + [arg for tier in tiers or () for arg in ("--tier", tier)]
 
 

@@ -168,11 +168,13 @@ def _run_step(step: Step, context: StageContext) -> None:
         context.progress(f"{context.run.name}: {step.stage.value} crashed: {type(exc).__name__}: {exc}")
         records = [_crashed(context, exc)]
     context.run.checks += records
+    seconds = round(time.perf_counter() - started, 3)
+    context.run.stage_seconds[step.stage.value] = seconds
     context.write_evidence(
         "stage",
         {
             "stage": step.stage.value,
-            "seconds": time.perf_counter() - started,
+            "seconds": seconds,
             "checks": [r.model_dump(mode="json") for r in records],
         },
     )

@@ -113,6 +113,7 @@ def run_info(
                 source=paths.text(run.source) if run.source else None,
                 model_label=run.model_label,
                 cost=(costs or {}).get(run.name),
+                stage_seconds=dict(run.stage_seconds),
             )
             for run in outcome.runs
         ],

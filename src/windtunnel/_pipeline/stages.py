@@ -14,6 +14,7 @@ from windtunnel._conformance.subject import Subject
 from windtunnel._core.abilities import ImageDigestsRuntime, StateProbingRuntime
 from windtunnel._core.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
 from windtunnel._core.vocabulary import CheckStatus, Verdict
+from windtunnel._pipeline import control_cache
 from windtunnel._pipeline.config import REFERENCE
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.stage_prove import CaseKey, prove_checks
@@ -178,7 +179,36 @@ _VERDICT_STATUS = {
 
 def selftest_stage(ctx: StageContext) -> list[CheckRecord]:
     """Every reference case of the selected packs through the live stack; on the reference runtime, then
-    every selected scenario's proof (`wt prove`) as a harness check."""
+    every selected scenario's proof (`wt prove`) as a harness check. The reference control's result is
+    reused while its inputs are unchanged (windtunnel._pipeline.control_cache), and recorded as cached."""
+    cache_dir = ctx.config.control_cache
+    if ctx.run.name != REFERENCE or cache_dir is None or ctx.suite.is_poison(ctx.run.name):
+        return _played_selftest(ctx)
+    key = control_cache.control_key(
+        images=ctx.run.images,
+        selected=ctx.selected,
+        suite_dir=ctx.config.suite_dir,
+        requirement_set=ctx.config.requirement_set,
+        tiers=ctx.config.tiers,
+        certification=ctx.config.certification,
+    )
+    if key is None:
+        return _played_selftest(ctx)
+    cached = control_cache.load(cache_dir, key)
+    if cached is not None:
+        ctx.progress(
+            f"{ctx.run.name}: selftest reused from run {cached.run_id} ({cached.ran_at}), key {key[:12]}"
+        )
+        note = {"cached": True, "key": key, "run_id": cached.run_id, "ran_at": cached.ran_at}
+        return control_cache.replayed(cached, ctx.write_evidence("cached-control", note))
+    records = _played_selftest(ctx)
+    if control_cache.keepable(records):
+        control_cache.store(cache_dir, key, ctx.run_id, ctx.config.clock(), records)
+    return records
+
+
+def _played_selftest(ctx: StageContext) -> list[CheckRecord]:
+    """The selftest stage played through the live stack, as selftest_stage describes it."""
     runtime = ctx.run.runtime
     if not isinstance(runtime, ReferenceCapableAgentRuntime):
         return [

@@ -25,6 +25,15 @@ def summary_table(outcome: CertifyOutcome, verdict: Verdict) -> str:
         for check in run.checks:
             if check.scored and check.status is not CheckStatus.PASSED:
                 lines.append(f"    {check.status.value:12} {check.id}: {check.detail[:160]}")
+        if run.stage_seconds:
+            times = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in run.stage_seconds.items())
+            lines.append(f"    time: {times}")
+        cached = [check for check in run.checks if check.cached]
+        if cached:
+            lines.append(
+                f"    cached: {len(cached)} {cached[0].stage.value} checks from the run at {cached[0].cached_at} "
+                "(same inputs; `wt certify --no-cache` runs them afresh)"
+            )
     for check in outcome.harness:
         lines.append(f"harness: {check.status.value:8} {check.id}: {check.detail[:160]}")
     lines.append(f"verdict: {verdict.result.value}")
