@@ -70,8 +70,13 @@ def test_prebuilt_images_are_read_by_runtime_and_a_bad_entry_names_the_variable(
     env = {ENV_VAR: encode(images)}
     assert prebuilt_for(env, "reference") == images["reference"]
     assert prebuilt_for({}, "reference") is None
+    assert prebuilt_for(env, "other") is None  # not ready on the host side: the runner tries it itself
     with pytest.raises(ConfigFileError, match=ENV_VAR):
-        prebuilt_for(env, "other")
+        prebuilt_for({ENV_VAR: "[1, 2]"}, "x")
+    failed = {
+        "x": {"failed": "the image of runtime 'x' did not build: step 2", "hint": None, "log_tail": ["E"]}
+    }
+    assert prebuilt_for({ENV_VAR: encode(failed)}, "x") == failed["x"]
     with pytest.raises(ConfigFileError, match="image ids must be strings"):
         prebuilt_for(
             {ENV_VAR: encode({"x": {"windtunnel": 1, "runtime": "b", "netguard": "n", "digests": {}}})}, "x"
@@ -134,3 +139,20 @@ def test_an_unknown_docker_context_is_one_clear_error() -> None:
     assert context_host({"DOCKER_CONTEXT": "default"}) is None
     with pytest.raises(EngineUnavailableError, match="does not exist"):
         context_host({"DOCKER_CONTEXT": "no-such-context"})
+
+
+def test_a_runtime_that_did_not_build_on_the_host_side_fails_its_build_in_the_runner(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from windtunnel._drivers.plugin import RuntimeBuildError, _prebuilt
+
+    failed = {
+        "failed": "the image of runtime 'x' did not build: step 2/3",
+        "hint": "fix it",
+        "log_tail": ["E: x"],
+    }
+    monkeypatch.setenv(ENV_VAR, encode({"x": failed}))
+    with pytest.raises(RuntimeBuildError, match="did not build: step 2/3") as caught:
+        _prebuilt(None, "x")  # no engine is asked: nothing is built or looked up
+    assert caught.value.context == {"runtime": "x", "log_tail": ["E: x"]}
+    assert _prebuilt(None, "y") is None  # not named: the runner tries it itself

@@ -115,11 +115,15 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
 
 def _prebuilt(client: Any, runtime: str) -> Images | None:
     """In a runner container the host side built the images (windtunnel._drivers.prebuilt): use those."""
-    from windtunnel._drivers.prebuilt import prebuilt_for, require_present
+    from windtunnel._drivers.prebuilt import FAILED, prebuilt_for, require_present
 
     found = prebuilt_for(os.environ, runtime)
     if found is None:
         return None
+    if FAILED in found:  # it did not build on the host side: the runtime's failure, as here
+        raise RuntimeBuildError(
+            found[FAILED], hint=found.get("hint"), runtime=runtime, log_tail=list(found["log_tail"])
+        )
     require_present(client, found)
     return Images(
         windtunnel=found["windtunnel"],

@@ -4,7 +4,9 @@
 every image in the engine (it has pip and the wheelhouses), and names them in WT_PREBUILT_IMAGES, by runtime:
 `{"<runtime>": {"windtunnel": "<image id>", "runtime": "<image id or ref>", "netguard": "<tag>",
 "digests": {...}}}` (netguard: the egress fence's holder image). Each is checked to be in the engine
-before it is used.
+before it is used. A runtime whose own image did not build there is `{"failed": "<message>", "hint": ...,
+"log_tail": [...]}`: the runner fails that runtime's build stage with it, as a local engine would, and
+certifies the others.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from windtunnel.errors import ConfigFileError, HarnessError
 
 ENV_VAR = "WT_PREBUILT_IMAGES"
 IMAGE_KEYS = ("windtunnel", "runtime", "netguard")
+FAILED = "failed"
 
 
 def encode(images: Mapping[str, Mapping[str, Any]]) -> str:
@@ -30,10 +33,20 @@ def prebuilt_for(env: Mapping[str, str], runtime: str) -> Mapping[str, Any] | No
         return None
     try:
         data = json.loads(text)
+        if not isinstance(data, dict):
+            raise TypeError("not a JSON object of runtimes")
+        if runtime not in data:
+            return None  # not ready on the host side (windtunnel._pipeline.executor_mode): tried here
         entry = data[runtime]
-        if not all(isinstance(entry[key], str) for key in IMAGE_KEYS):
+        if not isinstance(entry, dict):
+            raise TypeError("a runtime's entry must be a JSON object")
+        if FAILED in entry:
+            if not isinstance(entry[FAILED], str) or not all(isinstance(x, str) for x in entry["log_tail"]):
+                raise TypeError("a failed build names its message and log lines as strings")
+        elif not all(isinstance(entry[key], str) for key in IMAGE_KEYS):
             raise TypeError("image ids must be strings")
-        dict(entry["digests"])
+        else:
+            dict(entry["digests"])
     except (ValueError, KeyError, TypeError) as exc:
         raise ConfigFileError(
             f"{ENV_VAR} names no usable images for runtime {runtime!r} ({type(exc).__name__}: {exc})",

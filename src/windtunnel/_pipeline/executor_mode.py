@@ -46,12 +46,14 @@ def choose(requested: str, progress: Callable[[str], None]) -> str:
 def build_images(config: CertifyConfig, progress: Callable[[str], None]) -> tuple[Any, dict[str, Any]]:
     """Every container runtime's images, built in the engine here; the client and WT_PREBUILT_IMAGES' data.
 
-    A runtime whose own image does not build is left out: the runner's build stage then fails it as it
+    A runtime whose own image does not build is named with its failure, and one whose images fail
+    otherwise is left out (the runner then tries them itself): either way its build stage fails as it
     would on a local engine. The reference control's images must build.
     """
     from windtunnel._drivers.base_image import ensure_base_image
     from windtunnel._drivers.docker_env import docker_client
-    from windtunnel._drivers.plugin import DriverSettings, prepare_images
+    from windtunnel._drivers.plugin import DriverSettings, RuntimeBuildError, prepare_images
+    from windtunnel._drivers.prebuilt import FAILED
     from windtunnel._pipeline.config import REFERENCE
 
     settings = DriverSettings.from_env(os.environ)
@@ -66,10 +68,20 @@ def build_images(config: CertifyConfig, progress: Callable[[str], None]) -> tupl
         started = time.perf_counter()
         try:
             built = prepare_images(client, description.manifest, settings)
-        except WindTunnelError as exc:
+        except RuntimeBuildError as exc:
             if description.name == REFERENCE:
                 raise
-            progress(f"images of {description.name} did not build here; its build stage will say why: {exc}")
+            progress(f"the image of {description.name} did not build; its build stage will say why")
+            images[description.name] = {
+                FAILED: exc.message,
+                "hint": exc.hint,
+                "log_tail": [str(line) for line in getattr(exc, "log_tail", [])],
+            }
+            continue
+        except WindTunnelError as exc:  # not its image (e.g. an image ref that cannot be pulled): left out
+            if description.name == REFERENCE:
+                raise
+            progress(f"images of {description.name} are not ready here; the runner tries them itself: {exc}")
             continue
         images[description.name] = {
             "windtunnel": built.windtunnel,
