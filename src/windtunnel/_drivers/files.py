@@ -49,8 +49,8 @@ def empty_directories(paths: list[str]) -> bytes:
     return buffer.getvalue()
 
 
-def secret_files(files: Mapping[str, str], *, uid: int = 0, gid: int = 0) -> bytes:
-    """A tar of secrets (absolute container path -> text), 0400 in 0700 directories owned by uid:gid."""
+def secret_files(files: Mapping[str, str | bytes], *, uid: int = 0, gid: int = 0) -> bytes:
+    """A tar of secrets (absolute container path -> content), 0400 in 0700 directories owned by uid:gid."""
     buffer = io.BytesIO()
     now = time.time()
     with tarfile.open(fileobj=buffer, mode="w") as archive:
@@ -65,7 +65,7 @@ def secret_files(files: Mapping[str, str], *, uid: int = 0, gid: int = 0) -> byt
             )
             archive.addfile(info)
         for path, text in sorted(files.items()):
-            data = text.encode("utf-8")
+            data = text.encode("utf-8") if isinstance(text, str) else text
             info = tarfile.TarInfo(_relative(path))
             info.size, info.mode, info.uid, info.gid, info.mtime = len(data), SECRET_MODE, uid, gid, now
             archive.addfile(info, io.BytesIO(data))

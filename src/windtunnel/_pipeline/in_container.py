@@ -26,7 +26,7 @@ from typing import Any
 
 from docker.errors import DockerException
 
-from windtunnel._drivers.files import copy_out, put
+from windtunnel._drivers.files import copy_out, put, secret_files
 from windtunnel._drivers.network import ROLE_LABEL, SESSION_LABEL, run_labels
 from windtunnel._drivers.prebuilt import ENV_VAR as PREBUILT_ENV
 from windtunnel._drivers.prebuilt import encode
@@ -122,7 +122,7 @@ def _create(
         if checkout is not None:
             put(runner, project_archive(checkout, target=SOURCE), "Wind Tunnel's checkout")
         if key is not None:
-            put(runner, _key_archive(key), "the signing key")
+            put(runner, secret_files({KEY_PATH: key}), "the signing key")
     except DockerException as exc:
         raise HarnessError(
             f"could not create the runner container: {exc}",
@@ -151,15 +151,6 @@ def _key(config: CertifyConfig) -> bytes | None:
     if config.key_path is not None:
         return config.key_path.read_bytes()
     return config.key_pem.encode() if config.key_pem else None
-
-
-def _key_archive(key: bytes) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as archive:
-        info = tarfile.TarInfo(KEY_PATH.lstrip("/"))
-        info.size, info.mode = len(key), 0o400
-        archive.addfile(info, io.BytesIO(key))
-    return buffer.getvalue()
 
 
 def project_archive(root: Path, *, target: str = WORKDIR, skip: Path | None = None) -> bytes:
