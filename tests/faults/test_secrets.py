@@ -157,6 +157,7 @@ def test_record_mode_hands_the_key_over_the_same_way_and_the_tape_never_holds_it
         answered = httpx.post(f"{gateway.base_url}/v1/chat/completions", json=REQUEST, timeout=30.0)
         assert answered.status_code == 200, answered.text
         gateway.flush_tape()
+        stack.collect_outputs()  # the tape is copied out of the container (no host mount)
         tape = (tmp_path / "tapes" / "canary-tape.jsonl").read_text(encoding="utf-8")
         assert "hello" in tape and CANARY not in tape
         assert_nowhere_but_the_file(docker_client, stack)
