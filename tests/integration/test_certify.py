@@ -117,6 +117,7 @@ def test_no_bundle_file_names_this_machine(bundle: Path) -> None:
         "python",
         "hostname",
         "engine",
+        "executor",
     }
     assert all(not str(r["source"] or "").startswith("/") for r in run["runtimes"]), run["runtimes"]
 
@@ -314,6 +315,7 @@ def test_a_runtime_configured_by_image_reference_is_provisioned_and_checked(
     statuses = {c.id: c.status for c in run.checks}
     assert statuses == {
         "by-image/build/images": CheckStatus.PASSED,
+        "by-image/build/ready": CheckStatus.PASSED,
         "by-image/conformance/response_shapes": CheckStatus.PASSED,
         "by-image/conformance/intermediate_tool_calls": CheckStatus.PASSED,
     }, [c.detail for c in run.checks]
