@@ -197,3 +197,15 @@ def start_netns_holder(
         holder.remove(force=True)
         raise
     return holder
+
+
+def attach_egress(
+    client: docker.DockerClient, network: Network, container: Container, labels: Mapping[str, str]
+) -> Network:
+    """Live and record gateways reach an upstream model: only the gateway joins a second, open network
+    (`<run network>-egress`, labelled with the run's labels and role `egress`, so cleanup removes it)."""
+    egress = client.networks.create(
+        f"{network.name}-egress", driver="bridge", internal=False, labels={**labels, ROLE_LABEL: "egress"}
+    )
+    egress.connect(container)
+    return egress
