@@ -25,6 +25,7 @@ from windtunnel._packs.loader import discover_packs
 from windtunnel._packs.selection import Selected, Selection, select
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import CertifyOutcome, RuntimeRun, StageContext, print_nothing
+from windtunnel._pipeline.events import EventSink, StageFinished, StageStarted, ignore
 from windtunnel._pipeline.harness import harness_checks
 from windtunnel._pipeline.outdir import prepare_out_dir
 from windtunnel._pipeline.publish import write_started
@@ -72,6 +73,7 @@ def execute(
     executor: Executor,
     *,
     progress: Callable[[str], None] = print_nothing,
+    events: EventSink = ignore,
 ) -> CertifyOutcome:
     """Run the plan for every runtime (reference control first), then the harness self-checks.
 
@@ -94,7 +96,7 @@ def execute(
     write_started(config, outcome)
     for run in runs:
         outcome.runs.append(run)
-        _run_runtime(plan, config, suite, selected, run, outcome.run_id, progress)
+        _run_runtime(plan, config, suite, selected, run, outcome.run_id, progress, events)
     outcome.harness = harness_checks(
         outcome, suite, _leftovers(executor, outcome.run_id), unmeasurable=executor.unmeasurable
     )
@@ -109,6 +111,7 @@ def _run_runtime(
     run: RuntimeRun,
     run_id: str,
     progress: Callable[[str], None],
+    events: EventSink = ignore,
 ) -> None:
     with (
         run.lifecycle
@@ -129,7 +132,10 @@ def _run_runtime(
                 run_id=run_id,
                 progress=progress,
             )
-            _run_step(step, context)
+            events(StageStarted(run.name, step.stage.value))
+            records, seconds = _run_step(step, context)
+            checks = tuple((r.id, r.status.value) for r in records)
+            events(StageFinished(run.name, step.stage.value, seconds, checks))
 
 
 def ensure_images(runs: Sequence[RuntimeRun]) -> None:
@@ -153,8 +159,9 @@ def ensure_images(runs: Sequence[RuntimeRun]) -> None:
         ensure_image(client, name, ref)
 
 
-def _run_step(step: Step, context: StageContext) -> None:
-    """One stage; its records and its evidence are in the bundle before the next stage starts."""
+def _run_step(step: Step, context: StageContext) -> tuple[list[CheckRecord], float]:
+    """One stage; its records and its evidence are in the bundle before the next stage starts. Returns the
+    records and the stage's seconds."""
     started = time.perf_counter()
     try:
         records = step.run(context)
@@ -162,14 +169,16 @@ def _run_step(step: Step, context: StageContext) -> None:
         context.progress(f"{context.run.name}: {step.stage.value} crashed: {type(exc).__name__}: {exc}")
         records = [_crashed(context, exc)]
     context.run.checks += records
+    seconds = time.perf_counter() - started
     context.write_evidence(
         "stage",
         {
             "stage": step.stage.value,
-            "seconds": time.perf_counter() - started,
+            "seconds": seconds,
             "checks": [r.model_dump(mode="json") for r in records],
         },
     )
+    return records, seconds
 
 
 def _crashed(context: StageContext, exc: Exception) -> CheckRecord:
