@@ -13,6 +13,7 @@ from docker.models.networks import Network
 from windtunnel._drivers.network import OWNER_PID_LABEL, RUN_LABEL, SESSION_LABEL, owner_alive
 
 log = logging.getLogger(__name__)
+LIST_ATTEMPTS = 5
 
 
 def labelled(
@@ -20,7 +21,15 @@ def labelled(
 ) -> tuple[list[Container], list[Network]]:
     """Containers (running or not) and networks carrying `label` (with `value`, if given)."""
     selector = label if value is None else f"{label}={value}"
-    containers = client.containers.list(all=True, filters={"label": selector})
+    for attempt in range(LIST_ATTEMPTS):
+        # docker-py inspects each listed container: one removed in between (another run's cleanup on a
+        # shared engine) raises NotFound, so the listing is taken again.
+        try:
+            containers = client.containers.list(all=True, filters={"label": selector})
+            break
+        except NotFound:
+            if attempt == LIST_ATTEMPTS - 1:
+                raise
     networks = client.networks.list(filters={"label": selector})
     return containers, networks
 
