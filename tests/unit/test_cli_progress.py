@@ -6,13 +6,11 @@ from __future__ import annotations
 import io
 import json
 import os
-import pty
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+from tests.pty_run import run_in_pty
 from windtunnel._cli.progress import JsonView, ProgressView, make_view, time_table
 from windtunnel._cli.timings import Timings, duration
 from windtunnel._pipeline.events import StageFinished, StageStarted
@@ -22,6 +20,7 @@ PENDING = [("reference", "build"), ("reference", "conformance"), ("mine", "build
 # Drives the view `make_view("auto")` picks, as `wt certify` drives it: notes, then stage events.
 DRIVER = """
 import sys, time
+from tests.pty_run import run_in_pty
 from windtunnel._cli.progress import make_view
 from windtunnel._pipeline.events import StageFinished, StageStarted
 pending = [("reference", "build"), ("reference", "conformance"), ("mine", "build")]
@@ -29,7 +28,7 @@ view = make_view(sys.argv[1], pending)
 view.note("runtimes reference, mine")
 for runtime, stage in pending:
     view.event(StageStarted(runtime, stage))
-    time.sleep(0.3)
+    time.sleep(0.8)
     view.event(StageFinished(runtime, stage, 1.25, (("c1", "passed"), ("c2", "failed"))))
 view.close()
 view.report("summary", {"result": "FAILED", "lines": ["verify: wt verify out\\n"]})
@@ -46,25 +45,8 @@ def _timings(tmp_path: Path) -> dict[str, str]:
 
 def test_under_a_pty_the_progress_is_drawn_with_timings_and_an_eta(tmp_path: Path) -> None:
     env = _timings(tmp_path)
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: stdout and stderr are the pty
-        os.execve(sys.executable, [sys.executable, "-c", DRIVER, "auto"], env)
-    output = b""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 1.0)
-        if not ready:
-            continue
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:  # the child closed the pty
-            break
-        if not chunk:
-            break
-        output += chunk
-    _, status = os.waitpid(pid, 0)
-    text = output.decode("utf-8", "replace")
-    assert os.waitstatus_to_exitcode(status) == 0, text
+    code, text = run_in_pty([sys.executable, "-c", DRIVER, "auto"], env=env)
+    assert code == 0, text
     assert "\x1b[" in text  # drawn with terminal control sequences: rich, not plain lines
     assert "reference: build" in text and "(last run 40.0s)" in text
     assert "ETA 2m" in text  # 40 + 80 + 30 s from the last run, minus what already ran

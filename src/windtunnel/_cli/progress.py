@@ -133,6 +133,7 @@ class RichView(ProgressView):
             TimeElapsedColumn(),
             TextColumn("{task.fields[eta]}"),
             console=self.console,
+            refresh_per_second=2,  # enough for a clock in seconds; little output for logs that keep it
         )
         self.tasks: dict[str, Any] = {}
         for runtime in dict.fromkeys(r for r, _ in pending):
