@@ -109,3 +109,23 @@ def test_a_service_that_exits_fails_its_readiness_wait_at_once_with_its_logs(
 def test_an_unknown_server_of_a_pack_is_a_usage_error_naming_the_servers(wt_stack: WindTunnelStack) -> None:
     with pytest.raises(UsageError, match="billing, orders"):
         wt_stack.mcp(SUPPORT_DESK, "crm")
+
+
+def test_a_live_gateway_alone_joins_an_open_network_and_it_goes_with_the_stack() -> None:
+    # The upstream is the container's own loopback: nothing is sent anywhere (no model call is made).
+    spec = GatewayContainer.live_mode("http://127.0.0.1:9/v1", api_key="test-key-not-secret")
+    assert spec.mode == "live" and "--upstream" in spec.extra_args and spec.needs_egress
+    stack = WindTunnelStack(project=REPO, gateway=spec).start()
+    client = docker.from_env()
+    try:
+        run_id, name = stack.network.run_id, stack.network.name
+        gateway = stack.gateway.get_wrapped_container()
+        gateway.reload()
+        attached = {
+            n: client.networks.get(n).attrs["Internal"] for n in gateway.attrs["NetworkSettings"]["Networks"]
+        }
+        assert attached == {name: True, f"{name}-egress": False}
+        assert stack.gateway.client.health()
+    finally:
+        stack.stop()
+    assert labelled(client, RUN_LABEL, run_id) == ([], [])

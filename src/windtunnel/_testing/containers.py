@@ -58,8 +58,9 @@ class ProjectNetwork(Network):
 class PlannedContainer(DockerContainer):
     """A service of the container plan (windtunnel._drivers.topology) started from `image` on `network`.
 
-    `files` maps host files to their paths inside the container; they are copied in (put_archive) after
-    the container is created and before it starts, as the Docker executor copies its inputs.
+    `files` maps host files to their paths inside the container; with `root` (the repository the plan's
+    mount sources are relative to) the plan's mounted directories are copied too. Copies go in
+    (put_archive) after the container is created and before it starts; nothing is bind-mounted.
     """
 
     def __init__(
@@ -69,6 +70,7 @@ class PlannedContainer(DockerContainer):
         network: ProjectNetwork,
         *,
         files: Mapping[Path, str] | None = None,
+        root: Path | None = None,
     ) -> None:
         labels = {**network.labels, **service.labels, ROLE_LABEL: service.role}
         super().__init__(
@@ -81,7 +83,8 @@ class PlannedContainer(DockerContainer):
         )
         if service.args is not None:
             self.with_command(list(service.args))
-        for source, target in (files or {}).items():
+        copies = {**(copies_of(service.mounts, root) if root is not None else {}), **(files or {})}
+        for source, target in copies.items():
             self.with_copy_into_container(source.read_bytes(), target, FILE_MODE)
         self.service = service
         self.project_network = network

@@ -21,7 +21,7 @@ from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel._tape_runs.containers import replay_spec
-from windtunnel._testing.containers import PlannedContainer, ProjectNetwork, copies_of
+from windtunnel._testing.containers import PlannedContainer, ProjectNetwork
 from windtunnel._testing.reply import Reply
 from windtunnel._testing.script import ScriptedModel
 from windtunnel.errors import UsageError
@@ -109,7 +109,7 @@ class McpMockContainer(PlannedContainer):
 
     def __init__(self, image: str, network: ProjectNetwork, plan: MockServerPlan, *, root: Path) -> None:
         service = mock_service(network.run_id, plan, root)
-        super().__init__(service, image, network, files=copies_of(service.mounts, root))
+        super().__init__(service, image, network, root=root)
         self.plan = plan
         self._handle: HttpMCPHandle | None = None
 
