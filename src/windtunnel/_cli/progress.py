@@ -165,7 +165,7 @@ class RichView(ProgressView):
 
     def _eta_text(self) -> str:
         left = self.eta()
-        return f"ETA {duration(left)}" if left is not None else "ETA: first run"
+        return f"ETA {duration(left)}" if left is not None else "ETA unknown"  # a stage without a last time
 
     def close(self) -> None:
         self.bars.stop()
