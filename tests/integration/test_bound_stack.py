@@ -22,13 +22,13 @@ from windtunnel._drivers.bound import BoundStack, load_bound_stacks
 from windtunnel._drivers.container_plan_model import ContainerPlan
 from windtunnel._drivers.images import BuiltImage
 from windtunnel._drivers.plugin import build_manifest_image
-from windtunnel._drivers.stack import ContainerStack
 from windtunnel._pipeline.bound_executor import BoundExecutor
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.container_plan import container_plan
 from windtunnel._pipeline.plan import PLAN, execute
 from windtunnel._pipeline.publish import publish
 from windtunnel._runtimes.manifest import load_manifest
+from windtunnel.testing import PlannedContainer, ProjectNetwork
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -53,17 +53,10 @@ def started(
     tags = {"windtunnel": windtunnel_image.tag, "runtime:reference": runtime_image.tag}
     digests = {"windtunnel": windtunnel_image.digest, "runtime:reference": runtime_image.digest}
     (planned,) = plan.stacks
-    docker = ContainerStack(docker_client, windtunnel_image=windtunnel_image.tag, session=run_label)
+    network = ProjectNetwork(docker_client, session=run_label).create()
     try:
-        running = {
-            service.runner_alias: docker.run(
-                tags[service.image],
-                command=None if service.args is None else list(service.args),
-                alias=service.alias,
-                env=service.env,
-                mounts={str(REPO / mount.source): mount.target for mount in service.mounts},
-                role=service.role,
-            )
+        running = {  # each service as the plan says, started through windtunnel.testing's one container path
+            service.runner_alias: PlannedContainer(service, tags[service.image], network, root=REPO).start()
             for service in planned.services
         }
         text = json.dumps(plan.bound_document({"reference": digests}))
@@ -71,7 +64,7 @@ def started(
             text = text.replace(f"http://{alias}:", f"http://{container.ip}:")
         yield plan, load_bound_stacks(text), digests
     finally:
-        docker.close()
+        network.remove()
 
 
 def test_the_stage_plan_runs_on_the_bound_services(

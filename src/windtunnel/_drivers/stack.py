@@ -22,7 +22,13 @@ from docker.models.networks import Network
 
 from windtunnel._core.agent_runtime import MockServerPlan
 from windtunnel._drivers.cleanup import remove_run
-from windtunnel._drivers.network import ROLE_LABEL, RUN_LABEL, create_run_network, run_labels
+from windtunnel._drivers.network import (
+    ROLE_LABEL,
+    RUN_LABEL,
+    attach_egress,
+    create_run_network,
+    run_labels,
+)
 from windtunnel._drivers.readiness import wait_listening
 from windtunnel._drivers.secrets import put_secrets
 
@@ -181,10 +187,7 @@ class ContainerStack:
 
     def _attach_egress(self, container: Container) -> None:
         """Live and record modes reach an upstream model: only the gateway joins a second, open network."""
-        name = f"{self.network.name}-egress"
-        labels = {**self.labels, ROLE_LABEL: "egress"}
-        network = self.client.networks.create(name, driver="bridge", internal=False, labels=labels)
-        network.connect(container)
+        attach_egress(self.client, self.network, container, self.labels)
 
     # -- mocks ---------------------------------------------------------------------------------------
     def mock(self, plan: MockServerPlan) -> HttpMCPHandle:
