@@ -63,7 +63,7 @@ def _conformance(ctx: StageContext) -> list[CheckRecord]:
     result = CheckResult(
         id="intermediate_tool_calls",
         title="intermediate tool calls surface",
-        passage="the docs",
+        clause="the docs",
         runtime=ctx.run.name,
         status=CheckStatus.FAILED if hiding else CheckStatus.PASSED,
         detail=f"the runtime reported [] {HOSTILE}" if hiding else "holds",

@@ -1,8 +1,9 @@
-"""The conformance kit: small named checks any runtime can run, each tied to the seed passage it enforces.
+"""The conformance kit: small named checks any runtime can run, each tied to the contract clause it enforces.
 
 `run_check(check, subject)` maps outcomes to statuses: the check returns evidence (passed), raises
-CheckFailed (failed), NotMeasured (not_measured), or anything else, which is Wind Tunnel's own fault
-(error) and never counts against the runtime.
+CheckFailed (failed), OptionalAbsent (info: the required part held, an optional part is absent),
+NotMeasured (not_measured), or anything else, which is Wind Tunnel's own fault (error) and never counts
+against the runtime.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from windtunnel._conformance import (
     checks_results,
     checks_state,
 )
-from windtunnel._conformance.model import CheckFailed, CheckResult, NotMeasured
+from windtunnel._conformance.model import CheckFailed, CheckResult, NotMeasured, OptionalAbsent
 from windtunnel._conformance.subject import Subject
 from windtunnel._core.vocabulary import CheckStatus
 from windtunnel.errors import RuntimeFault, UnsupportedConfigError
@@ -29,108 +30,118 @@ from windtunnel.errors import RuntimeFault, UnsupportedConfigError
 
 @dataclass(frozen=True, slots=True)
 class Check:
+    """One check: its id (stable across requirement sets), a title, the contract clause it enforces (the
+    table in docs/conformance.md names the same clause and the poison that proves the check bites)."""
+
     id: str
     title: str
-    passage: str
+    clause: str
     run: Callable[[Subject], dict[str, Any]]
 
+
+_INJECT = "docs/contract-c.md, POST /wt/inject"
+_RESET = "docs/contract-c.md, POST /wt/reset"
+_CONTAINERS = "docs/contract-c.md, Runtimes in containers"
+_WRITING = "docs/writing-a-runtime.md"
 
 CHECKS: tuple[Check, ...] = (
     Check(
         "response_shapes",
         "response shapes accepted",
-        "seed 002 send(): a flat {content, tool_calls} dict, a {message} wrapper, or an OpenAI chat completion",
+        f"{_INJECT}: the response is {{content, tool_calls[, usage]}}; content is the turn's answer",
         checks_calls.response_shapes,
     ),
     Check(
         "intermediate_tool_calls",
         "intermediate tool calls surface",
-        "seed 002 'Surface intermediate tool calls' and checklist 'A must_call scenario passes'",
+        f"{_INJECT}: tool_calls is the complete ordered transcript of the turn's tool calls, intermediate "
+        "ones included (every call a mock received is reported)",
         checks_calls.intermediate_tool_calls,
     ),
     Check(
         "raw_tool_call_shapes",
         "tool-call shapes stay raw",
-        "seed 002 'Don't normalize tool-call shapes. Record tool_calls exactly as your platform emits them'",
+        f"{_INJECT}: each tool call's arguments as the model emitted them (decoded, key order kept, never "
+        "normalised), all of them, in order",
         checks_calls.raw_tool_call_shapes,
     ),
     Check(
         "tool_call_ids",
         "tool results answer their calls",
-        "seed 002 'Surface intermediate tool calls' (the loop's tool results, each answering the model's "
-        "tool_call_id) and the OpenAI chat-completions wire shape the runtime speaks to the model",
+        f"{_CONTAINERS}: WT_MODEL_BASE_URL is OpenAI-compatible: each tool message answers a tool_call_id of "
+        "the assistant message before it, every call answered",
         checks_calls.tool_call_ids,
     ),
     Check(
         "tool_results_reach_model",
         "tool results reach the model",
-        "seed 002 'Surface intermediate tool calls' (an agent loop's tool call, tool result, call again) and "
-        "seed 000 'The script replaces model inference only... MCP evidence... remain live'",
+        f"{_CONTAINERS}: tools are the MCP servers of WT_MCP_SERVERS: the result the model is sent for each "
+        "call is what the MCP server returned for it",
         checks_results.tool_results_reach_model,
     ),
     Check(
         "session_affinity",
         "session affinity",
-        "seed 002 'Multi-turn scenarios call send() repeatedly with the same session_id; your platform's session "
-        "affinity must honor it'",
+        f"{_INJECT}: only the newest user turn is sent; the endpoint keeps its own history per session_id",
         checks_state.session_affinity,
     ),
     Check(
         "reset_isolation",
         "reset isolation (the reset canary)",
-        "seed 002 reset_state(): 'Wipe sessions, conversation history, memory stores, tool-call logs... wipe the "
-        "indexes too' and run_reset_canary()",
+        f"{_RESET}: wipes every session, history, memory store, search index and log",
         checks_state.reset_isolation,
     ),
     Check(
         "sampling",
         "sampling reaches the model",
-        "seed 002 'a bench that silently ignores temperature=0 produces lies' and checklist "
-        "'sampling.temperature=0 twice produces (near-)identical traces'",
+        f"{_CONTAINERS}: WT_SAMPLING's knobs reach every model call; a runtime.toml declares the sampling "
+        "fields it honours in [config] supported",
         checks_config.sampling,
     ),
     Check(
         "config_reaches_model",
         "declared config reaches the model",
-        "seed 002 provision(): 'config: AgentConfig — the agent's identity and knobs... Your runtime "
-        "interprets these for your platform' (system_prompt, model, mcp_servers)",
+        f"{_CONTAINERS}: WT_SYSTEM_PROMPT, WT_MODEL_NAME and WT_MCP_SERVERS reach every model call of a "
+        "runtime that declares them",
         checks_config.config_reaches_model,
     ),
     Check(
         "unsupported_config",
         "unsupported config fields raise",
-        "seed 002 'Unsupported fields should raise loudly, not silently no-op'",
+        f"{_CONTAINERS}: the manifest declares which AgentConfig fields the runtime honours; any other set "
+        "field raises UnsupportedConfigError",
         checks_config.unsupported_config,
     ),
     Check(
         "rendered_prompt_and_usage",
         "rendered prompt and usage captured",
-        "seed 002 'Turn.rendered_prompt and its auto-computed hash' and 'Per-call usage'",
+        f"{_INJECT}: usage (optional) is OpenAI-style usage, per model call in usage.calls or the turn's "
+        "sum; when reported it must be what the gateway served (absent: INFO, usage unknown)",
         checks_evidence.rendered_prompt_and_usage,
     ),
     Check(
         "reference_capability",
         "reference cases get fresh handles; teardown removes the script",
-        "seed 000 'provision_reference() must return an otherwise normal AgentHandle, and handle.teardown() must "
-        "restore or remove the substitution'",
+        f"{_CONTAINERS}: every model call goes through WT_MODEL_BASE_URL (capabilities.reference), so a "
+        "scripted case reaches only its own handle",
         checks_state.reference_capability,
     ),
     Check(
         "teardown",
         "teardown idempotent and non-raising",
-        "seed 002 teardown(): 'Idempotent and non-raising: it runs in finally paths'",
+        f"{_WRITING}: teardown() is idempotent and never raises (it runs in finally paths)",
         checks_state.teardown,
     ),
     Check(
         "recovery",
         "recovery after a kill",
-        "seed 002 checklist 'Kill the bench mid-run; rerun — proves teardown()/provision() recover from dirty state'",
+        f"{_WRITING}: a runtime killed mid-turn is provisioned again from dirty state",
         checks_recovery.recovery,
     ),
     Check(
         "egress_closed",
         "egress closed",
-        "DESIGN.md 'The runtime under test gets no route out: only the gateway and its mocks'",
+        "docs/design.md: the runtime under test gets no route out, only the gateway and its mocks",
         checks_evidence.egress_closed,
     ),
 )
@@ -153,6 +164,8 @@ def run_check(check: Check, subject: Subject) -> CheckResult:
         detail = "holds"
     except CheckFailed as failed:
         status, detail, evidence = CheckStatus.FAILED, failed.detail, failed.evidence
+    except OptionalAbsent as absent:
+        status, detail, evidence = CheckStatus.INFO, absent.detail, absent.evidence
     except NotMeasured as reason:
         status, detail = CheckStatus.NOT_MEASURED, str(reason)
     except (RuntimeFault, UnsupportedConfigError) as fault:
@@ -163,7 +176,7 @@ def run_check(check: Check, subject: Subject) -> CheckResult:
     return CheckResult(
         id=check.id,
         title=check.title,
-        passage=check.passage,
+        clause=check.clause,
         runtime=subject.name,
         status=status,
         detail=detail,

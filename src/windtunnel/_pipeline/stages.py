@@ -59,7 +59,9 @@ def build_stage(ctx: StageContext) -> list[CheckRecord]:
     except RuntimeFault as exc:  # nothing may run on a runtime whose setup failed; post_run still comes
         return [*records, ctx.check("pre-run", CheckStatus.FAILED, str(exc))]
     run.runtime = runtime
-    run.subject = Subject(name=run.name, runtime=runtime, supported=description.supported)
+    run.subject = Subject(
+        name=run.name, runtime=runtime, supported=description.supported, manifest=description.manifest_shown
+    )
     return records
 
 
@@ -75,9 +77,10 @@ def conformance_stage(ctx: StageContext) -> list[CheckRecord]:
             ctx.check(
                 check.id,
                 result.status,
-                f"{result.title}: {result.detail}",
+                f"{result.title}: {result.detail} [{result.clause}]",
                 evidence=[evidence],
-                scored=check.id in ctx.suite.requirements.scored,
+                # INFO (an optional part absent) is recorded, never scored.
+                scored=check.id in ctx.suite.requirements.scored and result.status is not CheckStatus.INFO,
                 seconds=result.seconds,
             )
         )
