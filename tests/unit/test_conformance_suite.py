@@ -41,6 +41,17 @@ def test_requirement_set_v1_keeps_its_checks_and_v2_adds_the_new_ones() -> None:
     assert {"tool_call_ids", "config_reaches_model"} <= set(SUITE.requirements.scored)
 
 
+def test_requirement_set_v4_adds_the_three_view_checks_and_v3_stays_as_it_was() -> None:
+    v3 = Suite.load(REPO / "conformance", "3").requirements
+    assert {"three_views_agree", "tool_errors", "final_answer"}.isdisjoint(v3.scored)
+    assert SUITE.requirements.version == SUITE_VERSION == "4"
+    assert set(SUITE.requirements.scored) == set(v3.scored) | {
+        "three_views_agree",
+        "tool_errors",
+        "final_answer",
+    }
+
+
 def test_poison_must_fail_exactly_its_check() -> None:
     poison = "reference-poison-ignore_sampling"
     assert SUITE.judge(poison, "sampling", CheckStatus.FAILED).ok

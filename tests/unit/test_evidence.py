@@ -97,9 +97,12 @@ def test_a_served_tool_no_mock_received_is_still_an_integrity_error(
     mock: InProcessMCPHandle | HttpMCPHandle,
 ) -> None:
     reported = [{"name": "teleport", "arguments": {}}, {"name": "bump", "arguments": {"by": 5}}]
-    with pytest.raises(IntegrityError, match="reported 1 call") as raised:
+    with pytest.raises(IntegrityError, match="but no mock received it") as raised:
         _checked(_trace(reported), [mock])
-    assert '["bump", {"by": 5}]' in raised.value.message and "teleport" not in raised.value.message
+    assert (
+        'the runtime reported bump {"by": 5}' in raised.value.message
+        and "teleport" not in raised.value.message
+    )
 
 
 def test_an_altered_call_and_a_hidden_one_are_integrity_errors(
@@ -109,7 +112,9 @@ def test_an_altered_call_and_a_hidden_one_are_integrity_errors(
     _execute(mock, "bump", {"by": 3})
     with pytest.raises(IntegrityError) as raised:
         _checked(_trace([{"name": "bump", "arguments": {"by": 20}}]), [mock])
-    assert "did not report: " in raised.value.message and "no mock received" in raised.value.message
+    # both sides shown: the altered call beside what the mock received, and the hidden one
+    assert 'mock: bump {"by": 2}; runtime: bump {"by": 20}' in raised.value.message
+    assert 'the mock received bump {"by": 3} but the runtime did not report it' in raised.value.message
 
 
 def test_a_forwarded_unknown_tool_matches_what_the_mock_recorded(

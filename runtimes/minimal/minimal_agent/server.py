@@ -43,7 +43,12 @@ class Handler(BaseHTTPRequestHandler):
         """Quiet: the harness keeps its own evidence."""
 
 
+def make_server(agent: Agent, host: str, port: int) -> ThreadingHTTPServer:
+    """A server of the two routes for `agent` (port 0: any free port)."""
+    handler = type("AgentHandler", (Handler,), {"agent": agent})
+    return ThreadingHTTPServer((host, port), handler)
+
+
 def main() -> None:
-    Handler.agent = from_environment()
-    server = ThreadingHTTPServer((ALL_INTERFACES, int(os.environ.get("WT_INJECT_PORT") or 8647)), Handler)
-    server.serve_forever()
+    port = int(os.environ.get("WT_INJECT_PORT") or 8647)
+    make_server(from_environment(), ALL_INTERFACES, port).serve_forever()

@@ -21,6 +21,7 @@ from windtunnel._conformance import (
     checks_recovery,
     checks_results,
     checks_state,
+    checks_views,
 )
 from windtunnel._conformance.model import CheckFailed, CheckResult, NotMeasured, OptionalAbsent
 from windtunnel._conformance.subject import Subject
@@ -137,6 +138,28 @@ CHECKS: tuple[Check, ...] = (
         "recovery after a kill",
         f"{_WRITING}: a runtime killed mid-turn is provisioned again from dirty state",
         checks_recovery.recovery,
+    ),
+    Check(
+        "three_views_agree",
+        "the model's, the mocks' and the runtime's views agree",
+        f"{_INJECT}: tool_calls is the complete ordered transcript, each call as the model emitted it and "
+        "the MCP server received it, repeated calls, later turns and calls after /wt/reset included; each "
+        "result the model is sent is the server's answer",
+        checks_views.three_views_agree,
+    ),
+    Check(
+        "tool_errors",
+        "tool errors reach the model and the trace",
+        f"{_CONTAINERS}: tools are the MCP servers of WT_MCP_SERVERS: an error result (isError) or a JSON-RPC "
+        "error reaches the model as that call's result and the report as the call, made once (no silent "
+        "retry, no silent drop)",
+        checks_views.tool_errors,
+    ),
+    Check(
+        "final_answer",
+        "the reported answer is the model's",
+        f"{_INJECT}: content is the turn's answer: the model's last message of the turn as the gateway served it",
+        checks_views.final_answer,
     ),
     Check(
         "egress_closed",

@@ -22,7 +22,7 @@ from windtunnel._core.agent_runtime import (
 from windtunnel._core.reference import ReferenceCase, ReferenceDecision, ReferenceToolCall
 from windtunnel._packs.loader import kit_pack
 from windtunnel._packs.pack import Pack
-from windtunnel._runner.evidence import drain_model_requests, mcp_calls
+from windtunnel._runner.evidence import drain_model_requests, mcp_calls, reset_mocks
 from windtunnel._runner.execute import RunContext, RunResult, run_once
 from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
 from windtunnel._scenario.model import Scenario
@@ -151,6 +151,7 @@ class Subject:
                 session = Session(handle, list(mcps), full, self.name)
                 try:
                     handle.reset_state()
+                    reset_mocks(mcps)  # the session's views hold its own calls only (bound mocks outlive it)
                     yield session
                 finally:
                     self._record(session)
