@@ -9,7 +9,7 @@ from typing import Any
 
 from windtunnel._conformance.model import CheckFailed
 from windtunnel._conformance.subject import Session, Subject, call, say, tools
-from windtunnel._conversation.compare import INTEGRITY_KINDS, judge
+from windtunnel._conversation.compare import INTEGRITY_KINDS, KnownTools, judge
 from windtunnel._conversation.model import Conversation, DiffKind
 from windtunnel._runner.evidence import served_tools
 
@@ -19,22 +19,13 @@ def _session_id(check: str) -> str:
     return f"wt-kit-{check}-{uuid.uuid4().hex[:8]}"
 
 
-class _Served:
-    """The tool names the session's mocks serve (a call to any other tool is the model's invention)."""
-
-    def __init__(self, session: Session) -> None:
-        self._names = served_tools(session.mcps)
-
-    def get(self) -> frozenset[str] | None:
-        return self._names
+def _views(session: Session) -> tuple[Conversation, KnownTools]:
+    """This session's turns in the three views and the tools its mocks serve (a call to any other tool is
+    the model's invention), read while the mocks still hold their call logs."""
+    return session.conversations()[-1], KnownTools(served_tools(session.mcps))
 
 
-def _views(session: Session) -> tuple[Conversation, _Served]:
-    """This session's turns in the three views (read while its mocks still hold their call logs)."""
-    return session.conversations()[-1], _Served(session)
-
-
-def _raise_disagreements(views: tuple[Conversation, _Served], kinds: frozenset[DiffKind]) -> None:
+def _raise_disagreements(views: tuple[Conversation, KnownTools], kinds: frozenset[DiffKind]) -> None:
     conversation, served = views
     broken = judge(conversation, served, kinds).broken
     if broken:

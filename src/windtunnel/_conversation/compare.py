@@ -47,6 +47,16 @@ class Served(Protocol):
         """The tool names the run's mocks serve; None: unknown."""
 
 
+@dataclass(frozen=True, slots=True)
+class KnownTools:
+    """Served names read ahead of time (None: unknown)."""
+
+    names: frozenset[str] | None
+
+    def get(self) -> frozenset[str] | None:
+        return self.names
+
+
 def judge(conversation: Conversation, served: Served, kinds: frozenset[DiffKind]) -> Judged:
     """The disagreements of `kinds`; one about a call to a tool the run's mocks do not serve is moved to
     `unknown_tools` (`served` is asked only then)."""
