@@ -110,18 +110,23 @@ def _answer_parts(mock: CallView) -> Iterator[str]:
         if mock.error:
             yield mock.error
         return
-    yield from (text for text in _strings(mock.result) if text.strip())
+    yield from (text for text in _leaves(mock.result) if text.strip())
 
 
-def _strings(value: Any) -> Iterator[str]:
+def _leaves(value: Any) -> Iterator[str]:
+    """Every string, key and number of a JSON value, as text: what any faithful rendering of it keeps
+    (whatever its spacing, key quoting or escaping); true, false and null are spelled too differently."""
     if isinstance(value, str):
         yield value
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield json.dumps(value)
     elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
+        for name, item in value.items():
+            yield str(name)
+            yield from _leaves(item)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from _strings(item)
+            yield from _leaves(item)
 
 
 def _spellings(text: str) -> set[str]:
