@@ -243,7 +243,7 @@ def test_a_harness_that_cannot_catch_a_poison_is_invalid_and_unsigned(
     from windtunnel._conformance import kit
 
     blind = tuple(
-        kit.Check(c.id, c.title, c.passage, checks_config.sampling) if c.id == "sampling" else c
+        kit.Check(c.id, c.title, c.clause, checks_config.sampling) if c.id == "sampling" else c
         for c in kit.CHECKS
     )
     monkeypatch.setattr("windtunnel._pipeline.stages.CHECKS", blind)
