@@ -218,7 +218,7 @@ def test_poison_in_the_certify_set_is_failed_and_signed(env: dict[str, str], tmp
     assert code == 1, drawn[-3000:]
     assert "\x1b[" in drawn and "ETA" in drawn, drawn[-3000:]
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", drawn)  # without its colours and cursor moves
-    assert re.search(r"✓ reference: build [0-9.ms]+ \(1 passed\)", text), text[-3000:]
+    assert re.search(r"✓ reference: build [0-9.ms]+ \(\d+ passed\)", text), text[-3000:]
     assert re.search(r"✗ reference-poison-ignore_sampling: conformance [0-9.ms]+ \(", text), text[-3000:]
     assert "verdict: FAILED" in text
     verdict = json.loads((out / "verdict.json").read_text())
@@ -333,6 +333,7 @@ def test_a_runtime_configured_by_image_reference_is_provisioned_and_checked(
     statuses = {c.id: c.status for c in run.checks}
     assert statuses == {
         "by-image/build/images": CheckStatus.PASSED,
+        "by-image/build/ready": CheckStatus.PASSED,
         "by-image/conformance/response_shapes": CheckStatus.PASSED,
         "by-image/conformance/intermediate_tool_calls": CheckStatus.PASSED,
     }, [c.detail for c in run.checks]

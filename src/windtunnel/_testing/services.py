@@ -26,6 +26,8 @@ from windtunnel._testing.reply import Reply
 from windtunnel._testing.script import ScriptedModel
 from windtunnel.errors import UsageError
 
+SECRET_MODE = 0o444
+
 
 class GatewayContainer(PlannedContainer):
     """The model gateway: script mode (the default), a tape replayed, or live to an upstream model."""
@@ -40,6 +42,10 @@ class GatewayContainer(PlannedContainer):
         service = gateway_service(network.run_id, self.spec.mode, self.spec.extra_args, self.spec.env)
         files = {Path(source): target for source, target in self.spec.mounts.items()}
         super().__init__(service, image, network, files=files)
+        for path, text in self.spec.secrets.items():
+            # The live gateway's upstream key, as the driver gives it (a file, never env or argv); readable
+            # by the gateway's user, the only process in this test stack's container.
+            self.with_copy_into_container(text.encode("utf-8"), path, SECRET_MODE)
         self._client: GatewayClient | None = None
 
     @staticmethod
