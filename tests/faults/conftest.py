@@ -10,6 +10,7 @@ process with its real handlers. Every container a test starts carries its own se
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -79,7 +80,14 @@ def wt_process(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Po
             env=env,
             stdout=stdout,
             stderr=stderr,
+            # SIGINT as a terminal gives it: a test runner's worker (pytest-xdist) may ignore SIGINT, and an
+            # ignored signal is inherited and, rightly, respected by wt.
+            preexec_fn=_default_sigint,  # noqa: PLW1509 - it only resets one signal disposition
         )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def output(cwd: Path) -> tuple[str, str]:

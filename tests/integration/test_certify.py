@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.pty_run import run_in_pty
 from windtunnel._bundle import layout
 from windtunnel._bundle.models import CheckRecord, Stage
 from windtunnel._bundle.privacy_scan import HostFacts, scan_files, scan_text
@@ -69,6 +70,10 @@ def certified(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> 
     assert "verdict: PASSED" in done.stdout
     (fingerprint,) = re.findall(r"^signer: (SHA256:[0-9a-f]{64})$", done.stdout, re.MULTILINE)
     assert done.stdout.rstrip().splitlines()[-1] == f"verify: wt verify {out} --key-fingerprint {fingerprint}"
+    # No terminal: plain progress lines with each stage's time on stderr, the time table on stdout.
+    assert "\x1b[" not in done.stdout + done.stderr
+    assert re.search(r"^wt certify: reference: conformance took \d", done.stderr, re.MULTILINE), done.stderr
+    assert re.search(r"^reference +[0-9.]+s +[0-9.ms]+", done.stdout, re.MULTILINE), done.stdout
     return out, fingerprint
 
 
@@ -201,8 +206,22 @@ def test_report_opens_in_headless_chromium(bundle: Path, tmp_path: Path) -> None
 
 def test_poison_in_the_certify_set_is_failed_and_signed(env: dict[str, str], tmp_path: Path) -> None:
     out = tmp_path / "poison"
-    done = wt(env, "certify", "--runtime", "reference-poison-ignore_sampling", "--out", str(out))
-    assert done.returncode == 1, done.stdout[-3000:]
+    # Under a real terminal: rich progress, a line per finished stage with its time, then the verdict.
+    argv = [
+        sys.executable,
+        "-m",
+        "windtunnel._cli.main",
+        "certify",
+        "--runtime",
+        "reference-poison-ignore_sampling",
+    ]
+    code, drawn = run_in_pty([*argv, "--out", str(out)], env=env, cwd=REPO, timeout=1800)
+    assert code == 1, drawn[-3000:]
+    assert "\x1b[" in drawn and "ETA" in drawn, drawn[-3000:]
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", drawn)  # without its colours and cursor moves
+    assert re.search(r"✓ reference: build [0-9.ms]+ \(\d+ passed\)", text), text[-3000:]
+    assert re.search(r"✗ reference-poison-ignore_sampling: conformance [0-9.ms]+ \(", text), text[-3000:]
+    assert "verdict: FAILED" in text
     verdict = json.loads((out / "verdict.json").read_text())
     assert verdict["result"] == "FAILED"
     poison = next(r for r in verdict["runtimes"] if r["name"] == "reference-poison-ignore_sampling")
@@ -225,7 +244,7 @@ def test_a_harness_that_cannot_catch_a_poison_is_invalid_and_unsigned(
     from windtunnel._conformance import kit
 
     blind = tuple(
-        kit.Check(c.id, c.title, c.passage, checks_config.sampling) if c.id == "sampling" else c
+        kit.Check(c.id, c.title, c.clause, checks_config.sampling) if c.id == "sampling" else c
         for c in kit.CHECKS
     )
     monkeypatch.setattr("windtunnel._pipeline.stages.CHECKS", blind)

@@ -91,7 +91,7 @@ async def _with_toolbox(url: str, work: Any) -> Any:
 
 
 def test_list_and_call_against_a_third_party_server(third_party: str) -> None:
-    async def work(box: Any) -> tuple[set[str], str, str, str]:
+    async def work(box: Any) -> tuple[set[str], Any, Any, Any]:
         offered = await box.list_tools()
         added = await box.call(offered["add"], {"a": 2, "b": 40})
         chatty = await box.call(offered["chatty"], {"steps": 3})
@@ -100,18 +100,20 @@ def test_list_and_call_against_a_third_party_server(third_party: str) -> None:
 
     names, added, chatty, essay = asyncio.run(_with_toolbox(third_party, work))
     assert names == {"add", "chatty", "essay"}
-    assert added == '{"sum": 42}'
-    assert chatty == '{"steps": 3}'  # the result arrives after the notifications on the same stream
-    assert LONG_TEXT in essay  # gzip-decoded once, by httpx2, exactly as without aiohttp
+    assert added == ('{"sum": 42}', False)  # (the text fed back to the model, whether the call failed)
+    assert chatty == ('{"steps": 3}', False)  # the result arrives after the notifications on the same stream
+    assert (
+        LONG_TEXT in essay[0] and essay[1] is False
+    )  # gzip-decoded once, by httpx2, exactly as without aiohttp
 
 
 def test_many_calls_reuse_one_connection(third_party: str) -> None:
-    async def work(box: Any) -> list[str]:
+    async def work(box: Any) -> list[tuple[str, bool]]:
         offered = await box.list_tools()
         return [await box.call(offered["add"], {"a": n, "b": 1}) for n in range(30)]
 
     answers = asyncio.run(_with_toolbox(third_party, work))
-    assert answers == [f'{{"sum": {n + 1}}}' for n in range(30)]
+    assert answers == [(f'{{"sum": {n + 1}}}', False) for n in range(30)]
 
 
 def test_an_unreachable_server_is_a_tool_server_error_naming_it() -> None:

@@ -45,7 +45,7 @@ def hiding_trace(runtime: str) -> Trace:
     ]  # fmt: skip
     received = [
         {"server": "notes", "name": "lookup", "arguments": {"key": "alpha"}, "result": HOSTILE, "at": 1.5},
-        {"server": "notes", "name": "store", "arguments": {"key": "beta", "value": BREAKOUT}, "result": "ok", "at": 1.6},
+        {"server": "notes", "name": "store", "arguments": {"key": "beta", "value": BREAKOUT}, "result": "stored", "at": 1.6},
     ]  # fmt: skip
     return Trace(
         run_id="r", scenario="two_step", pack="kit", runtime=runtime, agent_id="a", variant_id="v",
@@ -63,7 +63,7 @@ def _conformance(ctx: StageContext) -> list[CheckRecord]:
     result = CheckResult(
         id="intermediate_tool_calls",
         title="intermediate tool calls surface",
-        passage="the docs",
+        clause="the docs",
         runtime=ctx.run.name,
         status=CheckStatus.FAILED if hiding else CheckStatus.PASSED,
         detail=f"the runtime reported [] {HOSTILE}" if hiding else "holds",

@@ -110,7 +110,7 @@ def test_a_runtime_killed_mid_turn_that_recovers_passes() -> None:
     assert evidence["killed_after_model_calls"] == 1 and evidence["kill"].startswith(
         "RuntimeUnavailableError"
     )
-    assert evidence["after"] == {"content": ["copied"], "received": 2}
+    assert evidence["after"]["content"] == ["copied"] and evidence["after"]["received"] == 2
 
 
 def test_a_turn_that_answers_before_the_kill_is_not_measured() -> None:

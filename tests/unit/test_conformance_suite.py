@@ -10,7 +10,7 @@ import pytest
 
 from windtunnel._config import SUITE_VERSION
 from windtunnel._conformance.kit import CHECK_IDS, Check, run_check
-from windtunnel._conformance.model import CheckFailed, NotMeasured
+from windtunnel._conformance.model import CheckFailed, NotMeasured, OptionalAbsent
 from windtunnel._conformance.subject import Subject
 from windtunnel._conformance.suite import Suite
 from windtunnel._core.vocabulary import CheckStatus
@@ -39,6 +39,17 @@ def test_requirement_set_v1_keeps_its_checks_and_v2_adds_the_new_ones() -> None:
     assert v1.version == "1" and "tool_call_ids" not in v1.scored
     assert set(v1.scored) < set(SUITE.requirements.scored)
     assert {"tool_call_ids", "config_reaches_model"} <= set(SUITE.requirements.scored)
+
+
+def test_requirement_set_v4_adds_the_three_view_checks_and_v3_stays_as_it_was() -> None:
+    v3 = Suite.load(REPO / "conformance", "3").requirements
+    assert {"three_views_agree", "tool_errors", "final_answer"}.isdisjoint(v3.scored)
+    assert SUITE.requirements.version == SUITE_VERSION == "4"
+    assert set(SUITE.requirements.scored) == set(v3.scored) | {
+        "three_views_agree",
+        "tool_errors",
+        "final_answer",
+    }
 
 
 def test_poison_must_fail_exactly_its_check() -> None:
@@ -118,6 +129,7 @@ def _subject() -> Subject:
         (None, CheckStatus.PASSED),
         (CheckFailed("broken", {"k": 1}), CheckStatus.FAILED),
         (NotMeasured("no ability"), CheckStatus.NOT_MEASURED),
+        (OptionalAbsent("usage not reported: unknown"), CheckStatus.INFO),
         (RuntimeFault("runtime crashed"), CheckStatus.FAILED),
         (HarnessError("engine gone"), CheckStatus.ERROR),
         (KeyError("bug"), CheckStatus.ERROR),
@@ -129,8 +141,29 @@ def test_run_check_maps_outcomes_to_statuses(raised: Exception | None, status: C
             raise raised
         return {"fine": True}
 
-    result = run_check(Check("probe", "probe", "passage", body), _subject())
-    assert result.status is status and result.runtime == "in_memory"
+    result = run_check(Check("probe", "probe", "the clause", body), _subject())
+    assert result.status is status and result.runtime == "in_memory" and result.clause == "the clause"
+
+
+def test_info_meets_a_requirement_but_never_catches_a_poison() -> None:
+    """What a contract calls optional (INFO) never fails a correct runtime, and never counts as a poison
+    caught: a poison must FAIL its named check."""
+    scored = SUITE.requirements.scored[0]
+    assert SUITE.judge("reference", scored, CheckStatus.INFO).ok
+    assert not SUITE.judge("reference", scored, CheckStatus.NOT_MEASURED).ok
+    poison, named = next(iter(SUITE.poisons.items()))
+    assert not SUITE.judge(poison, named, CheckStatus.INFO).ok
+    other = next(check for check in CHECK_IDS if check not in SUITE.caught_by[poison])
+    assert SUITE.judge(poison, other, CheckStatus.INFO).ok
+
+
+def test_every_check_names_a_clause_of_the_repositorys_docs_in_the_docs_table() -> None:
+    from windtunnel._conformance.kit import CHECKS
+
+    table = (REPO / "docs" / "conformance.md").read_text(encoding="utf-8")
+    for check in CHECKS:
+        assert check.clause.startswith("docs/") and "seed" not in check.clause
+        assert f"| `{check.id}` |" in table
 
 
 def test_checks_needing_scripted_inference_are_not_measured_on_in_memory() -> None:

@@ -108,14 +108,14 @@ def _trace() -> Trace:
     first = wire("call_1", "lookup", key="a")
     history = [{"role": "user", "content": "look a up"}]
     answered = [*history, {"role": "assistant", "tool_calls": [first]},
-                {"role": "tool", "tool_call_id": "call_1", "content": "a is 1"}]  # fmt: skip
+                {"role": "tool", "tool_call_id": "call_1", "content": '{"ok": "lookup"}'}]  # fmt: skip
     second = [{"role": "user", "content": "and b?"}]
     return Trace(
         run_id="r", scenario="two_turns", pack="kit", runtime="reference", agent_id="a", variant_id="v",
         session_id="s", reference_case="golden", started_at="2024-01-01T00:00:00Z",
         turns=[
-            Turn(index=0, user="look a up", response={}, shape="flat", content="a is 1", tool_calls=[]),
-            Turn(index=1, user="and b?", response={}, shape="flat", content="b is 2",
+            Turn(index=0, user="look a up", response={}, shape="flat", content="done", tool_calls=[]),
+            Turn(index=1, user="and b?", response={}, shape="flat", content="done",
                  tool_calls=[flat("lookup", key="b")]),
         ],
         model_requests=[
@@ -133,10 +133,14 @@ def test_a_trace_becomes_turns_with_model_calls_results_and_the_hidden_call() ->
     assert built.title == "kit/two_turns [golden]" and built.source == "trace"
     assert built.views == [View.MODEL, View.MOCK, View.RUNTIME]
     first, second = built.turns
-    assert (first.user, len(first.model_calls), first.final) == ("look a up", 2, "a is 1")
+    assert (first.user, len(first.model_calls), first.final) == ("look a up", 2, "done")
     assert first.model_calls[0].sampling == {"temperature": 0} and first.model_calls[0].tools == ["lookup"]
     (row,) = first.tool_calls
-    assert row.mock is not None and row.mock.result == {"ok": "lookup"} and row.result_to_model == "a is 1"
+    assert (
+        row.mock is not None
+        and row.mock.result == {"ok": "lookup"}
+        and row.result_to_model == '{"ok": "lookup"}'
+    )
     assert row.runtime is None  # the runtime reported nothing in turn 1
     assert [(d.turn, d.row, d.kind) for d in built.disagreements] == [(0, 0, DiffKind.NOT_REPORTED)]
     assert second.tool_calls[0].mock is not None and second.tool_calls[0].mock.arguments == {"key": "b"}
@@ -172,3 +176,26 @@ def test_a_run_that_broke_off_before_its_first_turn_ended_still_shows_what_was_s
     assert len(built.turns) == 1 and built.turns[0].user is None
     assert len(built.turns[0].model_calls) == 2
     assert [d.kind for d in built.disagreements] == [DiffKind.NOT_REPORTED]
+
+
+def test_a_result_the_mock_did_not_answer_and_a_rewritten_final_answer_are_disagreements() -> None:
+    trace = _trace()
+    requests = trace.model_requests or []
+    summarised = [*requests[1]["messages"][:2], {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]
+    requests[1] = {**requests[1], "messages": summarised}
+    trace.turns[1] = trace.turns[1].model_copy(update={"content": "something else"})
+    found = [(d.turn, d.row, d.kind) for d in from_trace(trace).disagreements]
+    assert (0, 0, DiffKind.RESULT) in found and (1, None, DiffKind.FINAL_ANSWER) in found
+    text = next(d.text for d in from_trace(trace).disagreements if d.kind is DiffKind.RESULT)
+    assert "'ok'" in text and "lookup" in text  # both sides shown
+
+
+def test_a_result_passed_on_as_json_text_of_its_own_still_carries_the_mocks_answer() -> None:
+    trace = _trace()
+    requests = trace.model_requests or []
+    compact = [
+        *requests[1]["messages"][:2],
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"ok":"lookup"}'},
+    ]
+    requests[1] = {**requests[1], "messages": compact}
+    assert DiffKind.RESULT not in {d.kind for d in from_trace(trace).disagreements}

@@ -123,6 +123,8 @@ def _measured_floor(project: Path) -> subprocess.CompletedProcess[str]:
             "no:cacheprovider",
             "-p",
             "no:windtunnel",
+            "-p",
+            "no:windtunnel-testing",
             "test_it.py",
         ],
         ["json", "-q", "-o", "coverage.json"],

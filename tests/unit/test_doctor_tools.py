@@ -56,7 +56,7 @@ class ListOnlyRuntime:
 
 def test_tools_are_called_through_a_wired_runtime() -> None:
     assert tools_step(ToolLoopRuntime(wired=True), [kit_pack()]) == [
-        "wt-conformance/notes: echo called through the runtime (4 listed)"
+        "wt-conformance/notes: echo called through the runtime (5 listed)"
     ]
 
 

@@ -97,9 +97,12 @@ def test_a_served_tool_no_mock_received_is_still_an_integrity_error(
     mock: InProcessMCPHandle | HttpMCPHandle,
 ) -> None:
     reported = [{"name": "teleport", "arguments": {}}, {"name": "bump", "arguments": {"by": 5}}]
-    with pytest.raises(IntegrityError, match="reported 1 call") as raised:
+    with pytest.raises(IntegrityError, match="but no mock received it") as raised:
         _checked(_trace(reported), [mock])
-    assert '["bump", {"by": 5}]' in raised.value.message and "teleport" not in raised.value.message
+    assert (
+        'the runtime reported bump {"by": 5}' in raised.value.message
+        and "teleport" not in raised.value.message
+    )
 
 
 def test_an_altered_call_and_a_hidden_one_are_integrity_errors(
@@ -109,7 +112,9 @@ def test_an_altered_call_and_a_hidden_one_are_integrity_errors(
     _execute(mock, "bump", {"by": 3})
     with pytest.raises(IntegrityError) as raised:
         _checked(_trace([{"name": "bump", "arguments": {"by": 20}}]), [mock])
-    assert "did not report: " in raised.value.message and "no mock received" in raised.value.message
+    # both sides shown: the altered call beside what the mock received, and the hidden one
+    assert 'mock: bump {"by": 2}; runtime: bump {"by": 20}' in raised.value.message
+    assert 'the mock received bump {"by": 3} but the runtime did not report it' in raised.value.message
 
 
 def test_a_forwarded_unknown_tool_matches_what_the_mock_recorded(
@@ -167,3 +172,55 @@ def test_the_runner_keeps_the_invented_call_in_the_trace_and_scores_the_run() ->
     (result,) = run_scenario(_InventingRuntime(), scenario, mcps=mocks)
     assert result.trace.error is None and result.score.passed
     assert result.trace.unknown_tool_calls == [{"turn": 0, "name": "teleport", "arguments": {"to": "moon"}}]
+
+
+def _with_model(trace: Trace, emitted: list[int], results: list[str]) -> Trace:
+    """The gateway's log of one turn: a model call emitting bump(by=n) for each n at once, then one that
+    carries a tool result per call and answers."""
+    calls = [
+        {"id": f"call_{i}", "type": "function", "function": {"name": "bump", "arguments": f'{{"by": {n}}}'}}
+        for i, n in enumerate(emitted)
+    ]
+    answered = [
+        {"role": "tool", "tool_call_id": f"call_{i}", "content": text} for i, text in enumerate(results)
+    ]
+    trace.model_requests = [
+        {
+            "index": 0,
+            "turn": 0,
+            "at": 0.0,
+            "messages": [],
+            "response": {"content": None, "tool_calls": calls},
+        },
+        {"index": 1, "turn": 0, "at": 0.0, "messages": answered, "response": {"content": "c"}},
+    ]
+    return trace
+
+
+def test_calls_run_in_parallel_may_reach_the_mocks_in_any_order(
+    mock: InProcessMCPHandle | HttpMCPHandle,
+) -> None:
+    _execute(mock, "bump", {"by": 2})  # arrives first, though the model emitted it second
+    _execute(mock, "bump", {"by": 1})
+    reported = [{"name": "bump", "arguments": {"by": 1}}, {"name": "bump", "arguments": {"by": 2}}]
+    _checked(_with_model(_trace(reported), [1, 2], ['{"count": 3}', '{"count": 2}']), [mock])
+
+
+def test_a_report_in_another_order_than_the_models_is_an_integrity_error(
+    mock: InProcessMCPHandle | HttpMCPHandle,
+) -> None:
+    _execute(mock, "bump", {"by": 1})
+    _execute(mock, "bump", {"by": 2})
+    reported = [{"name": "bump", "arguments": {"by": 2}}, {"name": "bump", "arguments": {"by": 1}}]
+    with pytest.raises(IntegrityError, match="another order: emitted bump, bump"):
+        _checked(_with_model(_trace(reported), [1, 2], ['{"count": 1}', '{"count": 3}']), [mock])
+
+
+def test_a_result_the_mock_did_not_answer_is_an_integrity_error_naming_both_sides(
+    mock: InProcessMCPHandle | HttpMCPHandle,
+) -> None:
+    _execute(mock, "bump", {"by": 1})
+    reported = [{"name": "bump", "arguments": {"by": 1}}]
+    with pytest.raises(IntegrityError) as raised:
+        _checked(_with_model(_trace(reported), [1], ["bump succeeded"]), [mock])
+    assert "'bump succeeded'" in raised.value.message and '{"count": 1}' in raised.value.message

@@ -114,16 +114,18 @@ def test_a_runtime_named_by_a_path_under_the_project_keeps_its_place(tmp_path: P
     assert _inside("registry.example/agent:1", tmp_path) == "registry.example/agent:1"
 
 
-def test_the_runner_repeats_fail_fast_tiers_and_no_cache() -> None:
+def test_the_runner_repeats_fail_fast_tiers_no_cache_and_the_view() -> None:
     assert runner_flags(True, ["smoke", "quarantined"]) == [
+        "--plain",
         "--fail-fast",
         "--tier",
         "smoke",
         "--tier",
         "quarantined",
     ]
-    assert runner_flags(False, None) == []
-    assert runner_flags(False, None, no_cache=True) == ["--no-cache"]
+    assert runner_flags(False, None) == ["--plain"]
+    assert runner_flags(False, None, no_cache=True) == ["--plain", "--no-cache"]
+    assert runner_flags(False, None, json=True) == ["--json"]
 
 
 def test_a_process_in_the_runner_container_is_always_host(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,7 @@ from windtunnel._bundle import ChecksFile, KeyOrigin, Verdict
 from windtunnel._bundle.models import CheckRecord, CheckScope, Stage
 from windtunnel._core.vocabulary import CertificationResult, CheckStatus
 from windtunnel._pipeline.context import StageContext
+from windtunnel._pipeline.events import Event, StageFinished
 from windtunnel._pipeline.outdir import prepare_out_dir
 from windtunnel._pipeline.plan import PLAN, Step, execute
 from windtunnel._pipeline.publish import publish
@@ -49,6 +50,21 @@ def test_every_runtime_runs_every_stage_in_order_reference_first(tmp_path: Path)
     ]
     assert lines.index("reference: build") < lines.index("reference: canary") < lines.index(f"{OTHER}: build")
     assert verdict_of(outcome.checks).result is CertificationResult.PASSED
+
+
+def test_each_stage_reports_its_start_and_its_end_with_its_time_and_checks(tmp_path: Path) -> None:
+    events: list[Event] = []
+    plan = (build(), step(Stage.CONFORMANCE, fails_for(OTHER)))
+    execute(plan, config(tmp_path), Executor(), events=events.append)
+    assert [(type(e).__name__, e.runtime, e.stage) for e in events] == [
+        (kind, runtime, stage)
+        for runtime in ("reference", OTHER)
+        for stage in ("build", "conformance")
+        for kind in ("StageStarted", "StageFinished")
+    ]
+    finished = [e for e in events if isinstance(e, StageFinished)]
+    assert all(e.seconds >= 0 for e in finished)
+    assert finished[-1].checks == ((f"{OTHER}/conformance/check", "failed"),)
 
 
 def test_later_stages_still_run_after_a_failing_stage(tmp_path: Path) -> None:

@@ -128,12 +128,21 @@ class OpenAIAgentsLoop:
         await self._client.close()
 
 
+def _tool_error(_context: Any, error: Exception) -> str:
+    """A failed tool call as the model hears it: the server's own message (a JSON-RPC error such as -32602
+    included). The SDK's default replaces it with a fixed "An error occurred" line, so the model could not
+    tell what failed (docs/conformance.md, tool_errors)."""
+    detail = getattr(getattr(error, "error", None), "message", None) or str(error)
+    return f"error: {detail}"
+
+
 @asynccontextmanager
 async def _connect(ref: McpServer) -> AsyncIterator[MCPServerStreamableHttp]:
     server = MCPServerStreamableHttp(
         {"url": ref.url, "timeout": MCP_TIMEOUT_S},
         name=ref.name,
         client_session_timeout_seconds=MCP_TIMEOUT_S,
+        failure_error_function=_tool_error,
     )
     # The SDK leaves connect() and cleanup() unannotated.
     try:

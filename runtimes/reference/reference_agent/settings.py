@@ -29,6 +29,10 @@ class Fault(Enum):
     REPORT_LAST_CALL_USAGE = "report_last_call_usage"
     SUMMARIZE_TOOL_RESULTS = "summarize_tool_results"
     SEND_USER_TURN_LATE = "send_user_turn_late"
+    DEDUPE_REPEATED_CALLS = "dedupe_repeated_calls"
+    SWALLOW_TOOL_ERRORS = "swallow_tool_errors"
+    RETRY_FAILING_CALLS = "retry_failing_calls"
+    REWRITE_FINAL_ANSWER = "rewrite_final_answer"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

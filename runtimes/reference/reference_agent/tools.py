@@ -155,15 +155,16 @@ class ToolBox:
         self._listed = offered
         return offered
 
-    async def call(self, tool: OfferedTool, arguments: dict[str, Any]) -> str:
-        """The text fed back to the model: JSON of the structured result, or the tool's (error) text."""
+    async def call(self, tool: OfferedTool, arguments: dict[str, Any]) -> tuple[str, bool]:
+        """The text fed back to the model (JSON of the structured result, or the tool's error text), and
+        whether the call failed."""
         connection = self._connections[tool.server]
         try:
             result = await connection.run(lambda client: client.call_tool(tool.name, arguments))
         except MCPError as exc:
             # A protocol-level refusal on a live connection: the model sees it, as it would a tool error.
-            return f"error: MCP server {tool.server!r} refused {tool.name}: {exc.error.message}"
-        return result_text(result)
+            return f"error: MCP server {tool.server!r} refused {tool.name}: {exc.error.message}", True
+        return result_text(result), bool(result.is_error)
 
     async def close(self) -> None:
         for connection in self._connections.values():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from windtunnel._bundle import Signer, load_signer
 from windtunnel._bundle.keys import fingerprint_of
@@ -19,7 +20,7 @@ from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.executor_mode import MODES, choose, in_container, runner_flags
 from windtunnel._pipeline.outdir import out_lock, prepare_out_dir
 from windtunnel._pipeline.plan import PLAN, execute
-from windtunnel._pipeline.publish import publish
+from windtunnel._pipeline.publish import Published, publish
 from windtunnel._pipeline.summary import summary_table
 from windtunnel.errors import EngineUnavailableError
 
@@ -69,6 +70,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="run the reference control's selftest afresh instead of reusing its result from an earlier run "
         "with the same inputs (kept in ~/.cache/windtunnel/control; docs/design.md)",
     )
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--plain",
+        action="store_true",
+        help="plain progress lines on stderr even on a terminal (the default when stdout is not one)",
+    )
+    shown.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON event per line on stdout (note, stage_started, check, stage_finished, verdict) and "
+        "nothing else there, for tools",
+    )
     parser.set_defaults(
         handler=execute_certify, harness_exit=CERTIFY_EXIT[CertificationResult.HARNESS_INVALID]
     )
@@ -82,10 +95,11 @@ def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
             _progress(f"removed {line}")
         config = _config(args, settings)
         signer = load_signer(key_path=config.key_path, key_pem=config.key_pem)  # a bad key stops it here
+        view = "json" if args.json else "plain" if args.plain else "auto"
         if choose(args.executor, _progress) == "container":
-            flags = runner_flags(args.fail_fast, args.tier, no_cache=args.no_cache)
+            flags = runner_flags(args.fail_fast, args.tier, no_cache=args.no_cache, json=args.json)
             return in_container(config, runtimes=tuple(args.runtime), flags=flags, progress=_progress)
-        return _certify(config, signer)
+        return _certify(config, signer, view)
 
 
 def _config(args: argparse.Namespace, settings: Settings) -> CertifyConfig:
@@ -100,30 +114,43 @@ def _config(args: argparse.Namespace, settings: Settings) -> CertifyConfig:
     )
 
 
-def _certify(config: CertifyConfig, signer: Signer) -> int:
-    _progress(
-        f"runtimes {', '.join(d.name for d in config.descriptions())}; bundle in {config.out_dir}; signing with a {signer.origin.value}"
-    )
+def _certify(config: CertifyConfig, signer: Signer, mode: str) -> int:
+    from windtunnel._cli.progress import make_view
+
+    names = [d.name for d in config.descriptions()]
+    view = make_view(mode, [(name, step.stage.value) for name in names for step in PLAN])
+    view.note(f"runtimes {', '.join(names)}; bundle in {config.out_dir}; signing key: {signer.origin.value}")
     try:
-        outcome = execute(PLAN, config, DockerExecutor(), progress=_progress)
+        outcome = execute(PLAN, config, DockerExecutor(), progress=view.note, events=view.event)
         published = publish(config, outcome, signer=signer)
     except (KeyboardInterrupt, EngineUnavailableError, OSError):
-        _progress(f"stopped: what was recorded so far stays in {config.out_dir}, unsigned")
+        view.note(f"stopped: what was recorded so far stays in {config.out_dir}, unsigned")
         raise
-    sys.stdout.write(summary_table(outcome, published.verdict) + "\n")
-    if published.seal is None:
-        sys.stdout.write("HARNESS_INVALID: nothing was signed\n")
-    else:
-        seal = published.seal
-        dev = " (unverified dev key: it proves integrity, not who signed)" if seal.dev_key else ""
-        fingerprint = fingerprint_of(seal.keyid)
-        # The pinned form: the fingerprint comes from this run, not from the bundle a verifier is handed.
-        sys.stdout.write(
-            f"signed{dev}: {seal.archive}\n"
-            f"signer: {fingerprint}\n"
-            f"verify: wt verify {config.out_dir} --key-fingerprint {fingerprint}\n"
-        )
+    finally:
+        view.close()
+    view.report(summary_table(outcome, published.verdict), _verdict(config, published))
     return CERTIFY_EXIT[published.verdict.result]
+
+
+def _verdict(config: CertifyConfig, published: Published) -> dict[str, Any]:
+    """The verdict as --json reports it, and as `lines` the text every other view prints."""
+    verdict = published.verdict
+    fields: dict[str, Any] = {
+        "result": verdict.result.value,
+        "exit": int(CERTIFY_EXIT[verdict.result]),
+        "runtimes": {r.name: r.result.value for r in verdict.runtimes},
+        "bundle": str(config.out_dir),
+    }
+    seal = published.seal
+    if seal is None:
+        return {**fields, "signed": None, "lines": ["HARNESS_INVALID: nothing was signed\n"]}
+    dev = " (unverified dev key: it proves integrity, not who signed)" if seal.dev_key else ""
+    fingerprint = fingerprint_of(seal.keyid)
+    # The pinned form: the fingerprint comes from this run, not from the bundle a verifier is handed.
+    verify = f"wt verify {config.out_dir} --key-fingerprint {fingerprint}"
+    lines = [f"signed{dev}: {seal.archive}\n", f"signer: {fingerprint}\n", f"verify: {verify}\n"]
+    signed = {"archive": str(seal.archive), "signer": fingerprint, "dev_key": seal.dev_key}
+    return {**fields, "signed": signed, "verify": verify, "lines": lines}
 
 
 def _progress(line: str) -> None:

@@ -8,6 +8,10 @@ from typing import Any
 from windtunnel._conformance.evidence import raise_for_run_error, tool_id_problems
 from windtunnel._conformance.model import CheckFailed
 from windtunnel._conformance.subject import Subject, call, say, tools, two_step_script
+from windtunnel._conversation.build import from_trace
+from windtunnel._conversation.compare import KnownTools, judge
+from windtunnel._conversation.model import DiffKind
+from windtunnel._runner.evidence import served_tools
 from windtunnel._trace.shapes import call_argument_text, call_arguments, call_name, read_response
 
 SHAPES_PROBE = "The shape probe answered."
@@ -36,28 +40,33 @@ def response_shapes(subject: Subject) -> dict[str, Any]:
 
 
 def intermediate_tool_calls(subject: Subject) -> dict[str, Any]:
-    """A must_call scenario passes and the calls reported are the calls the MCP mocks received.
-
-    Names and order only: whether arguments reach the trace unmodified is raw_tool_call_shapes' concern.
-    """
+    """A must_call scenario passes and every call a mock received is reported, and every reported call
+    reached a mock: the one comparison of the three views (windtunnel._conversation), on its question of
+    calls hidden or invented. Whether arguments reach the trace unmodified is raw_tool_call_shapes' concern,
+    and the order three_views_agree's."""
     scenario = subject.pack.scenario("two_step")
     decisions = two_step_script()
     with subject.scripted(decisions) as session:
         result = session.run(scenario)
+        served = served_tools(session.mcps)
     trace = result.trace
     raise_for_run_error(trace)
     reported = [call_name(c) for turn in trace.turns for c in turn.tool_calls]
     received = [c.get("name") for c in trace.mcp_calls or []]
     must_call = {c.id: c.passed for c in result.score.checks if c.id.startswith("must_call")}
     evidence = {"reported": reported, "received": received, "must_call": must_call}
-    if reported != received:
+    hidden = judge(from_trace(trace), KnownTools(served), _SURFACING).broken
+    if hidden:
         raise CheckFailed(
-            f"the runtime reported {reported} but the mocks received {received}: intermediate tool calls must surface",
-            evidence,
+            f"{hidden[0].text}: intermediate tool calls must surface (reported {reported}, received {received})",
+            {**evidence, "disagreements": [found.text for found in hidden]},
         )
     if trace.error is None and not all(must_call.values()):
         raise CheckFailed("the must_call gate failed although the calls were made", evidence)
     return evidence
+
+
+_SURFACING = frozenset({DiffKind.NOT_REPORTED, DiffKind.REPORTED_NOT_RECEIVED})
 
 
 TRICKY = {

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from windtunnel._conformance.model import CheckFailed, NotMeasured
+from windtunnel._conformance.model import CheckFailed
 from windtunnel._conformance.subject import Subject, TurnRecord, call, say, tools
 from windtunnel._core.agent_runtime import AgentConfig, ModelSpec, SamplingConfig
 from windtunnel._runner.lifecycle import provisioned
@@ -89,7 +89,13 @@ def sampling(subject: Subject) -> dict[str, Any]:
     model call, for two different configs; and temperature 0 twice gives identical traces."""
     plans = [honoured(subject, values) for values in SAMPLING_RUNS]
     if not plans[0]:
-        raise NotMeasured(f"{subject.name} declares no sampling field it honours")
+        where = subject.manifest or "its runtime.toml"
+        raise CheckFailed(
+            f"{subject.name} declares no sampling field it honours: declare the sampling fields its model "
+            f'calls carry in {where}, e.g. [config] supported = [..., "sampling.temperature", '
+            '"sampling.top_p", "sampling.max_tokens", "sampling.tool_choice"], and pass WT_SAMPLING on',
+            {"declared": sorted(subject.supported or ())},
+        )
     runs: list[TurnRecord] = []
     evidence: dict[str, Any] = {"runs": []}
     for wanted in plans:

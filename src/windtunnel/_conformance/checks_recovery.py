@@ -118,19 +118,26 @@ def _no_leftovers(
 def _clean_run(subject: Subject) -> dict[str, Any]:
     """A fresh provision runs the kit's scenario through the ordinary runner to its scripted end.
 
-    Whether the calls it reports match the mocks, or pass the scenario's gate, is other checks' business:
-    here the run must only complete as scripted, with no runtime failure.
+    Whether the calls it reports match the mocks, whether its answer is the model's (final_answer), or
+    whether it passes the scenario's gate, is other checks' business: here the run must only complete as
+    scripted (every scripted model call served, the calls made), with no runtime failure.
     """
     scenario = subject.pack.scenario("two_step")
     decisions = two_step_script()
     with subject.scripted(decisions) as session:
         result = session.run(scenario)
     raise_for_run_error(result.trace)
+    requests = result.trace.model_requests
     outcome = {
         "content": [turn.content for turn in result.trace.turns],
         "received": len(result.trace.mcp_calls or []),
+        "model_calls": None if requests is None else len(requests),
     }
-    if outcome["content"] != ["copied"] or outcome["received"] != 2:
+    # Without the gateway's log, the scripted answer is the only sign the script was followed to its end.
+    served = (
+        outcome["model_calls"] == len(decisions) if requests is not None else outcome["content"] == ["copied"]
+    )
+    if len(result.trace.turns) != 1 or outcome["received"] != 2 or not served:
         raise CheckFailed(
             f"after the kill, a fresh provision's run did not complete as scripted: {outcome}", outcome
         )

@@ -1,8 +1,9 @@
-"""The conformance kit: small named checks any runtime can run, each tied to the section of docs/conformance.md it enforces.
+"""The conformance kit: small named checks any runtime can run, each tied to the contract clause it enforces.
 
 `run_check(check, subject)` maps outcomes to statuses: the check returns evidence (passed), raises
-CheckFailed (failed), NotMeasured (not_measured), or anything else, which is Wind Tunnel's own fault
-(error) and never counts against the runtime.
+CheckFailed (failed), OptionalAbsent (info: the required part held, an optional part is absent),
+NotMeasured (not_measured), or anything else, which is Wind Tunnel's own fault (error) and never counts
+against the runtime.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from windtunnel._conformance import (
     checks_recovery,
     checks_results,
     checks_state,
+    checks_views,
 )
-from windtunnel._conformance.model import CheckFailed, CheckResult, NotMeasured
+from windtunnel._conformance.model import CheckFailed, CheckResult, NotMeasured, OptionalAbsent
 from windtunnel._conformance.subject import Subject
 from windtunnel._core.vocabulary import CheckStatus
 from windtunnel.errors import RuntimeFault, UnsupportedConfigError
@@ -29,101 +31,141 @@ from windtunnel.errors import RuntimeFault, UnsupportedConfigError
 
 @dataclass(frozen=True, slots=True)
 class Check:
+    """One check: its id (stable across requirement sets), a title, the contract clause it enforces (the
+    table in docs/conformance.md names the same clause and the poison that proves the check bites)."""
+
     id: str
     title: str
-    passage: str
+    clause: str
     run: Callable[[Subject], dict[str, Any]]
 
+
+_INJECT = "docs/contract-c.md, POST /wt/inject"
+_RESET = "docs/contract-c.md, POST /wt/reset"
+_CONTAINERS = "docs/contract-c.md, Runtimes in containers"
+_WRITING = "docs/writing-a-runtime.md"
 
 CHECKS: tuple[Check, ...] = (
     Check(
         "response_shapes",
         "response shapes accepted",
-        "docs/conformance.md#response_shapes",
+        f"{_INJECT}: the response is {{content, tool_calls[, usage]}}; content is the turn's answer",
         checks_calls.response_shapes,
     ),
     Check(
         "intermediate_tool_calls",
         "intermediate tool calls surface",
-        "docs/conformance.md#intermediate_tool_calls",
+        f"{_INJECT}: tool_calls is the complete ordered transcript of the turn's tool calls, intermediate "
+        "ones included (every call a mock received is reported)",
         checks_calls.intermediate_tool_calls,
     ),
     Check(
         "raw_tool_call_shapes",
         "tool-call shapes stay raw",
-        "docs/conformance.md#raw_tool_call_shapes",
+        f"{_INJECT}: each tool call's arguments as the model emitted them (decoded, key order kept, never "
+        "normalised), all of them, in order",
         checks_calls.raw_tool_call_shapes,
     ),
     Check(
         "tool_call_ids",
         "tool results answer their calls",
-        "docs/conformance.md#tool_call_ids",
+        f"{_CONTAINERS}: WT_MODEL_BASE_URL is OpenAI-compatible: each tool message answers a tool_call_id of "
+        "the assistant message before it, every call answered",
         checks_calls.tool_call_ids,
     ),
     Check(
         "tool_results_reach_model",
         "tool results reach the model",
-        "docs/conformance.md#tool_results_reach_model",
+        f"{_CONTAINERS}: tools are the MCP servers of WT_MCP_SERVERS: the result the model is sent for each "
+        "call is what the MCP server returned for it",
         checks_results.tool_results_reach_model,
     ),
     Check(
         "session_affinity",
         "session affinity",
-        "docs/conformance.md#session_affinity",
+        f"{_INJECT}: only the newest user turn is sent; the endpoint keeps its own history per session_id",
         checks_state.session_affinity,
     ),
     Check(
         "reset_isolation",
         "reset isolation (the reset canary)",
-        "docs/conformance.md#reset_isolation",
+        f"{_RESET}: wipes every session, history, memory store, search index and log",
         checks_state.reset_isolation,
     ),
     Check(
         "sampling",
         "sampling reaches the model",
-        "docs/conformance.md#sampling",
+        f"{_CONTAINERS}: WT_SAMPLING's knobs reach every model call; a runtime.toml declares the sampling "
+        "fields it honours in [config] supported",
         checks_config.sampling,
     ),
     Check(
         "config_reaches_model",
         "declared config reaches the model",
-        "docs/conformance.md#config_reaches_model",
+        f"{_CONTAINERS}: WT_SYSTEM_PROMPT, WT_MODEL_NAME and WT_MCP_SERVERS reach every model call of a "
+        "runtime that declares them",
         checks_config.config_reaches_model,
     ),
     Check(
         "unsupported_config",
         "unsupported config fields raise",
-        "docs/conformance.md#unsupported_config",
+        f"{_CONTAINERS}: the manifest declares which AgentConfig fields the runtime honours; any other set "
+        "field raises UnsupportedConfigError",
         checks_config.unsupported_config,
     ),
     Check(
         "rendered_prompt_and_usage",
         "rendered prompt and usage captured",
-        "docs/conformance.md#rendered_prompt_and_usage",
+        f"{_INJECT}: usage (optional) is OpenAI-style usage, per model call in usage.calls or the turn's "
+        "sum; when reported it must be what the gateway served (absent: INFO, usage unknown)",
         checks_evidence.rendered_prompt_and_usage,
     ),
     Check(
         "reference_capability",
         "reference cases get fresh handles; teardown removes the script",
-        "docs/conformance.md#reference_capability",
+        f"{_CONTAINERS}: every model call goes through WT_MODEL_BASE_URL (capabilities.reference), so a "
+        "scripted case reaches only its own handle",
         checks_state.reference_capability,
     ),
     Check(
         "teardown",
         "teardown idempotent and non-raising",
-        "docs/conformance.md#teardown",
+        f"{_WRITING}: teardown() is idempotent and never raises (it runs in finally paths)",
         checks_state.teardown,
     ),
     Check(
         "recovery",
         "recovery after a kill",
-        "docs/conformance.md#recovery",
+        f"{_WRITING}: a runtime killed mid-turn is provisioned again from dirty state",
         checks_recovery.recovery,
+    ),
+    Check(
+        "three_views_agree",
+        "the model's, the mocks' and the runtime's views agree",
+        f"{_INJECT}: tool_calls is the complete ordered transcript, each call as the model emitted it and "
+        "the MCP server received it, repeated calls, later turns and calls after /wt/reset included; each "
+        "result the model is sent is the server's answer",
+        checks_views.three_views_agree,
+    ),
+    Check(
+        "tool_errors",
+        "tool errors reach the model and the trace",
+        f"{_CONTAINERS}: tools are the MCP servers of WT_MCP_SERVERS: an error result (isError) or a JSON-RPC "
+        "error reaches the model as that call's result and the report as the call, made once (no silent "
+        "retry, no silent drop)",
+        checks_views.tool_errors,
+    ),
+    Check(
+        "final_answer",
+        "the reported answer is the model's",
+        f"{_INJECT}: content is the turn's answer: the model's last message of the turn as the gateway served it",
+        checks_views.final_answer,
     ),
     Check(
         "egress_closed",
         "egress closed",
-        "docs/conformance.md#egress_closed",
+        "docs/design.md, Containers and network: the runtime reaches its peers (gateway, mocks) and nothing "
+        "else: no default route, not the host, not other networks, not the metadata address",
         checks_evidence.egress_closed,
     ),
 )
@@ -146,6 +188,8 @@ def run_check(check: Check, subject: Subject) -> CheckResult:
         detail = "holds"
     except CheckFailed as failed:
         status, detail, evidence = CheckStatus.FAILED, failed.detail, failed.evidence
+    except OptionalAbsent as absent:
+        status, detail, evidence = CheckStatus.INFO, absent.detail, absent.evidence
     except NotMeasured as reason:
         status, detail = CheckStatus.NOT_MEASURED, str(reason)
     except (RuntimeFault, UnsupportedConfigError) as fault:
@@ -156,7 +200,7 @@ def run_check(check: Check, subject: Subject) -> CheckResult:
     return CheckResult(
         id=check.id,
         title=check.title,
-        passage=check.passage,
+        clause=check.clause,
         runtime=subject.name,
         status=status,
         detail=detail,

@@ -1,6 +1,7 @@
-"""Conformance check results: a status, the docs/conformance.md section enforced, and the evidence.
+"""Conformance check results: a status, the contract clause enforced, and the evidence.
 
-A harness fault (CheckStatus.ERROR) never counts against the runtime; NOT_MEASURED never counts as passed.
+A harness fault (CheckStatus.ERROR) never counts against the runtime; NOT_MEASURED never counts as passed;
+INFO records what a contract calls optional (the required part held) and is never scored.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ class CheckResult(BaseModel):
     schema_version: Literal[1] = 1
     id: str
     title: str
-    passage: str = Field(description="the section of docs/conformance.md this check enforces")
+    clause: str = Field(description="the contract clause this check enforces (docs/conformance.md)")
     runtime: str
     status: CheckStatus
     detail: str
@@ -30,6 +31,16 @@ class CheckResult(BaseModel):
 
 class NotMeasured(Exception):
     """Raised by a check that cannot measure this runtime (a missing optional ability)."""
+
+
+class OptionalAbsent(Exception):
+    """Raised by a check whose required part held when what it measured further is optional in the contract
+    and absent (usage not reported: unknown); an INFO record, never a failure. Carries evidence."""
+
+    def __init__(self, detail: str, evidence: dict[str, Any] | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.evidence = evidence or {}
 
 
 class CheckFailed(Exception):

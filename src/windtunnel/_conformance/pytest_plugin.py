@@ -107,7 +107,12 @@ class _Subjects:
         settings = load_settings(Path(str(self._config.rootpath)))
         with contextlib.ExitStack() as opening:
             opened = opening.enter_context(open_runtime(description, lock_dir=settings.lock_dir))
-            subject = Subject(name=name, runtime=opened.runtime, supported=description.supported)
+            subject = Subject(
+                name=name,
+                runtime=opened.runtime,
+                supported=description.supported,
+                manifest=description.manifest_shown,
+            )
             opened.pre_run(subject.pack.scenarios)
             self._lifecycle = opening.pop_all()  # kept open until the suite moves on
         return subject

@@ -22,7 +22,7 @@ from windtunnel._core.agent_runtime import (
 from windtunnel._core.reference import ReferenceCase, ReferenceDecision, ReferenceToolCall
 from windtunnel._packs.loader import kit_pack
 from windtunnel._packs.pack import Pack
-from windtunnel._runner.evidence import drain_model_requests, mcp_calls
+from windtunnel._runner.evidence import drain_model_requests, mcp_calls, reset_mocks
 from windtunnel._runner.execute import RunContext, RunResult, run_once
 from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
 from windtunnel._scenario.model import Scenario
@@ -119,6 +119,8 @@ class Subject:
     name: str
     runtime: AgentRuntime
     supported: frozenset[str] | None = None
+    manifest: str | None = None
+    """Its runtime.toml as messages show it (a missing declaration names the file); None without one."""
     pack: Pack = field(default_factory=kit_pack)
     recorded: list[Conversation] = field(default_factory=list)
     """The conversations of the scripted sessions since the last check began (the kit empties it)."""
@@ -149,6 +151,7 @@ class Subject:
                 session = Session(handle, list(mcps), full, self.name)
                 try:
                     handle.reset_state()
+                    reset_mocks(mcps)  # the session's views hold its own calls only (bound mocks outlive it)
                     yield session
                 finally:
                     self._record(session)

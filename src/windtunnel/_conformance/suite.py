@@ -4,7 +4,9 @@
 of the suite itself agree on one rule:
 - a poison runtime must fail exactly the check named for it and pass every other check;
 - a listed expected failure must not pass (a listed check that starts passing fails the suite);
-- every other scored check must pass; an error is Wind Tunnel's fault, never the runtime's.
+- every other scored check must pass; an error is Wind Tunnel's fault, never the runtime's;
+- INFO (the required part held, an optional part is absent) is never a failure and never a pass: it
+  meets "must pass" and does not count as a poison caught.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from windtunnel._config import SUITE_VERSION
 from windtunnel._conformance.kit import CHECK_IDS
 from windtunnel._core.vocabulary import CheckStatus
 from windtunnel.errors import ConfigFileError
+
+_HOLDS = frozenset({CheckStatus.PASSED, CheckStatus.INFO})
+"""The statuses that meet a requirement: passed, or info (what the contract calls optional is absent)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +193,7 @@ class Suite:
                     if ok
                     else f"poison {runtime} was not caught by {check} (status {status}): the check does not bite",
                 )
-            ok = status is CheckStatus.PASSED
+            ok = status in _HOLDS
             return Judgement(
                 ok,
                 CheckStatus.PASSED.value,
@@ -207,7 +212,7 @@ class Suite:
             )
         if check not in self.requirements.scored:
             return Judgement(True, "observation", "unscored")
-        ok = status is CheckStatus.PASSED
+        ok = status in _HOLDS
         return Judgement(
             ok,
             CheckStatus.PASSED.value,

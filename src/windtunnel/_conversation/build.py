@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from windtunnel._conversation.align import align, key
+from windtunnel._conversation.compare import final_problem, result_problem
 from windtunnel._conversation.model import (
     CallView,
     Conversation,
     ConversationTurn,
+    DiffKind,
     Disagreement,
     ModelCallView,
     ToolCallRow,
@@ -58,16 +60,18 @@ def conversation(
         model = _model_calls(requests) if with_model else None
         mock = [mock_view(call) for call in received] if received is not None else None
         rows, diffs = align(model, mock, [runtime_view(call) for call in turn.reported])
+        answered = [_with_result(row, requests) for row in rows]
         built.append(
             ConversationTurn(
                 index=index,
                 user=turn.user,
                 model_calls=[model_call_view(request) for request in requests],
-                tool_calls=[_with_result(row, requests) for row in rows],
+                tool_calls=answered,
                 final=turn.final,
             )
         )
         found += [Disagreement(turn=index, row=d.row, kind=d.kind, text=d.text) for d in diffs]
+        found += _answer_disagreements(index, answered, turn.final, requests if with_model else [])
     return Conversation(
         title=title,
         runtime=runtime,
@@ -77,6 +81,24 @@ def conversation(
         disagreements=found,
         error=error,
     )
+
+
+def _answer_disagreements(
+    turn: int, rows: Sequence[ToolCallRow], final: str | None, requests: Sequence[Mapping[str, Any]]
+) -> list[Disagreement]:
+    """Each result the model was sent against the mock's answer, and the reported answer against the
+    model's last message (compare.py)."""
+    found = [
+        Disagreement(turn=turn, row=position, kind=DiffKind.RESULT, text=problem)
+        for position, row in enumerate(rows)
+        if (problem := result_problem(row)) is not None
+    ]
+    last = _response(requests[-1]) if requests else {}
+    if requests and not last.get("tool_calls"):  # the turn ended with the model's answer
+        problem = final_problem(final, _text(last.get("content")) or "")
+        if problem is not None:
+            found.append(Disagreement(turn=turn, row=None, kind=DiffKind.FINAL_ANSWER, text=problem))
+    return found
 
 
 def from_trace(trace: Trace, title: str | None = None) -> Conversation:

@@ -38,6 +38,10 @@ class DiffKind(StrEnum):
     """The same tool call carries different arguments in two views."""
     ORDER = "order"
     """The runtime reported the calls in another order than the model emitted them."""
+    RESULT = "result"
+    """The result the model was sent for a call is not what the mock answered for it."""
+    FINAL_ANSWER = "final_answer"
+    """The turn's reported answer is not the model's last message of the turn as the gateway served it."""
 
 
 class _Model(BaseModel):

@@ -23,6 +23,11 @@ class ToolError(Exception):
     """Raised by a handler: the agent gets an error result with this message."""
 
 
+class InvalidParams(ToolError):
+    """Raised by a handler to refuse the request itself: the agent gets JSON-RPC error -32602 (Invalid
+    params) instead of a tool result, as for an unknown tool; the call is recorded anyway."""
+
+
 class ToolDenied(ToolError):
     """Raised by a handler to deny a call by policy; recorded as a security violation."""
 
@@ -119,13 +124,20 @@ class MockServer:
             _validate(arguments, tool.input_schema)
         except jsonschema.ValidationError as exc:
             return _error(f"bad arguments for {name!r}: {exc.message}")
-        try:
-            result = tool.handler(state, copy.deepcopy(arguments))
-        except ToolDenied as exc:
-            return CallOutcome(result=None, is_error=True, violation=True, error=f"denied: {exc}")
-        except ToolError as exc:
-            return _error(str(exc))
-        return CallOutcome(result=result, is_error=False, violation=False, error=None)
+        return _handled(tool, arguments, state)
+
+
+def _handled(tool: Tool, arguments: dict[str, Any], state: dict[str, Any]) -> CallOutcome:
+    """The handler's outcome: its result, or the error, denial or refusal it raised."""
+    try:
+        result = tool.handler(state, copy.deepcopy(arguments))
+    except ToolDenied as exc:
+        return CallOutcome(result=None, is_error=True, violation=True, error=f"denied: {exc}")
+    except InvalidParams as exc:
+        return _invalid(str(exc))
+    except ToolError as exc:
+        return _error(str(exc))
+    return CallOutcome(result=result, is_error=False, violation=False, error=None)
 
 
 def _validate(arguments: dict[str, Any], schema: Mapping[str, Any]) -> None:

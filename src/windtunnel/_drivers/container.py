@@ -33,7 +33,7 @@ from windtunnel._drivers.stack import ContainerStack, RunningContainer, logs_tai
 from windtunnel._drivers.state_probe import LatestStateProbe, read_state_dump
 
 # The runtime's env and alias come from the container plan that the Dagger executor reads too.
-from windtunnel._drivers.topology import DEFAULT_MODEL, runtime_alias, runtime_env
+from windtunnel._drivers.topology import DEFAULT_MODEL, runtime_env, runtime_service
 from windtunnel._gateway.client import LogCursor, start_scripted
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
@@ -190,9 +190,14 @@ class ContainerRuntime:
     def _start(self, config: AgentConfig, mcps: list[MCPHandle], *, case: str | None) -> ContainerHandle:
         refuse_fields(config, self.manifest.supported, self.manifest.name)
         self.stack.gateway()
-        env = runtime_env(self.manifest, config, mcps, self.stack.gateway_url_for_agents)
-        alias = runtime_alias(self.manifest.name, uuid.uuid4().hex[:6])
-        running = start_fenced(self.stack, self.runtime_image, alias=alias, env=env)
+        service = runtime_service(
+            self.manifest,
+            config,
+            mcps,
+            suffix=uuid.uuid4().hex[:6],
+            gateway_url=self.stack.gateway_url_for_agents,
+        )
+        running = start_fenced(self.stack, self.runtime_image, alias=service.alias, env=service.env)
         try:
             self.stack.wait_listening(
                 running, self.manifest.port, timeout=START_TIMEOUT_S, what=f"runtime {self.manifest.name!r}"

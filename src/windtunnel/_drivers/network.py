@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import docker
+from docker.models.containers import Container
 from docker.models.networks import Network
 
 RUN_LABEL = "windtunnel.run"
@@ -103,3 +104,15 @@ def create_run_network(
         check_duplicate=True,
         labels={**run_labels(run_id, session=session), **(labels or {})},
     )
+
+
+def attach_egress(
+    client: docker.DockerClient, network: Network, container: Container, labels: Mapping[str, str]
+) -> Network:
+    """Live and record gateways reach an upstream model: only the gateway joins a second, open network
+    (`<run network>-egress`, labelled with the run's labels and role `egress`, so cleanup removes it)."""
+    egress = client.networks.create(
+        f"{network.name}-egress", driver="bridge", internal=False, labels={**labels, ROLE_LABEL: "egress"}
+    )
+    egress.connect(container)
+    return egress

@@ -81,7 +81,6 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
     """Build (or reuse, by content hash) the windtunnel image and the runtime's image, offline."""
     from windtunnel._drivers.base_image import ensure_base_image
     from windtunnel._drivers.fence import ensure_netguard_image
-    from windtunnel._drivers.images import build_windtunnel_image, windtunnel_source_root
 
     check_buildable(manifest)
     prebuilt = _prebuilt(client, manifest.name)
@@ -89,16 +88,8 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
         return prebuilt
     base = ensure_base_image(client, settings.base_image, cache_dir=settings.cache_dir)
     netguard = ensure_netguard_image(client, base, cache_dir=settings.cache_dir)
-    harness = build_windtunnel_image(
-        client, repo_root=windtunnel_source_root(), base_image=base, cache_dir=settings.cache_dir
-    )
-    if manifest.image_ref is not None:
-        runtime_ref = manifest.image_ref
-        ensure_image(client, manifest.name, runtime_ref)
-        runtime_digest = client.images.get(runtime_ref).id
-    else:
-        built = _runtime_image(client, manifest, base, settings.cache_dir)
-        runtime_ref, runtime_digest = built.id, built.digest
+    harness = prepare_windtunnel_image(client, base, settings)
+    runtime_ref, runtime_digest = prepare_runtime_image(client, manifest, base, settings)
     # By id, not tag: the engine may be shared, and a tag can be moved by another build meanwhile, so the
     # containers would not run the images the bundle records.
     return Images(
@@ -154,6 +145,27 @@ def _runtime_image(client: Any, manifest: RuntimeManifest, base: str, cache_dir:
             runtime=manifest.name,
             log_tail=list(getattr(exc, "log_tail", None) or rest[-25:]),
         ) from exc
+
+
+def prepare_windtunnel_image(client: Any, base: str, settings: DriverSettings) -> BuiltImage:
+    """The gateway/mocks image on the base image `base` (already in the engine), built from this checkout."""
+    from windtunnel._drivers.images import build_windtunnel_image, windtunnel_source_root
+
+    return build_windtunnel_image(
+        client, repo_root=windtunnel_source_root(), base_image=base, cache_dir=settings.cache_dir
+    )
+
+
+def prepare_runtime_image(
+    client: Any, manifest: RuntimeManifest, base: str, settings: DriverSettings
+) -> tuple[str, str]:
+    """The runtime's image (id or reference, digest): its `image` pulled or found, else built as its
+    runtime.toml says. Call check_buildable(manifest) first."""
+    if manifest.image_ref is not None:
+        ensure_image(client, manifest.name, manifest.image_ref)
+        return manifest.image_ref, str(client.images.get(manifest.image_ref).id)
+    built = _runtime_image(client, manifest, base, settings.cache_dir)
+    return built.id, built.digest
 
 
 def build_manifest_image(

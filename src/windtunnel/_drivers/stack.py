@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,13 @@ from windtunnel._core.agent_runtime import MockServerPlan
 from windtunnel._drivers import runner_peer
 from windtunnel._drivers.cleanup import remove_run
 from windtunnel._drivers.files import archive_of, copy_out, empty_directories, put, secret_files
-from windtunnel._drivers.network import ROLE_LABEL, RUN_LABEL, create_run_network, run_labels
+from windtunnel._drivers.network import (
+    ROLE_LABEL,
+    RUN_LABEL,
+    attach_egress,
+    create_run_network,
+    run_labels,
+)
 from windtunnel._drivers.readiness import wait_listening
 from windtunnel._drivers.topology import (
     ANY_ADDRESS,
@@ -32,11 +38,11 @@ from windtunnel._drivers.topology import (
     GATEWAY_PORT,
     GATEWAY_URL_FOR_AGENTS,
     MOCK_PORT,
+    GatewaySpec,
+    ServicePlan,
     alias_for,
-    gateway_args,
-    mock_alias,
-    mock_args,
-    mock_url,
+    gateway_service,
+    mock_service,
     pack_mount,
 )
 from windtunnel._gateway.client import GatewayClient
@@ -61,26 +67,6 @@ __all__ = [
 READY_TIMEOUT_S = 60.0
 """How long the gateway and a mock may take to serve. Several stacks start at once (the tapes stage replays
 its tapes side by side), and on a loaded machine a mock was seen to need close to 30 s."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GatewaySpec:
-    """How the gateway container serves: script (default), live/record to an upstream, replay a tape.
-
-    `files` (container path -> host path: a tape to replay) are copied in before it starts; `secrets`
-    (container path -> content: the upstream key) are put in with them, read-only for its user, and never
-    shown; `outputs` (container directory -> host directory: where a record gateway writes its tape) start
-    empty and are copied out by `ContainerStack.collect_outputs()`. No host path is ever bind-mounted, so
-    any engine works (windtunnel._drivers.files).
-    """
-
-    mode: str = "script"
-    extra_args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
-    files: Mapping[str, Path] = field(default_factory=dict)
-    needs_egress: bool = False
-    outputs: Mapping[str, Path] = field(default_factory=dict)
-    secrets: Mapping[str, str] = field(default_factory=dict, repr=False)
 
 
 @dataclass(slots=True)
@@ -162,20 +148,13 @@ class ContainerStack:
         self._start_gateway()
         for plan in plans:
             if plan.pack_root is not None:
-                self._start_mock(plan, plan.pack_root)
+                self._start_mock(plan)
 
     def _start_gateway(self) -> RunningContainer:
         if self._gateway is None:
             spec = self.gateway_spec
-            self._gateway = self.run(
-                self.windtunnel_image,
-                command=gateway_args(spec.mode, spec.extra_args),
-                alias=GATEWAY_ALIAS,
-                env=dict(spec.env),
-                files=dict(spec.files),
-                outputs=list(spec.outputs),
-                secrets=dict(spec.secrets),
-                role="gateway",
+            self._gateway = self.start(
+                gateway_service(spec), outputs=list(spec.outputs), secrets=dict(spec.secrets)
             )
             if spec.needs_egress:
                 self._attach_egress(self._gateway.container)
@@ -198,10 +177,7 @@ class ContainerStack:
 
     def _attach_egress(self, container: Container) -> None:
         """Live and record modes reach an upstream model: only the gateway joins a second, open network."""
-        name = f"{self.network.name}-egress"
-        labels = {**self.labels, ROLE_LABEL: "egress"}
-        network = self.client.networks.create(name, driver="bridge", internal=False, labels=labels)
-        network.connect(container)
+        attach_egress(self.client, self.network, container, self.labels)
 
     # -- mocks ---------------------------------------------------------------------------------------
     def mock(self, plan: MockServerPlan) -> HttpMCPHandle:
@@ -210,18 +186,12 @@ class ContainerStack:
         The reset rebuilds the state with the pack's factory inside the container: fresh pack factories
         per case (docs/selftests.md, "Order and isolation"), without paying a container start each time.
         """
-        if plan.pack_root is None:
-            raise HarnessError(
-                f"pack {plan.pack!r} has no root directory, so its mocks cannot run in a container",
-                hint="load the pack from a directory (pack.py) so the mock container can mount it",
-            )
-        key = _mock_key(plan, plan.pack_root)
+        service = mock_service(plan)
+        key = _mock_key(plan, service)
         if key not in self._mocks:
-            running = self._start_mock(plan, plan.pack_root)
+            running = self._start_mock(plan)
             del self._starting[key]
-            handle = HttpMCPHandle(
-                plan.server, mock_url(plan.pack, plan.server), f"http://{running.ip}:{MOCK_PORT}"
-            )
+            handle = HttpMCPHandle(plan.server, str(service.url), f"http://{running.ip}:{service.port}")
             what = f"MCP mock {plan.pack}/{plan.server}"
             self._wait(lambda: handle.wait_ready(READY_TIMEOUT_S), running, what)
             handle.liveness = container_liveness(running, what)
@@ -230,24 +200,39 @@ class ContainerStack:
         handle.reset()
         return handle
 
-    def _start_mock(self, plan: MockServerPlan, pack_root: Path) -> RunningContainer:
-        key = _mock_key(plan, pack_root)
+    def _start_mock(self, plan: MockServerPlan) -> RunningContainer:
+        service = mock_service(plan)
+        key = _mock_key(plan, service)
         if key in self._mocks:
             return self._mocks[key][0]
         if key not in self._starting:
-            self._starting[key] = self.run(
-                self.windtunnel_image,
-                command=mock_args(plan.pack, plan.server),
-                alias=mock_alias(plan.pack, plan.server),
-                files={pack_mount(plan.pack): pack_root},
-                role="mock",
-            )
+            self._starting[key] = self.start(service)
         return self._starting[key]
 
     def mock_aliases(self) -> list[str]:
         return [running.alias for running, _ in self._mocks.values()]
 
     # -- containers ----------------------------------------------------------------------------------
+    def start(
+        self,
+        service: ServicePlan,
+        *,
+        image: str | None = None,
+        outputs: Sequence[str] = (),
+        secrets: Mapping[str, str] | None = None,
+    ) -> RunningContainer:
+        """Start a service of the container plan (the windtunnel image unless `image` is given)."""
+        return self.run(
+            image or self.windtunnel_image,
+            command=None if service.args is None else list(service.args),
+            alias=service.alias,
+            env=service.env,
+            files=service.files,
+            role=service.role,
+            outputs=outputs,
+            secrets=secrets,
+        )
+
     def run(
         self,
         image: str,
@@ -385,9 +370,9 @@ class ContainerStack:
             return []
 
 
-def _mock_key(plan: MockServerPlan, pack_root: Path) -> tuple[str, str, str]:
+def _mock_key(plan: MockServerPlan, service: ServicePlan) -> tuple[str, str, str]:
     """Mocks are pooled by (pack root, pack, server)."""
-    return (str(pack_root), plan.pack, plan.server)
+    return (str(service.files[pack_mount(plan.pack)]), plan.pack, plan.server)
 
 
 def container_liveness(running: RunningContainer, what: str) -> Liveness:

@@ -1,16 +1,20 @@
 """Container topology: the aliases, ports, commands and env of a run's services (gateway, mocks, runtimes).
 
-The Docker executor (`ContainerStack`, the container driver) takes every command, alias and env here, so
-what a run starts is written down once, whichever engine runs it.
+The one container plan: `gateway_service()`, `mock_service()` and `runtime_service()` describe each
+service as a `ServicePlan`; the Docker executor (`ContainerStack`, the container driver) and
+`windtunnel.testing` both start containers from them, so what a run starts is written down once.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 
-from windtunnel._core.agent_runtime import AgentConfig, MCPHandle
+from windtunnel._core.agent_runtime import AgentConfig, MCPHandle, MockServerPlan
+from windtunnel._drivers.readiness import READY_PATH
 from windtunnel._runtimes.manifest import RuntimeManifest
 
 ANY_ADDRESS = "0.0.0.0"  # noqa: S104 - servers inside their own container, on the run network only
@@ -101,3 +105,91 @@ def runtime_env(
         env["WT_SAMPLING"] = json.dumps(sampling)
     env.update(manifest.env_set)
     return {manifest.env_rename.get(key, key): value for key, value in env.items()}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GatewaySpec:
+    """How the gateway container serves: script (default), live/record to an upstream, replay a tape.
+
+    `files` (container path -> host path: a tape to replay) are copied in before it starts; `secrets`
+    (container path -> content: the upstream key) are put in with them, read-only for its user, and never
+    shown; `outputs` (container directory -> host directory: where a record gateway writes its tape) start
+    empty and are copied out by `ContainerStack.collect_outputs()`. No host path is ever bind-mounted, so
+    any engine works (windtunnel._drivers.files).
+    """
+
+    mode: str = "script"
+    extra_args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    files: Mapping[str, Path] = field(default_factory=dict)
+    needs_egress: bool = False
+    outputs: Mapping[str, Path] = field(default_factory=dict)
+    secrets: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServicePlan:
+    """One long-running container, as Docker runs it: the image's entrypoint, then `args` (None: the
+    image's own CMD), answering to `alias` on the run network on `port`. `files` (container path -> host
+    file or directory) are copied in before it starts; nothing is bind-mounted."""
+
+    role: str
+    alias: str
+    port: int
+    args: tuple[str, ...] | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    files: Mapping[str, Path] = field(default_factory=dict)
+    ready_path: str = READY_PATH
+    ready_any_answer: bool = False
+    """True for runtimes: any HTTP answer on ready_path means up (Contract C makes it optional); False:
+    ready_path must answer 200 (the gateway and the mocks serve it)."""
+    url: str | None = None
+    """How the runtime reaches it (a mock's MCP URL), where that differs from http://alias:port."""
+
+
+def gateway_service(spec: GatewaySpec) -> ServicePlan:
+    return ServicePlan(
+        role="gateway",
+        alias=GATEWAY_ALIAS,
+        port=GATEWAY_PORT,
+        args=tuple(gateway_args(spec.mode, spec.extra_args)),
+        env=dict(spec.env),
+        files=dict(spec.files),
+    )
+
+
+def mock_service(plan: MockServerPlan) -> ServicePlan:
+    """The mock container serving `plan.server` of its pack, the pack's directory copied in."""
+    if plan.pack_root is None:
+        from windtunnel.errors import HarnessError
+
+        raise HarnessError(
+            f"pack {plan.pack!r} has no root directory, so its mocks cannot run in a container",
+            hint="load the pack from a directory (pack.py) so the mock container can have it copied in",
+        )
+    return ServicePlan(
+        role="mock",
+        alias=mock_alias(plan.pack, plan.server),
+        port=MOCK_PORT,
+        args=tuple(mock_args(plan.pack, plan.server)),
+        files={pack_mount(plan.pack): plan.pack_root},
+        url=mock_url(plan.pack, plan.server),
+    )
+
+
+def runtime_service(
+    manifest: RuntimeManifest,
+    config: AgentConfig,
+    mcps: Sequence[MCPHandle],
+    *,
+    suffix: str,
+    gateway_url: str = GATEWAY_URL_FOR_AGENTS,
+) -> ServicePlan:
+    """A runtime container for `config`, reaching `mcps` and the gateway; `suffix` makes its alias unique."""
+    return ServicePlan(
+        role="runtime",
+        alias=runtime_alias(manifest.name, suffix),
+        port=manifest.port,
+        env=runtime_env(manifest, config, mcps, gateway_url),
+        ready_any_answer=True,
+    )

@@ -93,9 +93,13 @@ def build_images(config: CertifyConfig, progress: Callable[[str], None]) -> tupl
     return client, images
 
 
-def runner_flags(fail_fast: bool, tiers: Sequence[str] | None, *, no_cache: bool = False) -> list[str]:
-    """The flags of this `wt certify` that the runner's must repeat (--out, --key and --runtime aside)."""
-    flags = ["--fail-fast"] if fail_fast else []
+def runner_flags(
+    fail_fast: bool, tiers: Sequence[str] | None, *, no_cache: bool = False, json: bool = False
+) -> list[str]:
+    """The flags of this `wt certify` that the runner's must repeat (--out, --key and --runtime aside); the
+    runner's output streams here as plain lines, or as JSON events with --json."""
+    flags = ["--json" if json else "--plain"]
+    flags += ["--fail-fast"] if fail_fast else []
     flags += ["--no-cache"] if no_cache else []
     return flags + [arg for tier in tiers or () for arg in ("--tier", tier)]
 

@@ -26,6 +26,7 @@ from windtunnel._packs.loader import discover_packs
 from windtunnel._packs.selection import Selected, Selection, select
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import CertifyOutcome, RuntimeRun, StageContext, print_nothing
+from windtunnel._pipeline.events import EventSink, StageFinished, StageStarted, ignore
 from windtunnel._pipeline.harness import harness_checks
 from windtunnel._pipeline.outdir import prepare_out_dir
 from windtunnel._pipeline.publish import write_started
@@ -73,6 +74,7 @@ def execute(
     executor: Executor,
     *,
     progress: Callable[[str], None] = print_nothing,
+    events: EventSink = ignore,
 ) -> CertifyOutcome:
     """Run the plan for every runtime (reference control first), then the harness self-checks.
 
@@ -95,7 +97,7 @@ def execute(
     try:
         for run in runs:
             outcome.runs.append(run)
-            _run_runtime(plan, config, executor, suite, selected, run, outcome.run_id, progress)
+            _run_runtime(plan, config, executor, suite, selected, run, outcome.run_id, progress, events)
     except BaseException:  # a stop signal or the engine gone: whatever of this run is left goes now
         _leftovers(executor, outcome.run_id)
         raise
@@ -112,6 +114,7 @@ def _run_runtime(
     run: RuntimeRun,
     run_id: str,
     progress: Callable[[str], None],
+    events: EventSink = ignore,
 ) -> None:
     with (
         run.lifecycle
@@ -132,7 +135,10 @@ def _run_runtime(
                 run_id=run_id,
                 progress=progress,
             )
-            _run_step(step, context)
+            events(StageStarted(run.name, step.stage.value))
+            records, seconds = _run_step(step, context)
+            checks = tuple((r.id, r.status.value) for r in records)
+            events(StageFinished(run.name, step.stage.value, seconds, checks))
             executor.check_engine()  # an engine that went away stops the run: nothing more can be measured
 
 
@@ -157,8 +163,9 @@ def ensure_images(runs: Sequence[RuntimeRun]) -> None:
         ensure_image(client, name, ref)
 
 
-def _run_step(step: Step, context: StageContext) -> None:
-    """One stage; its records and its evidence are in the bundle before the next stage starts."""
+def _run_step(step: Step, context: StageContext) -> tuple[list[CheckRecord], float]:
+    """One stage; its records and its evidence are in the bundle before the next stage starts. Returns the
+    records and the stage's seconds."""
     started = time.perf_counter()
     try:
         records = step.run(context)
@@ -178,6 +185,7 @@ def _run_step(step: Step, context: StageContext) -> None:
             "checks": [r.model_dump(mode="json") for r in records],
         },
     )
+    return records, seconds
 
 
 def _crashed(context: StageContext, exc: Exception) -> CheckRecord:

@@ -69,7 +69,9 @@ def build_stage(ctx: StageContext) -> list[CheckRecord]:
     if ready.status is not CheckStatus.PASSED:
         return [*records, ready]  # nothing can run on it: the later stages are skipped
     run.runtime = runtime
-    run.subject = Subject(name=run.name, runtime=runtime, supported=description.supported)
+    run.subject = Subject(
+        name=run.name, runtime=runtime, supported=description.supported, manifest=description.manifest_shown
+    )
     return [*records, ready]
 
 
@@ -120,9 +122,10 @@ def conformance_stage(ctx: StageContext) -> list[CheckRecord]:
             ctx.check(
                 check.id,
                 result.status,
-                f"{result.title}: {result.detail}",
+                f"{result.title}: {result.detail} [{result.clause}]",
                 evidence=[evidence],
-                scored=check.id in ctx.suite.requirements.scored,
+                # INFO (an optional part absent) is recorded, never scored.
+                scored=check.id in ctx.suite.requirements.scored and result.status is not CheckStatus.INFO,
                 seconds=result.seconds,
             )
         )

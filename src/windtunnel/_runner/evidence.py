@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from windtunnel._conversation.build import from_trace
+from windtunnel._conversation.compare import INTEGRITY_KINDS, judge
 from windtunnel._core.abilities import ToolListingMCPHandle
 from windtunnel._core.agent_runtime import (
     AgentHandle,
@@ -16,7 +17,6 @@ from windtunnel._core.agent_runtime import (
     StateProbe,
 )
 from windtunnel._trace.models import Trace
-from windtunnel._trace.shapes import call_arguments, call_name
 from windtunnel.errors import IntegrityError, ProbeError, WindTunnelError
 
 
@@ -66,10 +66,6 @@ def capture_state(probe: StateProbe | None) -> dict[str, Any] | None:
     return state
 
 
-def _key(name: object, arguments: object) -> str:
-    return json.dumps([name, arguments], sort_keys=True, default=str)
-
-
 def served_tools(mcps: Sequence[MCPHandle]) -> frozenset[str] | None:
     """The tool names the run's mocks serve; None when any mock cannot say.
 
@@ -96,58 +92,48 @@ def _served_by(handle: ToolListingMCPHandle) -> frozenset[str] | None:
 
 
 def check_integrity(trace: Trace, mcps: Sequence[MCPHandle] = ()) -> None:
-    """Every reported tool call must have reached a mock, and every call a mock received must be reported.
+    """The three views of every tool call agree, one to one and in order, turn by turn: the call the model
+    emitted (the gateway's log, when handed over), the call a mock received and the call the runtime
+    reported; and the result the model was sent for each call is what the mock answered.
 
-    Calls compare as a multiset of (name, decoded arguments): runtimes may run a turn's calls in
-    parallel, so arrival order is not evidence; a missing, extra or altered call is. A reported call to a
-    tool name no mock of the run serves is not hidden from the mocks: the model invented the tool and the
-    runtime told it so. Such calls go to `trace.unknown_tool_calls` as evidence. The mocks' tool lists
-    are only read when some reported call reached no mock.
+    One comparison (windtunnel._conversation: the conformance checks use the same): a turn's calls may
+    reach the mocks in any order (a runtime may run them in parallel), so the runtime's order is compared
+    with the model's, never with the mocks'. A reported call to a tool no mock of the run serves is not
+    hidden from the mocks: the model invented the tool and the runtime told it so; it goes to
+    `trace.unknown_tool_calls` as evidence. The mocks' tool lists are read only when such a call exists.
     """
     if trace.mcp_calls is None:
         return
-    reported_calls = [(turn.index, call) for turn in trace.turns for call in turn.tool_calls]
-    reported = Counter(_key(call_name(call), call_arguments(call)) for _, call in reported_calls)
-    received = Counter(_key(call.get("name"), call.get("arguments")) for call in trace.mcp_calls)
-    if reported == received:
+    conversation = from_trace(trace)
+    if not conversation.disagreements:
         return
-    hidden = list((received - reported).elements())
-    invented = reported - received
-    served = served_tools(mcps) if invented else None
-    if served is not None:
-        unknown = _unknown_calls(reported_calls, invented, served)
-        if unknown:
-            trace.unknown_tool_calls = unknown
-            invented -= Counter(_key(entry["name"], entry["arguments"]) for entry in unknown)
-    _raise_mismatch(hidden, list(invented.elements()))
-
-
-def _unknown_calls(
-    reported: Sequence[tuple[int, Any]], invented: Counter[str], served: frozenset[str]
-) -> list[dict[str, Any]]:
-    """The reported calls no mock received whose tool no mock serves, in report order."""
-    left = Counter(invented)
-    unknown = []
-    for turn, call in reported:
-        name, arguments = call_name(call), call_arguments(call)
-        key = _key(name, arguments)
-        if name is not None and name not in served and left[key] > 0:
-            left[key] -= 1
-            unknown.append({"turn": turn, "name": name, "arguments": arguments})
-    return unknown
-
-
-def _raise_mismatch(hidden: list[str], invented: list[str]) -> None:
-    parts = []
-    if hidden:
-        parts.append(
-            f"the mocks received {len(hidden)} call(s) the runtime did not report: {', '.join(hidden)}"
+    judged = judge(conversation, _LazyServed(mcps), INTEGRITY_KINDS)
+    if judged.unknown_tools:
+        trace.unknown_tool_calls = judged.unknown_tools
+    if judged.broken:
+        shown = [f"turn {found.turn}: {found.text}" for found in judged.broken[:_SHOWN]]
+        more = len(judged.broken) - len(shown)
+        raise IntegrityError(
+            f"the model's, the mocks' and the runtime's views of the tool calls disagree: {'; '.join(shown)}"
+            + (f"; and {more} more" if more > 0 else ""),
+            hint="report every tool call of the turn, intermediate ones included, exactly as the model emitted "
+            "it and the mock received it, in the model's order, and send the model each result as the tool "
+            "answered it (docs/contract-c.md, POST /wt/inject)",
         )
-    if invented:
-        parts.append(f"the runtime reported {len(invented)} call(s) no mock received: {', '.join(invented)}")
-    if not parts:
-        return
-    raise IntegrityError(
-        "; ".join(parts),
-        hint="report every tool call of the turn, intermediate ones included, exactly as executed (docs/conformance.md#intermediate_tool_calls)",
-    )
+
+
+_SHOWN = 5
+
+
+class _LazyServed:
+    """The run's served tool names, asked of the mocks only when a judgement needs them."""
+
+    def __init__(self, mcps: Sequence[MCPHandle]) -> None:
+        self._mcps = mcps
+        self._known: frozenset[str] | None = None
+        self._asked = False
+
+    def get(self) -> frozenset[str] | None:
+        if not self._asked:
+            self._known, self._asked = served_tools(self._mcps), True
+        return self._known

@@ -83,6 +83,8 @@ class RuntimeDescription:
     manifest: RuntimeManifest | None = None
     driver: str | None = None
     max_concurrency: int | None = 1
+    manifest_shown: str | None = None
+    """Its runtime.toml as messages show it (relative to the project, never an absolute path)."""
 
     @property
     def supported(self) -> frozenset[str] | None:
@@ -186,7 +188,9 @@ def from_manifest(manifest: RuntimeManifest, found: Found, settings: Settings) -
         else f"runtime manifest {display_path(manifest.path, settings.root, manifest.name)}"
     )
     plugin = load_driver(driver, manifest)
-    return _described(manifest.name, found, source, origin, plugin, manifest=manifest, driver=driver)
+    described = _described(manifest.name, found, source, origin, plugin, manifest=manifest, driver=driver)
+    shown = display_path(manifest.path, settings.root, manifest.name)
+    return dataclasses.replace(described, manifest_shown=shown)
 
 
 def _described(

@@ -7,7 +7,7 @@ from typing import Any
 
 # Inside the library, the kit's pack imports the private modules a pack author reaches through
 # windtunnel.api: nothing inside src imports the public doors (docs/design.md, "Layers").
-from windtunnel._core.mock_kit import MockServer, Tool, ToolError
+from windtunnel._core.mock_kit import InvalidParams, MockServer, Tool, ToolError
 from windtunnel._packs.pack import Pack, mock_state_probe
 from windtunnel._scenario.model import Scenario
 
@@ -26,6 +26,11 @@ def _store(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
 def _echo(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
     state["echoes"] += 1
     return {"echo": arguments}
+
+
+def _strict(_state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    # Refuses every request as invalid: the tool_errors check's JSON-RPC error (-32602).
+    raise InvalidParams(f"strict refuses {sorted(arguments)}: the request is invalid")
 
 
 PAUSE_CAP_S = 10.0
@@ -64,6 +69,12 @@ def notes_server() -> MockServer:
                 description="Echo the arguments back.",
                 input_schema={"type": "object"},
                 handler=_echo,
+            ),
+            Tool(
+                name="strict",
+                description="Check a request; answers a JSON-RPC error for an invalid one.",
+                input_schema={"type": "object"},
+                handler=_strict,
             ),
             Tool(
                 name="pause",

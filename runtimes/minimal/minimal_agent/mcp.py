@@ -1,0 +1,119 @@
+"""A small MCP client over streamable HTTP: initialize, list the tools, call one; JSON or SSE answers."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+PROTOCOL = "2025-06-18"
+TIMEOUT_S = 300.0
+
+
+class McpFailure(Exception):
+    """The server could not be reached or answered something that is not MCP."""
+
+
+class McpServerLink:
+    """One MCP server: a session opened on first use, its tools, and tools/call."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._session: str | None = None
+        self._next_id = 0
+
+    def open(self) -> None:
+        self._rpc(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "wt-minimal", "version": "1"},
+            },
+        )
+        self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def tools(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            page = self._rpc("tools/list", {"cursor": cursor} if cursor else {})
+            found += [tool for tool in page.get("tools") or [] if isinstance(tool, dict)]
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return found
+
+    def call(self, name: str, arguments: Any) -> str:
+        """The tool's answer as text for the model; an error answer (isError or JSON-RPC) as its message."""
+        try:
+            result = self._rpc("tools/call", {"name": name, "arguments": arguments})
+        except RpcError as error:
+            return f"error {error.code}: {error.message}"
+        parts = [_part_text(part) for part in result.get("content") or []]
+        return "\n".join(parts)
+
+    def _rpc(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self._next_id += 1
+        request_id = self._next_id
+        answer = self._post({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        for message in answer:
+            if message.get("id") != request_id:
+                continue
+            if "error" in message:
+                error = message["error"] or {}
+                raise RpcError(int(error.get("code", 0)), str(error.get("message", "")))
+            result = message.get("result")
+            return result if isinstance(result, dict) else {}
+        raise McpFailure(f"{self.url} gave no answer to {method}")
+
+    def _post(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": PROTOCOL,
+        }
+        if self._session:
+            headers["Mcp-Session-Id"] = self._session
+        # The harness's URL (WT_MCP_SERVERS): http only.
+        request = urllib.request.Request(self.url, json.dumps(body).encode(), headers, method="POST")  # noqa: S310
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:  # noqa: S310
+                self._session = response.headers.get("Mcp-Session-Id") or self._session
+                kind = response.headers.get("Content-Type", "")
+                text = response.read().decode("utf-8")
+        except urllib.error.HTTPError as exc:
+            raise McpFailure(f"{self.url} answered HTTP {exc.code}: {exc.read()[:300]!r}") from exc
+        except OSError as exc:
+            raise McpFailure(f"{self.url} cannot be reached: {exc}") from exc
+        if not text.strip():
+            return []
+        if kind.startswith("text/event-stream"):
+            return _events(text)
+        answer = json.loads(text)
+        return answer if isinstance(answer, list) else [answer]
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+def _events(text: str) -> list[dict[str, Any]]:
+    """The JSON messages of an SSE body: each event's data lines joined."""
+    messages, data = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("data:"):
+            data.append(line[5:].lstrip())
+        elif not line and data:
+            messages.append(json.loads("\n".join(data)))
+            data = []
+    return [message for message in messages if isinstance(message, dict)]
+
+
+def _part_text(part: Any) -> str:
+    if isinstance(part, dict) and part.get("type") == "text":
+        return str(part.get("text", ""))
+    return json.dumps(part, ensure_ascii=False)

@@ -1,0 +1,152 @@
+"""The `minimal` control runtime (runtimes/minimal: Contract C's required parts only, standard library only)
+on 127.0.0.1 with the real gateway app and the kit's MCP mocks, bound by URL: it passes the checks of the
+three views, tool errors and the final answer, and what it leaves out (usage) is INFO, never a failure.
+The Docker conformance suite runs it in its container against every check."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from windtunnel._conformance.kit import check_by_id, run_check
+from windtunnel._conformance.subject import Subject
+from windtunnel._core.vocabulary import CheckStatus
+from windtunnel._drivers.topology import DEFAULT_MODEL, GATEWAY_URL_FOR_AGENTS, runtime_env
+from windtunnel._gateway.app import create_app
+from windtunnel._gateway.client import GatewayClient, LogCursor, start_scripted
+from windtunnel._gateway.script import ScriptMode
+from windtunnel._mcp.loopback import start_loopback, stop_loopback
+from windtunnel._net.server_thread import ServerThread
+from windtunnel._packs.loader import kit_pack
+from windtunnel._runtimes.config_fields import refuse_fields
+from windtunnel._runtimes.http_inject import HttpInjectHandle
+from windtunnel._runtimes.manifest import RuntimeManifest, load_manifest
+from windtunnel.spi import AgentConfig, MCPHandle, Message, MockServerPlan, ReferenceCase, Response
+
+RUNTIME_DIR = Path(__file__).resolve().parents[2] / "runtimes" / "minimal"
+
+
+def _minimal(module: str) -> Any:
+    if str(RUNTIME_DIR) not in sys.path:
+        sys.path.insert(0, str(RUNTIME_DIR))
+    return importlib.import_module(f"minimal_agent.{module}")
+
+
+class LoopbackHandle:
+    """Contract C to one minimal server; the in-process gateway's log is the model evidence."""
+
+    def __init__(self, runtime: LoopbackMinimal, url: str) -> None:
+        self.runtime = runtime
+        self.inject = HttpInjectHandle(url, 30.0, runtime="minimal")
+        self.cursor = LogCursor(runtime.gateway.next_index())
+
+    def send(self, messages: list[Message], session_id: str) -> Response:
+        return self.inject.send(messages, session_id)
+
+    def reset_state(self) -> None:
+        self.inject.reset_state()
+
+    def model_requests(self) -> list[dict[str, Any]]:
+        return self.cursor.read(self.runtime.gateway)
+
+    def teardown(self) -> None:
+        self.inject.teardown()
+        self.runtime.gateway.clear_script()
+
+
+class LoopbackMinimal:
+    """runtimes/minimal on 127.0.0.1, one server per distinct env, the env computed by the container
+    driver's own runtime_env(); the kit's mocks on loopback; the real gateway app in script mode."""
+
+    def __init__(self, manifest: RuntimeManifest, gateway_url: str, mocks: Sequence[Any]) -> None:
+        self.manifest = manifest
+        self.gateway = GatewayClient(gateway_url)
+        self.mocks = {m.plan.server: m for m in mocks}
+        self.servers: dict[str, Any] = {}
+
+    def start_mcps(self, plans: Sequence[MockServerPlan]) -> list[MCPHandle]:
+        handles = [self.mocks[plan.server] for plan in plans]
+        for handle in handles:
+            handle.reset()
+        return handles
+
+    def stop_mcps(self, handles: Sequence[MCPHandle]) -> None:
+        return None
+
+    def provision(self, config: AgentConfig, mcps: list[MCPHandle] | None = None) -> LoopbackHandle:
+        refuse_fields(config, self.manifest.supported, self.manifest.name)
+        env = runtime_env(self.manifest, config, mcps or [], GATEWAY_URL_FOR_AGENTS)
+        key = json.dumps(env, sort_keys=True)
+        if key not in self.servers:
+            agent = _minimal("agent").Agent({**env, "WT_MODEL_BASE_URL": f"{self.gateway.base_url}/v1"})
+            server = _minimal("server").make_server(agent, "127.0.0.1", 0)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            self.servers[key] = server
+        return LoopbackHandle(self, f"http://127.0.0.1:{self.servers[key].server_address[1]}")
+
+    def provision_reference(
+        self, config: AgentConfig, case: ReferenceCase, mcps: list[MCPHandle] | None = None
+    ) -> LoopbackHandle:
+        return start_scripted(self.gateway, case, partial(self.provision, config, mcps))
+
+    def close(self) -> None:
+        for server in self.servers.values():
+            server.shutdown()
+            server.server_close()
+        self.gateway.close()
+
+
+@pytest.fixture(scope="module")
+def subject() -> Iterator[Subject]:
+    manifest = load_manifest(RUNTIME_DIR)
+    gateway = ServerThread(create_app(ScriptMode(), models=[DEFAULT_MODEL])).start()
+    mocks = start_loopback(kit_pack().plans())
+    runtime = LoopbackMinimal(manifest, gateway.url, mocks)
+    yield Subject(name="minimal", runtime=runtime, supported=manifest.supported, manifest="runtimes/minimal")
+    runtime.close()
+    stop_loopback(mocks)
+    gateway.stop()
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "three_views_agree",
+        "tool_errors",
+        "final_answer",
+        "tool_results_reach_model",
+        "raw_tool_call_shapes",
+        "intermediate_tool_calls",
+        "session_affinity",
+        "sampling",
+    ],
+)
+def test_the_minimal_runtime_passes(subject: Subject, check: str) -> None:
+    result = run_check(check_by_id(check), subject)
+    assert result.status is CheckStatus.PASSED, result.detail
+
+
+def test_usage_it_does_not_report_is_info_never_a_failure(subject: Subject) -> None:
+    result = run_check(check_by_id("rendered_prompt_and_usage"), subject)
+    assert result.status is CheckStatus.INFO, result.detail
+    assert "usage not reported: unknown" in result.detail and result.evidence["rendered_prompt_hash"]
+
+
+def test_a_runtime_declaring_no_sampling_field_fails_naming_the_line_to_add(subject: Subject) -> None:
+    undeclared = Subject(
+        name="minimal",
+        runtime=subject.runtime,
+        supported=frozenset({"mcp_servers"}),
+        manifest="x/runtime.toml",
+    )
+    result = run_check(check_by_id("sampling"), undeclared)
+    assert result.status is CheckStatus.FAILED
+    assert 'in x/runtime.toml, e.g. [config] supported = [..., "sampling.temperature"' in result.detail
