@@ -125,6 +125,7 @@ BENCHES = (
     ("bench_stack.py",),
     ("bench_tapes.py",),
     ("bench_certify.py", "--parallel"),
+    ("bench_cold.py",),
 )
 """Every benchmark, each printing the machine's load and its ratios to anchors measured in the same run."""
 
