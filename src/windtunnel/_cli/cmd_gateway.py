@@ -7,7 +7,6 @@ import argparse
 from windtunnel._chat.mode import GatewayMode
 from windtunnel._cli.common import add_verb_group
 from windtunnel._cli.values import file_path, http_url, port
-from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._gateway.upstream_key import KEY_ENV, KEY_FILE_ENV, add_key_file_argument, upstream_key
@@ -18,12 +17,7 @@ DEFAULT_MODEL = "wt-model"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    verbs = add_verb_group(
-        commands,
-        "gateway",
-        help=SUMMARIES["gateway"],
-        description="The model gateway every model call of a containerised runtime goes through.",
-    )
+    verbs = add_verb_group(commands, "gateway")
     serve = verbs.add_parser(
         "serve",
         help="serve the gateway until interrupted",

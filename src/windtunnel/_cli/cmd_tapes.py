@@ -11,7 +11,6 @@ from typing import Any
 from windtunnel._cli.common import add_verb_group, profile_packs
 from windtunnel._cli.tapes_record import add_record
 from windtunnel._cli.values import days, file_path, http_url
-from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._gateway.upstream_key import KEY_ENV, add_key_file_argument, upstream_key
@@ -30,13 +29,7 @@ API_KEY_ENV = KEY_ENV
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    verbs = add_verb_group(
-        commands,
-        "tapes",
-        help=SUMMARIES["tapes"],
-        description="Tapes are fingerprinted recordings of model traffic that the gateway replays, fail "
-        "closed. Committed (golden) tapes live in each pack's tapes/ directory. See docs/tapes.md.",
-    )
+    verbs = add_verb_group(commands, "tapes")
     _add_list(verbs)
     _add_verify(verbs)
     _add_promote(verbs)
