@@ -11,7 +11,7 @@ from windtunnel._bundle import Signer, load_signer
 from windtunnel._bundle.keys import fingerprint_of
 from windtunnel._cli.common import RUNTIME_FORMS, add_tier
 from windtunnel._cli.values import file_path
-from windtunnel._cli.verbs import SUMMARIES
+from windtunnel._cli.verbs import add_verb
 from windtunnel._config import Settings, default_control_cache_dir
 from windtunnel._core.tiers import certify_tiers
 from windtunnel._core.vocabulary import CERTIFY_EXIT, CertificationResult
@@ -26,21 +26,7 @@ from windtunnel.errors import EngineUnavailableError
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "certify",
-        help=SUMMARIES["certify"],
-        description="Runs the stage plan (build, conformance, canary, selftest, tapes) for each runtime, with "
-        "the bundled reference runtime as the harness's known-good control, then publishes a bundle in --out "
-        "(and DIR.tar.gz beside it), signed with --key or WT_SIGNING_KEY (an ECDSA P-256 PKCS#8 PEM), or with "
-        "an ephemeral key marked 'unverified dev key'. Exit codes: 0 certified (PASSED); 1 not certified "
-        "(FAILED: a runtime failed a scored check); 2 bad usage, HARNESS_INVALID (Wind Tunnel's own "
-        "self-checks failed: nothing is signed) or a fault of this machine (no engine, the engine went away, "
-        "a full or read-only disk); 130, 143, 129 stopped by SIGINT, SIGTERM, SIGHUP after removing this "
-        "run's containers and networks (the evidence recorded so far stays in --out, unsigned; a second "
-        "signal exits at once). A runtime whose image does not build or that never gets ready is FAILED at "
-        "its build stage, and the others are still certified. Without --runtime: the runtimes of [tool.windtunnel], else "
-        "the bundled reference runtime.",
-    )
+    parser = add_verb(commands, "certify")
     parser.add_argument(
         "--runtime",
         action="append",

@@ -7,23 +7,14 @@ import sys
 
 from windtunnel._canary.doctor import Step, diagnose
 from windtunnel._cli.common import add_runtime, add_selection, selected_scenarios
-from windtunnel._cli.verbs import SUMMARIES
+from windtunnel._cli.verbs import add_verb
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._runtimes.resolve import resolve_runtime
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "doctor",
-        help=SUMMARIES["doctor"],
-        description="Checks, in order: the engine (containerised runtimes), the build, that every MCP mock "
-        "of the selected packs lists its tools and, for a reference-capable runtime, that the runtime "
-        "really calls one tool of every mock (scripted); that reset_state() works; and the reset canary "
-        "(seed a nonce through a tool, reset, ask a fresh session to recall it and repeat the seed prompt). Exit 0 when healthy, 1 when a step fails (a leak "
-        "is named), 2 on bad input. Reference-capable runtimes get scripted model replies; others need a "
-        "live model behind them.",
-    )
+    parser = add_verb(commands, "doctor")
     add_runtime(parser)
     add_selection(parser)
     parser.set_defaults(handler=execute)

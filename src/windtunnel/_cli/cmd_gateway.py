@@ -7,7 +7,6 @@ import argparse
 from windtunnel._chat.mode import GatewayMode
 from windtunnel._cli.common import add_verb_group
 from windtunnel._cli.values import file_path, http_url, port
-from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._gateway.upstream_key import KEY_ENV, KEY_FILE_ENV, add_key_file_argument, upstream_key
@@ -18,12 +17,7 @@ DEFAULT_MODEL = "wt-model"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    verbs = add_verb_group(
-        commands,
-        "gateway",
-        help=SUMMARIES["gateway"],
-        description="The model gateway every model call of a containerised runtime goes through.",
-    )
+    verbs = add_verb_group(commands, "gateway")
     serve = verbs.add_parser(
         "serve",
         help="serve the gateway until interrupted",
@@ -126,12 +120,13 @@ def _mode(args: argparse.Namespace, settings: Settings) -> GatewayMode:
         from windtunnel._gateway.script import ScriptMode
 
         return ScriptMode()
-    if not args.upstream:
-        raise UsageError(
-            f"{args.mode} mode needs --upstream: the OpenAI-compatible base URL to proxy to",
-            hint=f"pass e.g. --upstream http://127.0.0.1:11434/v1 and the key with --upstream-key-file or ${KEY_ENV}",
-            field="--upstream",
-        )
+    _needs(
+        args.upstream,
+        args.mode,
+        "--upstream",
+        "the OpenAI-compatible base URL to proxy to",
+        hint=f"pass e.g. --upstream http://127.0.0.1:11434/v1 and the key with --upstream-key-file or ${KEY_ENV}",
+    )
     if args.mode == "record":
         return _record(args, settings)
     from windtunnel._gateway.live import LiveMode
@@ -167,13 +162,20 @@ def _refuse_foreign_flags(args: argparse.Namespace) -> None:
             )
 
 
+def _needs(value: object, mode: str, flag: str, what: str, *, hint: str) -> None:
+    """A flag `mode` cannot run without: missing, it is a usage error naming the flag and what it gives."""
+    if not value:
+        raise UsageError(f"{mode} mode needs {flag}: {what}", hint=hint, field=flag)
+
+
 def _replay(args: argparse.Namespace, settings: Settings) -> GatewayMode:
-    if args.tape is None:
-        raise UsageError(
-            "replay mode needs --tape: the tape to answer from",
-            hint="pass --tape path/to/tape.jsonl (`wt tapes list` shows the committed tapes)",
-            field="--tape",
-        )
+    _needs(
+        args.tape,
+        "replay",
+        "--tape",
+        "the tape to answer from",
+        hint="pass --tape path/to/tape.jsonl (`wt tapes list` shows the committed tapes)",
+    )
     if args.upstream:
         raise UsageError(
             "--upstream does not apply to replay mode: replay never calls a model",
@@ -189,12 +191,13 @@ def _replay(args: argparse.Namespace, settings: Settings) -> GatewayMode:
 
 
 def _record(args: argparse.Namespace, settings: Settings) -> GatewayMode:
-    if args.tape_out is None:
-        raise UsageError(
-            "record mode needs --tape-out: where the tape is written",
-            hint="pass --tape-out runs/tapes/NAME.jsonl",
-            field="--tape-out",
-        )
+    _needs(
+        args.tape_out,
+        "record",
+        "--tape-out",
+        "where the tape is written",
+        hint="pass --tape-out runs/tapes/NAME.jsonl",
+    )
     from windtunnel._tapes.record import RecordMode
 
     return RecordMode(

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from windtunnel._cli.common import add_verb_group
 from windtunnel._cli.values import file_path
-from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._drivers.base_image import (
@@ -34,13 +33,7 @@ from windtunnel.errors import UsageError
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    verbs = add_verb_group(
-        commands,
-        "images",
-        help=SUMMARIES["images"],
-        description="Container images, built with no network from a base image and host-built wheels.",
-        title="actions",
-    )
+    verbs = add_verb_group(commands, "images", title="actions")
     _bootstrap(verbs)
     _build(verbs)
     sweep = verbs.add_parser(

@@ -11,7 +11,6 @@ from typing import TypeVar
 
 from windtunnel._cli.common import add_verb_group
 from windtunnel._cli.values import port
-from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.mock_kit import MockHost, MockServer, Tool, built_by_factory
 from windtunnel._core.vocabulary import Exit
@@ -25,13 +24,7 @@ _T = TypeVar("_T")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    verbs = add_verb_group(
-        commands,
-        "mcp",
-        help=SUMMARIES["mcp"],
-        description="The MCP mocks a pack declares: tools over fixture state, served with the official mcp "
-        "SDK over streamable HTTP; every tools/call is recorded.",
-    )
+    verbs = add_verb_group(commands, "mcp")
     serve = verbs.add_parser(
         "serve",
         help="serve one MCP mock until interrupted",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from windtunnel._cli.common import add_selection, emit, selected_scenarios
 from windtunnel._cli.values import file_path
-from windtunnel._cli.verbs import SUMMARIES
+from windtunnel._cli.verbs import add_verb
 from windtunnel._config import Settings
 from windtunnel._core.reference import ReferenceCase
 from windtunnel._files import write_atomic
@@ -30,17 +30,7 @@ DEFAULT_RUNTIME = "reference"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "prove",
-        help=SUMMARIES["prove"],
-        description="Re-proves every selected scenario: its golden cases pass the gate, each negative "
-        "control fails it, nothing the agent sees gives the answer away, and every cited source resolves "
-        "(a scenario with no source is shown 'assumed by the author'). Each proof is written to the proofs "
-        "file as it is made. Cases are played through a reference-capable runtime (default: the bundled "
-        "'reference' runtime, in containers) with only inference scripted, or in this process with --local. "
-        "Exit 0 every scenario proved (and, with --mutate, no weak gate); 1 any defect, a scenario not "
-        "proved in time, or a weak gate; 2 bad usage, nothing selected, or no reference case in the selection.",
-    )
+    parser = add_verb(commands, "prove")
     add_selection(parser)
     where = parser.add_mutually_exclusive_group()
     where.add_argument(

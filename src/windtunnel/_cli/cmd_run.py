@@ -8,7 +8,7 @@ from pathlib import Path
 from windtunnel._cli.common import add_output, add_runtime, add_selection, emit, selected_scenarios
 from windtunnel._cli.run_report import render
 from windtunnel._cli.values import count, file_path, retries
-from windtunnel._cli.verbs import SUMMARIES
+from windtunnel._cli.verbs import add_verb
 from windtunnel._config import Settings
 from windtunnel._core.agent_runtime import AgentConfig
 from windtunnel._core.tiers import DEFAULT_FLAKY_RETRIES, live_upstream
@@ -21,14 +21,7 @@ from windtunnel._score.pricing import RunCost, run_cost, summarize
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "run",
-        help=SUMMARIES["run"],
-        description="Run the selected scenarios against a runtime. Exit 0 when every run passed its gate, "
-        "1 when any failed or errored (a pack that could not be set up, a provision(), pre_run() or "
-        "post_run() that raised: those runs are ERROR, and the report and ledger are still written), "
-        "2 on bad input.",
-    )
+    parser = add_verb(commands, "run")
     add_runtime(parser)
     add_selection(parser)
     parser.add_argument("--runs", type=count, default=1, metavar="N", help="runs per scenario (default 1)")

@@ -7,7 +7,7 @@ import sys
 
 from windtunnel._cli.common import add_output, add_runtime, add_selection, emit, selected_scenarios
 from windtunnel._cli.values import file_path
-from windtunnel._cli.verbs import SUMMARIES
+from windtunnel._cli.verbs import add_verb
 from windtunnel._config import Settings
 from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel._selftest.engine import SelftestOptions, run_selftest
@@ -16,13 +16,7 @@ from windtunnel._selftest.verdicts import CaseVerdict, exit_code
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "selftest",
-        help=SUMMARIES["selftest"],
-        description="Reference self-tests: only inference is scripted; the agent loop, tools, fixtures, "
-        "evidence and scoring stay live. Exit 0 every case PASS; 1 any GOLDEN_FAILED, POISON_PASSED or "
-        "ERROR; 2 unsupported runtime, bad usage, or no reference cases selected.",
-    )
+    parser = add_verb(commands, "selftest")
     add_runtime(parser)
     add_selection(parser)
     parser.add_argument(

@@ -11,7 +11,6 @@ from typing import Any
 from windtunnel._cli.common import add_verb_group, profile_packs
 from windtunnel._cli.tapes_record import add_record
 from windtunnel._cli.values import days, file_path, http_url
-from windtunnel._cli.verbs import SUMMARIES
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._gateway.upstream_key import KEY_ENV, add_key_file_argument, upstream_key
@@ -30,13 +29,7 @@ API_KEY_ENV = KEY_ENV
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    verbs = add_verb_group(
-        commands,
-        "tapes",
-        help=SUMMARIES["tapes"],
-        description="Tapes are fingerprinted recordings of model traffic that the gateway replays, fail "
-        "closed. Committed (golden) tapes live in each pack's tapes/ directory. See docs/tapes.md.",
-    )
+    verbs = add_verb_group(commands, "tapes")
     _add_list(verbs)
     _add_verify(verbs)
     _add_promote(verbs)
@@ -44,14 +37,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_record(verbs)
 
 
-def _pack_flags(parser: argparse.ArgumentParser) -> None:
+def _tape_flags(parser: argparse.ArgumentParser) -> None:
+    """Which packs' tapes (--pack, --profile) and how far ahead staleness warns (--expiring-within)."""
     parser.add_argument(
         "--pack", action="append", default=[], metavar="NAME|PATH", help="pack name, glob or directory"
     )
     add_profile_argument(parser)
-
-
-def _expiring_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--expiring-within",
         type=days,
@@ -69,8 +60,7 @@ def _add_list(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "marking stale tapes and warning (on stderr) about tapes that go stale within --expiring-within "
         "days. Always exits 0.",
     )
-    _pack_flags(listing)
-    _expiring_flag(listing)
+    _tape_flags(listing)
     listing.add_argument("--format", choices=("text", "json"), default="text")
     listing.set_defaults(handler=execute_list)
 
@@ -89,8 +79,7 @@ def _add_verify(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "Replaying tapes through a runtime is the certify stage.",
     )
     verify.add_argument("paths", nargs="*", type=file_path, metavar="PATH", help="tape files or directories")
-    _pack_flags(verify)
-    _expiring_flag(verify)
+    _tape_flags(verify)
     verify.add_argument(
         "--development",
         action="store_true",
@@ -136,8 +125,7 @@ def _add_rerecord(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         f"{API_KEY_ENV}); promote it after a passing run. Re-recording refuses to run when the CI variable "
         "is set, unless --force.",
     )
-    _pack_flags(rerecord_parser)
-    _expiring_flag(rerecord_parser)
+    _tape_flags(rerecord_parser)
     rerecord_parser.add_argument("--all", action="store_true", help="propose every tape, not only stale ones")
     rerecord_parser.add_argument("--tape", type=file_path, metavar="PATH", help="the tape to re-record")
     rerecord_parser.add_argument(

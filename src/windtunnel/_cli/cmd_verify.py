@@ -10,7 +10,7 @@ from pathlib import Path
 from windtunnel._bundle.keys import KeyOrigin
 from windtunnel._bundle.verify import VerifyReport, verify_bundle
 from windtunnel._cli.values import file_path
-from windtunnel._cli.verbs import SUMMARIES
+from windtunnel._cli.verbs import add_verb
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import CertificationResult, Exit
 from windtunnel._files import os_error_as
@@ -24,19 +24,7 @@ OWN_KEY_WARNING = (
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "verify",
-        help=SUMMARIES["verify"],
-        description="Verify a certification bundle (its directory or .tar.gz) against a key you trust: "
-        "--key with the signer's public key from your own store, or --key-fingerprint with the signer's "
-        "fingerprint (SHA256:<hex>, the SHA-256 of the key's DER SubjectPublicKeyInfo, as `wt certify` "
-        "prints it; the bundle's keys/signer.pub.pem is then used only if it has that fingerprint). It "
-        "checks one DSSE signature over an in-toto statement, every file digest, the MANIFEST, agreement "
-        "between checks.json, junit.xml and verdict.json, tape ages at run time, no credentials, and no "
-        "host path, user or host name of this machine. Exit 0 when valid, 1 when invalid (the first reason "
-        "is printed), 2 when the bundle, key or fingerprint cannot be read. A key taken from the bundle "
-        "itself only proves integrity: a warning says so.",
-    )
+    parser = add_verb(commands, "verify")
     parser.add_argument("bundle", type=file_path, metavar="BUNDLE", help="bundle directory or .tar.gz")
     trust = parser.add_mutually_exclusive_group(required=True)
     trust.add_argument(

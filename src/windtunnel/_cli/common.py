@@ -10,6 +10,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from windtunnel._cli.values import file_path
+from windtunnel._cli.verbs import add_verb
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._files import os_error_as, write_atomic
@@ -23,12 +24,10 @@ def add_verb_group(
     commands: argparse._SubParsersAction[argparse.ArgumentParser],
     name: str,
     *,
-    help: str,
-    description: str,
     title: str = "commands",
 ) -> argparse._SubParsersAction[argparse.ArgumentParser]:
     """A verb with commands of its own (`wt tapes verify`); alone it prints its help on stderr, exit 2."""
-    parser = commands.add_parser(name, help=help, description=description)
+    parser = add_verb(commands, name)
 
     def show_help(_args: argparse.Namespace, _settings: Settings) -> int:
         parser.print_help(sys.stderr)

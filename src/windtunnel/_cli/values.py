@@ -44,13 +44,7 @@ MAX_COUNT = 100_000
 
 def count(text: str) -> int:
     """A whole number 1..MAX_COUNT (runs per scenario, jobs at once)."""
-    try:
-        number = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (1 or more)") from None
-    if not 1 <= number <= MAX_COUNT:
-        raise argparse.ArgumentTypeError(f"{number} is out of range: give 1 to {MAX_COUNT}")
-    return number
+    return _whole_number(text, 1, MAX_COUNT)
 
 
 MAX_RETRIES = 100
@@ -59,12 +53,16 @@ MAX_RETRIES = 100
 
 def retries(text: str) -> int:
     """A whole number 0..MAX_RETRIES (retries of a failed live-flaky run)."""
+    return _whole_number(text, 0, MAX_RETRIES)
+
+
+def _whole_number(text: str, low: int, high: int) -> int:
     try:
         number = int(text, 10)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (0 or more)") from None
-    if not 0 <= number <= MAX_RETRIES:
-        raise argparse.ArgumentTypeError(f"{number} is out of range: give 0 to {MAX_RETRIES}")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number ({low} or more)") from None
+    if not low <= number <= high:
+        raise argparse.ArgumentTypeError(f"{number} is out of range: give {low} to {high}")
     return number
 
 

@@ -15,7 +15,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from windtunnel._config import SUITE_VERSION
 from windtunnel._conformance.kit import CHECK_IDS
@@ -90,19 +90,21 @@ def known_runtimes(directory: Path) -> frozenset[str]:
 def _named(path: Path, where: str, runtime: str, check: str, runtimes: frozenset[str]) -> None:
     """Refuse an entry that names a check or a runtime that does not exist: it could never match."""
     if check not in CHECK_IDS:
-        raise ConfigFileError(
-            f"{path}: {where} names unknown check {check!r}",
-            hint=f"use ids from {list(CHECK_IDS)}",
-            path=str(path),
-            field=where,
-        )
+        _unknown(path, where, "check", check, hint=f"use ids from {list(CHECK_IDS)}")
     if runtime not in runtimes:
-        raise ConfigFileError(
-            f"{path}: {where} names unknown runtime {runtime!r}",
+        _unknown(
+            path,
+            where,
+            "runtime",
+            runtime,
             hint=f"use a runtime under runtimes/ or a registered one: {sorted(runtimes)}",
-            path=str(path),
-            field=where,
         )
+
+
+def _unknown(path: Path, where: str, kind: str, name: str, *, hint: str) -> NoReturn:
+    raise ConfigFileError(
+        f"{path}: {where} names unknown {kind} {name!r}", hint=hint, path=str(path), field=where
+    )
 
 
 def _expected_failures(path: Path, runtimes: frozenset[str]) -> dict[tuple[str, str], str]:

@@ -1,6 +1,6 @@
 """The container-backed executor: plays each case (or mutant) through a reference-capable runtime.
 
-It is the selftest engine's path (`windtunnel._selftest.engine.run_case`) with the run's result kept:
+It is the selftest engine's path (`windtunnel._runner.library.play_reference_case`) with the run's result kept:
 fresh mocks and a fresh state probe per case, `provision_reference()` with the case's decisions, the
 ordinary runner path, teardown before the next. Only inference is scripted (the gateway serves the
 case's decisions); the agent loop, the MCP mocks, the evidence cross-check and the gate stay live.
@@ -16,9 +16,8 @@ from windtunnel._core.agent_runtime import AgentConfig, ReferenceCapableAgentRun
 from windtunnel._core.reference import ReferenceCase
 from windtunnel._packs.pack import Pack
 from windtunnel._prove.seam import CaseOutcome
-from windtunnel._runner.batch import effective_config, make_probe
-from windtunnel._runner.library import run_reference_case
-from windtunnel._runner.lifecycle import open_runtime, started_mcps
+from windtunnel._runner.library import play_reference_case
+from windtunnel._runner.lifecycle import open_runtime
 from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel._scenario.model import Scenario
 from windtunnel.errors import UsageError
@@ -46,19 +45,17 @@ class RuntimeCaseRunner:
 
     def __call__(self, pack: Pack, scenario: Scenario, case: ReferenceCase) -> CaseOutcome:
         # Errors propagate: the proving core records a case that could not be played as broken_check.
-        with started_mcps(self.runtime, pack.plans()) as mcps:  # fresh fixtures for every case
-            result = run_reference_case(
-                self.runtime,
-                scenario,
-                case,
-                effective_config(self.config, pack, scenario),
-                mcps=mcps,
-                state_probe=make_probe(pack, mcps),
-                runtime_name=self.runtime_name,
-                sweep_id=self.run_id,
-                out_dir=self.out_dir,
-                model_label=self.model_label,
-            )
+        result = play_reference_case(  # fresh fixtures for every case
+            self.runtime,
+            pack,
+            scenario,
+            case,
+            self.config,
+            runtime_name=self.runtime_name,
+            out_dir=self.out_dir,
+            sweep_id=self.run_id,
+            model_label=self.model_label,
+        )
         return CaseOutcome.from_result(result)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +65,14 @@ def make_probe(pack: Pack, mcps: Sequence[MCPHandle]) -> StateProbe | None:
         ) from exc
 
 
+@contextlib.contextmanager
+def fresh_mocks(runtime: AgentRuntime, pack: Pack) -> Iterator[tuple[list[MCPHandle], StateProbe | None]]:
+    """The pack's mocks started with fresh fixtures (stopped afterwards, whatever happened) and its state
+    probe over them."""
+    with started_mcps(runtime, pack.plans()) as mcps:
+        yield mcps, make_probe(pack, mcps)
+
+
 def run_batch(spec: BatchSpec, writer: RunWriter) -> list[RunResult]:
     """Run every scenario `spec.runs` times on one handle; each result is written as soon as it exists.
 
@@ -75,8 +83,7 @@ def run_batch(spec: BatchSpec, writer: RunWriter) -> list[RunResult]:
     results: list[RunResult] = []
     with contextlib.ExitStack() as stack:
         try:
-            mcps = stack.enter_context(started_mcps(spec.runtime, spec.pack.plans()))
-            probe = make_probe(spec.pack, mcps)
+            mcps, probe = stack.enter_context(fresh_mocks(spec.runtime, spec.pack))
         except Exception as exc:  # noqa: BLE001 - recorded as every run's error; the sweep goes on
             log.error(
                 "%s",

@@ -1,4 +1,5 @@
-"""The library entry points: run_scenario() and run_reference_case(), the ordinary runner path."""
+"""The library entry points: run_scenario() and run_reference_case(), the ordinary runner path, and
+play_reference_case(), one case of a pack with fresh mocks."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from windtunnel._core.agent_runtime import (
     StateProbe,
 )
 from windtunnel._core.reference import ReferenceCase
-from windtunnel._runner.batch import reference_context, run_provisioned
+from windtunnel._packs.pack import Pack
+from windtunnel._runner.batch import effective_config, fresh_mocks, reference_context, run_provisioned
 from windtunnel._runner.execute import RunContext, RunResult
 from windtunnel._runner.lifecycle import with_mcp_specs
 from windtunnel._runner.output import RunWriter
@@ -81,3 +83,32 @@ def run_reference_case(
     )
     writer = RunWriter(out_dir) if out_dir is not None else None
     return run_provisioned(runtime, context, writer)[0]
+
+
+def play_reference_case(
+    runtime: AgentRuntime,
+    pack: Pack,
+    scenario: Scenario,
+    case: ReferenceCase,
+    config: AgentConfig,
+    *,
+    runtime_name: str,
+    out_dir: Path | None,
+    sweep_id: str = "",
+    model_label: str | None = None,
+) -> RunResult:
+    """One reference case of `pack` with its mocks started fresh and a fresh state probe, `config` with the
+    pack's and scenario's agent settings (the selftest engine's and the container prover's path)."""
+    with fresh_mocks(runtime, pack) as (mcps, probe):
+        return run_reference_case(
+            runtime,
+            scenario,
+            case,
+            effective_config(config, pack, scenario),
+            mcps=mcps,
+            state_probe=probe,
+            runtime_name=runtime_name,
+            out_dir=out_dir,
+            sweep_id=sweep_id,
+            model_label=model_label,
+        )

@@ -19,10 +19,10 @@ from windtunnel._core.reference import ReferenceCase
 from windtunnel._core.tiers import tier_of
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected
-from windtunnel._runner.batch import effective_config, make_probe, reference_context
+from windtunnel._runner.batch import effective_config, reference_context
 from windtunnel._runner.execute import RunResult, failed_result, now
-from windtunnel._runner.library import run_reference_case
-from windtunnel._runner.lifecycle import OpenRuntime, open_runtime, started_mcps
+from windtunnel._runner.library import play_reference_case
+from windtunnel._runner.lifecycle import OpenRuntime, open_runtime
 from windtunnel._runner.output import RunWriter
 from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel._scenario.model import Scenario
@@ -139,20 +139,17 @@ def run_case(
     """One reference case with fresh mocks and probe; harness faults become ERROR (setup), never a verdict."""
     started = time.perf_counter()
     try:
-        with started_mcps(runtime, pack.plans()) as mcps:
-            probe = make_probe(pack, mcps)
-            result = run_reference_case(
-                runtime,
-                scenario,
-                case,
-                effective_config(config, pack, scenario),
-                mcps=mcps,
-                state_probe=probe,
-                runtime_name=runtime_name,
-                sweep_id=run_id,
-                out_dir=writer.root,
-                model_label=model_label,
-            )
+        result = play_reference_case(
+            runtime,
+            pack,
+            scenario,
+            case,
+            config,
+            runtime_name=runtime_name,
+            out_dir=writer.root,
+            sweep_id=run_id,
+            model_label=model_label,
+        )
     except Exception as exc:  # noqa: BLE001 - one broken case must not stop the others; it is an ERROR
         cause = exc if isinstance(exc, WindTunnelError) else HarnessError(f"{type(exc).__name__}: {exc}")
         context = reference_context(

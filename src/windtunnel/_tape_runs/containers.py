@@ -21,10 +21,9 @@ from windtunnel._drivers.stack import ANY_ADDRESS, ContainerStack, GatewaySpec
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._gateway.upstream_key import in_container
 from windtunnel._packs.pack import Pack
-from windtunnel._runner.batch import effective_config, make_probe
+from windtunnel._runner.batch import effective_config, fresh_mocks
 from windtunnel._runner.execute import RunResult
 from windtunnel._runner.library import run_scenario
-from windtunnel._runner.lifecycle import started_mcps
 from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel._scenario.model import Scenario
 from windtunnel._tapes.model import Tape
@@ -160,8 +159,7 @@ def run_through(
     out_dir: Path,
 ) -> RunResult:
     """One run of `scenario` on the ordinary path (fresh mocks, provision, reset, turns, score)."""
-    with started_mcps(runtime, pack.plans()) as mcps:
-        probe = make_probe(pack, mcps)
+    with fresh_mocks(runtime, pack) as (mcps, probe):
         results = run_scenario(
             runtime,
             scenario,

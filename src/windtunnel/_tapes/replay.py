@@ -158,15 +158,13 @@ class ReplayMode:
 
     def _exhausted(self, key: str, parts: Mapping[str, Any]) -> TapeExhausted:
         recorded, requested = self._recorded[key], self._requested[key]
-        return TapeExhausted(
+        return self._tape_exhausted(
             f"tape {self.tape.label}: request {_describe(parts, key)} was recorded {recorded}, "
             f"requested {requested}",
-            hint="the runtime repeated a model call more often than when the tape was recorded; "
-            f"re-record the tape: {rerecord_command(self.tape)}",
-            tape=self.tape.label,
-            recorded=recorded,
-            requested=requested,
-            fingerprint=key,
+            "the runtime repeated a model call more often than when the tape was recorded",
+            key,
+            recorded,
+            requested,
         )
 
     def _ran_out(self, key: str, parts: Mapping[str, Any]) -> TapeExhausted:
@@ -179,10 +177,21 @@ class ReplayMode:
         ]
         lines += [f"  nearest recorded request: {item.render()}" for item in close]
         lines.append(f"  re-record this tape: {rerecord_command(self.tape)}")
-        return TapeExhausted(
+        return self._tape_exhausted(
             "\n".join(lines),
-            hint="the runtime made more model calls than when the tape was recorded (or the tape was cut "
-            f"short); re-record the tape: {rerecord_command(self.tape)}",
+            "the runtime made more model calls than when the tape was recorded (or the tape was cut short)",
+            key,
+            recorded,
+            requested,
+        )
+
+    def _tape_exhausted(
+        self, message: str, why: str, key: str, recorded: int, requested: int
+    ) -> TapeExhausted:
+        """A request the tape has no answer left for; `why` says what the runtime did more than recorded."""
+        return TapeExhausted(
+            message,
+            hint=f"{why}; re-record the tape: {rerecord_command(self.tape)}",
             tape=self.tape.label,
             recorded=recorded,
             requested=requested,

@@ -5,7 +5,7 @@ readiness (windtunnel._drivers.topology), files copied in before start through t
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -96,6 +96,11 @@ class PlannedContainer(DockerContainer):
         self.service = service
         self.project_network = network
         self.waiting_for(ServiceReady(service))
+        self._at_stop: list[Callable[[], None]] = []
+
+    def _close_at_stop(self, close: Callable[[], None]) -> None:
+        """Run `close` (of a client this process made to the service) whenever the container stops."""
+        self._at_stop.append(close)
 
     def _put_before_start(self, archive: _Archive) -> None:
         # testcontainers copies its transferables in between create and start; ours is a whole archive,
@@ -129,6 +134,11 @@ class PlannedContainer(DockerContainer):
                 hint="check `docker images` for the image and `docker info` for the engine",
             ) from exc
         return self
+
+    def stop(self, force: bool = True, delete_volume: bool = True) -> None:
+        for close in self._at_stop:
+            close()
+        super().stop(force=force, delete_volume=delete_volume)
 
     def gone(self) -> str | None:
         """Why the container stopped (its state), or None while it runs."""

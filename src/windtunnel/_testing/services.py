@@ -74,6 +74,7 @@ class GatewayContainer(PlannedContainer):
         """The gateway's admin client (scripts, log, tape), reaching it from this process."""
         if self._client is None:
             self._client = GatewayClient(self.base_url)
+            self._close_at_stop(self._client.close)
         return self._client
 
     @property
@@ -101,11 +102,6 @@ class GatewayContainer(PlannedContainer):
         self.client.clear_script()
         self.client.clear_log()
 
-    def stop(self, force: bool = True, delete_volume: bool = True) -> None:
-        if self._client is not None:
-            self._client.close()
-        super().stop(force=force, delete_volume=delete_volume)
-
 
 class McpMockContainer(PlannedContainer):
     """One MCP mock server of a pack, serving its tools over streamable HTTP; its pack directory is copied in."""
@@ -121,6 +117,7 @@ class McpMockContainer(PlannedContainer):
         if self._handle is None:
             url = str(self.service.url)
             self._handle = HttpMCPHandle(self.plan.server, url, f"http://{self.ip}:{self.service.port}")
+            self._close_at_stop(self._handle.close)
         return self._handle
 
     @property
@@ -142,11 +139,6 @@ class McpMockContainer(PlannedContainer):
     def reset(self) -> None:
         """Fresh state from the pack's factory, and no calls recorded."""
         self.handle.reset()
-
-    def stop(self, force: bool = True, delete_volume: bool = True) -> None:
-        if self._handle is not None:
-            self._handle.close()
-        super().stop(force=force, delete_volume=delete_volume)
 
 
 class RuntimeContainer(PlannedContainer):
@@ -175,6 +167,7 @@ class RuntimeContainer(PlannedContainer):
         """Contract C to the runtime (POST /wt/inject and /wt/reset), from this process."""
         if self._inject is None:
             self._inject = HttpInjectHandle(self.base_url, self.timeout_s, runtime=self.manifest.name)
+            self._close_at_stop(self._inject.teardown)
         return self._inject
 
     def send(self, message: str | Sequence[Message], *, session_id: str | None = None) -> Reply:
@@ -186,8 +179,3 @@ class RuntimeContainer(PlannedContainer):
 
     def reset(self) -> None:
         self.inject.reset_state()
-
-    def stop(self, force: bool = True, delete_volume: bool = True) -> None:
-        if self._inject is not None:
-            self._inject.teardown()
-        super().stop(force=force, delete_volume=delete_volume)

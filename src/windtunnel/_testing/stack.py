@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from docker.errors import DockerException
 
@@ -102,19 +102,11 @@ class WindTunnelStack:
     # -- services ------------------------------------------------------------------------------------
     @property
     def network(self) -> ProjectNetwork:
-        if self._network is None:
-            raise HarnessError(
-                "the stack is not started", hint="call start() or use `with WindTunnelStack()`"
-            )
-        return self._network
+        return _started(self._network)
 
     @property
     def gateway(self) -> GatewayContainer:
-        if self._gateway is None:
-            raise HarnessError(
-                "the stack is not started", hint="call start() or use `with WindTunnelStack()`"
-            )
-        return self._gateway
+        return _started(self._gateway)
 
     def mcp(self, pack: str, server: str) -> McpMockContainer:
         """The mock for `server` of `pack` (a pack directory, module:attr or installed pack name), started on
@@ -175,6 +167,16 @@ class WindTunnelStack:
         for running in self.runtimes:
             running.stop()
         self.runtimes.clear()
+
+
+_Service = TypeVar("_Service")
+
+
+def _started(service: _Service | None) -> _Service:
+    """A service of the started stack; before start() or after stop() it is None, which is a usage error."""
+    if service is None:
+        raise HarnessError("the stack is not started", hint="call start() or use `with WindTunnelStack()`")
+    return service
 
 
 def _plan(pack: str, server: str, root: Path) -> Any:

@@ -11,34 +11,10 @@ start the drivers.
 from typing import TYPE_CHECKING, Any
 
 from windtunnel._core.reference import ReferenceCase, ReferenceDecision, ReferenceToolCall
-from windtunnel.spi.abilities import (
-    ClosableRuntime,
-    ContainerListingRuntime,
-    EgressAttempt,
-    EgressProbingRuntime,
-    EgressReport,
-    ImageDigestsRuntime,
-    KillableHandle,
-    StateProbingRuntime,
-    ToolListingMCPHandle,
-)
-from windtunnel.spi.agent_runtime import (
-    AgentConfig,
-    AgentHandle,
-    AgentRuntime,
-    MCPHandle,
-    MCPHostingAgentRuntime,
-    MCPSpec,
-    Message,
-    MockServerPlan,
-    ModelEvidenceHandle,
-    ModelSpec,
-    RecordingMCPHandle,
-    ReferenceCapableAgentRuntime,
-    Response,
-    SamplingConfig,
-    StateProbe,
-)
+from windtunnel.spi import abilities as _abilities
+from windtunnel.spi import agent_runtime as _agent_runtime
+from windtunnel.spi.abilities import *  # noqa: F403 - a door re-exports its source's __all__, listed there once
+from windtunnel.spi.agent_runtime import *  # noqa: F403 - likewise
 from windtunnel.spi.runtime_plugin import (
     LockKeyPlugin,
     ModelLabelPlugin,
@@ -51,35 +27,10 @@ if TYPE_CHECKING:
     from windtunnel._drivers.plugin import container_plugin
 
 __all__ = [
-    "AgentConfig",
-    "AgentHandle",
-    "AgentRuntime",
-    "MCPHandle",
-    "MCPHostingAgentRuntime",
-    "MCPSpec",
-    "Message",
-    "MockServerPlan",
-    "ModelEvidenceHandle",
-    "ModelSpec",
-    "RecordingMCPHandle",
-    "ReferenceCapableAgentRuntime",
     "ReferenceCase",
     "ReferenceDecision",
     "ReferenceToolCall",
-    "Response",
     "RuntimePlugin",
-    "SamplingConfig",
-    "StateProbe",
-    # optional abilities (windtunnel._core.abilities)
-    "ClosableRuntime",
-    "ContainerListingRuntime",
-    "EgressAttempt",
-    "EgressProbingRuntime",
-    "EgressReport",
-    "ImageDigestsRuntime",
-    "KillableHandle",
-    "StateProbingRuntime",
-    "ToolListingMCPHandle",
     # optional plugin hooks (windtunnel.spi.runtime_plugin)
     "LockKeyPlugin",
     "ModelLabelPlugin",
@@ -87,6 +38,8 @@ __all__ = [
     "PreRunPlugin",
     "container_plugin",
 ]
+__all__ += _agent_runtime.__all__  # the runtime SPI (windtunnel._core.agent_runtime)
+__all__ += _abilities.__all__  # the optional abilities (windtunnel._core.abilities)
 
 
 def __getattr__(name: str) -> Any:
