@@ -7,20 +7,17 @@ from collections.abc import Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from typing import Any
 
-import aiohttp
 import anyio
 import anyio.abc
 import windtunnel_inject
 from windtunnel_inject import Turn
 
+from reference_agent import preload
 from reference_agent.agent import Agent
 from reference_agent.memory import Memory
 from reference_agent.model import ModelClient
 from reference_agent.settings import Settings
 from reference_agent.tools import ToolBox
-
-# The turn deadline is the caller's timeout_s; this only bounds a single hung model connection.
-MODEL_HTTP_TIMEOUT_S = 600.0
 
 
 def open_loop(settings: windtunnel_inject.Settings) -> ReferenceLoop:
@@ -31,7 +28,8 @@ def open_loop(settings: windtunnel_inject.Settings) -> ReferenceLoop:
 
 class ReferenceLoop:
     """Memory and tools live as long as the loop; the model's HTTP client and the MCP connections' owner
-    tasks live while the server runs it (it is an async context manager, entered by the server)."""
+    tasks live while the server runs it (it is an async context manager, entered by the server). Entering
+    it starts the background import of the clients' libraries (reference_agent.preload)."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
@@ -42,11 +40,12 @@ class ReferenceLoop:
         self._resources = AsyncExitStack()
 
     async def __aenter__(self) -> ReferenceLoop:
+        preload.start()
         async with AsyncExitStack() as stack:
-            timeout = aiohttp.ClientTimeout(total=MODEL_HTTP_TIMEOUT_S)
-            http = await stack.enter_async_context(aiohttp.ClientSession(timeout=timeout))
+            model = ModelClient(self._settings)
+            stack.push_async_callback(model.aclose)
             self._spawner.group = await stack.enter_async_context(anyio.create_task_group())
-            self._agent = Agent(self._settings, ModelClient(self._settings, http), self.tools, self.memory)
+            self._agent = Agent(self._settings, model, self.tools, self.memory)
             self._resources = stack.pop_all()
         return self
 

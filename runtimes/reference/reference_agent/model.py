@@ -2,6 +2,8 @@
 
 aiohttp, not httpx: every turn makes several model calls, and aiohttp's client costs about a third of
 httpx.AsyncClient's per request (bench/bench_stack.py), overhead that would otherwise count as the stack's.
+aiohttp is imported by reference_agent.preload, not on the start-up path: one client session is opened on
+the first model call and reused by every later one.
 """
 
 from __future__ import annotations
@@ -9,14 +11,19 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
 from windtunnel_inject import TurnFailed
 
+from reference_agent import preload
 from reference_agent.settings import Fault, Settings
 
+if TYPE_CHECKING:
+    import aiohttp
+
 SESSION_HEADER = "X-WT-Session"
+# The turn deadline is the caller's timeout_s; this only bounds a single hung model connection.
+MODEL_HTTP_TIMEOUT_S = 600.0
 
 
 class ModelError(TurnFailed):
@@ -32,12 +39,26 @@ class ModelReply:
 
 
 class ModelClient:
-    """One chat-completions endpoint; every call carries the configured model, sampling and session."""
+    """One chat-completions endpoint; every call carries the configured model, sampling and session.
 
-    def __init__(self, settings: Settings, http: aiohttp.ClientSession) -> None:
+    Its HTTP client session is opened on the first call and kept (connections reused) until aclose()."""
+
+    def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        self._http = http
+        self._http: aiohttp.ClientSession | None = None
         self._url = f"{settings.model_base_url}/chat/completions"
+
+    async def _session(self) -> aiohttp.ClientSession:
+        await preload.loaded()
+        import aiohttp  # off the start-up path (reference_agent.preload)
+
+        if self._http is None:  # no await since the check: one session even for concurrent first calls
+            self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=MODEL_HTTP_TIMEOUT_S))
+        return self._http
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.close()
 
     def request_body(
         self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
@@ -60,11 +81,14 @@ class ModelClient:
     async def complete(
         self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], session_id: str
     ) -> ModelReply:
+        http = await self._session()
+        import aiohttp  # loaded by now (reference_agent.preload)
+
         body = self.request_body(messages, tools)
         data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
         headers = {SESSION_HEADER: session_id, "Content-Type": "application/json"}
         try:
-            async with self._http.post(self._url, data=data, headers=headers) as response:
+            async with http.post(self._url, data=data, headers=headers) as response:
                 if response.status != 200:
                     raise ModelError(_refusal(self._url, response.status, await response.read()))
                 if self._settings.stream:

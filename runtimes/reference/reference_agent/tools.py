@@ -2,7 +2,8 @@
 exchanges through aiohttp, see reference_agent.mcp_http).
 
 Each server gets one long-lived client, opened on first use by an owner task (anyio scopes must be entered
-and left in one task, while requests run in many) and reopened after its transport fails.
+and left in one task, while requests run in many) and reopened after its transport fails. The SDK is
+imported by reference_agent.preload, not on the start-up path: nothing here touches it before a client opens.
 """
 
 from __future__ import annotations
@@ -10,17 +11,16 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import aiohttp
 import anyio
-import mcp_types as types
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 from windtunnel_inject import McpServer, TurnFailed, describe
 
-from reference_agent.mcp_http import mcp_http_client
+from reference_agent import preload
+
+if TYPE_CHECKING:
+    import mcp_types as types
+    from mcp import Client
 
 T = TypeVar("T")
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
@@ -68,6 +68,7 @@ class McpConnection:
         self._lock = anyio.Lock()
 
     async def _open(self) -> _Link:
+        await preload.loaded()
         async with self._lock:
             if self._link is None or self._link.dead.is_set():
                 link = _Link()
@@ -83,6 +84,13 @@ class McpConnection:
         return link
 
     async def _own(self, link: _Link) -> None:
+        # Loaded by now (_open awaited reference_agent.preload).
+        import aiohttp
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+
+        from reference_agent.mcp_http import mcp_http_client
+
         try:
             # cache=None: every tools/list goes to the server, so a restarted mock is seen as it is now.
             async with (
@@ -159,6 +167,9 @@ class ToolBox:
         """The text fed back to the model (JSON of the structured result, or the tool's error text), and
         whether the call failed."""
         connection = self._connections[tool.server]
+        await preload.loaded()
+        from mcp.shared.exceptions import MCPError  # off the start-up path (preload)
+
         try:
             result = await connection.run(lambda client: client.call_tool(tool.name, arguments))
         except MCPError as exc:
@@ -186,6 +197,9 @@ async def _list_all(connection: McpConnection) -> list[types.Tool]:
 
 
 async def _list_page(connection: McpConnection, cursor: str | None) -> types.ListToolsResult:
+    await preload.loaded()
+    from mcp.shared.exceptions import MCPError  # off the start-up path (preload)
+
     try:
         return await connection.run(lambda client: client.list_tools(cursor=cursor))
     except MCPError as exc:
@@ -195,6 +209,8 @@ async def _list_page(connection: McpConnection, cursor: str | None) -> types.Lis
 
 
 def result_text(result: types.CallToolResult) -> str:
+    import mcp_types as types  # the result came from the SDK, so it is loaded
+
     texts = [
         block.text if isinstance(block, types.TextContent) else _block_json(block) for block in result.content
     ]
