@@ -2,7 +2,8 @@
 included, against the container floor measured in the same run.
 
 A fresh machine is played by parts of this one that hold nothing yet, each timed:
-1. `pip install --no-cache-dir` of this checkout into a new virtualenv (dependencies from PyPI);
+1. `pip install --no-cache-dir -e` of this checkout into a new virtualenv (dependencies from PyPI), as
+   README.md installs it (the runtime images are built from the checkout);
 2. the base image bootstrapped from Debian packages (debootstrap + docker import, under a tag of its own,
    removed afterwards): what `wt certify` does first on a machine with no registry and no base image;
 3. `wt certify` from that virtualenv against an empty Docker engine (a Docker-in-Docker container on a new,
@@ -52,7 +53,7 @@ def timed(
 def pip_install(venv: Path) -> float:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-cache-dir"]
-    return timed([*pip, str(REPO)])[0]
+    return timed([*pip, "-e", str(REPO)])[0]
 
 
 def bootstrap(client: docker.DockerClient, venv: Path) -> float:
