@@ -221,36 +221,16 @@ class ContainerStack:
         outputs: Sequence[str] = (),
         secrets: Mapping[str, str] | None = None,
     ) -> RunningContainer:
-        """Start a service of the container plan (the windtunnel image unless `image` is given)."""
-        return self.run(
-            image or self.windtunnel_image,
-            command=None if service.args is None else list(service.args),
-            alias=service.alias,
-            env=service.env,
-            files=service.files,
-            role=service.role,
-            outputs=outputs,
-            secrets=secrets,
-        )
+        """Start a service of the container plan as a labelled container on the run network under its alias
+        (from the windtunnel image unless `image` is given); return it with its IP.
 
-    def run(
-        self,
-        image: str,
-        *,
-        command: list[str] | None = None,
-        alias: str,
-        env: Mapping[str, str] | None = None,
-        files: Mapping[str, Path] | None = None,
-        role: str,
-        outputs: Sequence[str] = (),
-        secrets: Mapping[str, str] | None = None,
-    ) -> RunningContainer:
-        """Start a labelled container on the run network under `alias`; return it with its IP.
-
-        `files` (container path -> host file or directory) and `secrets` (container path -> content) are
-        copied in before it starts, and `outputs` (container directories) are created empty for it to write
-        into (windtunnel._drivers.files).
+        The plan's `files` (container path -> host file or directory) and `secrets` (container path ->
+        content) are copied in before it starts, and `outputs` (container directories) are created empty
+        for it to write into (windtunnel._drivers.files).
         """
+        role, alias, files = service.role, service.alias, service.files
+        image = image or self.windtunnel_image
+        command = None if service.args is None else list(service.args)
         name = f"{self.network.name}-{alias}-{uuid.uuid4().hex[:4]}"
         copied = [(archive_of(files), f"the {role}'s files")] if files else []
         if secrets:
@@ -261,7 +241,7 @@ class ContainerStack:
             # Whole or not at all: a stop signal in the middle of a request leaves a container the engine
             # finishes creating after close() has listed the run's containers.
             with deferred_stop():
-                container = self._create(image, command, name, env, role, alias, copied)
+                container = self._create(image, command, name, service.env, role, alias, copied)
         except DockerException as exc:
             raise HarnessError(
                 f"could not start the {role} container from {image}: {exc}",

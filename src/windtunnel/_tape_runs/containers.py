@@ -18,6 +18,7 @@ from windtunnel._core.reference import ReferenceCase
 from windtunnel._drivers.container import DEFAULT_MODEL, ContainerRuntime
 from windtunnel._drivers.network import CALLER_LABEL
 from windtunnel._drivers.stack import ANY_ADDRESS, ContainerStack, GatewaySpec
+from windtunnel._drivers.topology import ServicePlan
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._gateway.upstream_key import in_container
 from windtunnel._packs.pack import Pack
@@ -121,11 +122,10 @@ class RuntimeImages:
 
 def start_scripted_upstream(stack: ContainerStack, case: ReferenceCase) -> None:
     """A second gateway, in script mode with `case`'s decisions, on the stack's network as the upstream."""
-    port = str(SCRIPTED_UPSTREAM_PORT)
-    command = ["gateway", "serve", "--mode", "script", "--host", ANY_ADDRESS, "--port", port]
-    running = stack.run(
-        stack.windtunnel_image, command=command, alias=SCRIPTED_UPSTREAM_ALIAS, role="upstream"
-    )
+    port = SCRIPTED_UPSTREAM_PORT
+    command = ("gateway", "serve", "--mode", "script", "--host", ANY_ADDRESS, "--port", str(port))
+    upstream = ServicePlan(role="upstream", alias=SCRIPTED_UPSTREAM_ALIAS, port=port, args=command)
+    running = stack.start(upstream)
     with GatewayClient(f"http://{running.ip}:{port}") as client:
         try:
             client.wait_until_healthy(timeout=30.0)
