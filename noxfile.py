@@ -84,11 +84,14 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def conformance(session: nox.Session) -> None:
-    """The conformance kit over every runtime in runtimes/ (poisons included), in containers; JUnit in out/."""
+    """The conformance kit over every runtime in runtimes/ (poisons included), in containers; JUnit in out/.
+    xdist workers take whole runtimes (one group per runtime, windtunnel._conformance.pytest_plugin)."""
     _install(session)
+    workers = ["-n", TEST_WORKERS, "--dist", "loadgroup"] if TEST_WORKERS != "0" else []
     session.run(
         "pytest",
         "conformance",
+        *workers,
         "-p",
         "no:cacheprovider",
         "--junitxml=out/conformance.xml",

@@ -77,8 +77,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     from windtunnel._conformance.kit import CHECK_IDS
 
     runtimes = described_runtimes(metafunc.config)
-    cases = [(runtime, check) for runtime in runtimes for check in CHECK_IDS]
-    metafunc.parametrize("wt_case", cases, ids=[f"{runtime}::{check}" for runtime, check in cases])
+    # One xdist group per runtime: under `pytest -n N --dist loadgroup` a worker takes a runtime's checks
+    # whole and in order, so each runtime is opened once (one lifecycle, one stack) and runtimes run side
+    # by side. Without xdist the mark is inert.
+    cases = [
+        pytest.param((runtime, check), id=f"{runtime}::{check}", marks=pytest.mark.xdist_group(runtime))
+        for runtime in runtimes
+        for check in CHECK_IDS
+    ]
+    metafunc.parametrize("wt_case", cases)
 
 
 class _Subjects:
