@@ -33,7 +33,7 @@ from windtunnel._drivers.stack import ContainerStack, RunningContainer, logs_tai
 from windtunnel._drivers.state_probe import LatestStateProbe, read_state_dump
 
 # The runtime's env and alias come from the container plan that the Dagger executor reads too.
-from windtunnel._drivers.topology import DEFAULT_MODEL, runtime_env, runtime_service
+from windtunnel._drivers.topology import DEFAULT_MODEL, runtime_service
 from windtunnel._gateway.client import LogCursor, start_scripted
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
@@ -51,7 +51,6 @@ __all__ = [
     "ContainerRuntime",
     "EgressReport",
     "ReferenceContainerRuntime",
-    "runtime_env",
 ]
 
 START_TIMEOUT_S = 60.0

@@ -43,7 +43,6 @@ from windtunnel._drivers.topology import (
     alias_for,
     gateway_service,
     mock_service,
-    pack_mount,
 )
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._mcp.http_handle import HttpMCPHandle
@@ -186,8 +185,8 @@ class ContainerStack:
         The reset rebuilds the state with the pack's factory inside the container: fresh pack factories
         per case (docs/selftests.md, "Order and isolation"), without paying a container start each time.
         """
-        service = mock_service(plan)
-        key = _mock_key(plan, service)
+        service = mock_service(plan)  # refuses a plan without a pack directory
+        key = _mock_key(plan)
         if key not in self._mocks:
             running = self._start_mock(plan)
             del self._starting[key]
@@ -201,12 +200,11 @@ class ContainerStack:
         return handle
 
     def _start_mock(self, plan: MockServerPlan) -> RunningContainer:
-        service = mock_service(plan)
-        key = _mock_key(plan, service)
+        key = _mock_key(plan)
         if key in self._mocks:
             return self._mocks[key][0]
         if key not in self._starting:
-            self._starting[key] = self.start(service)
+            self._starting[key] = self.start(mock_service(plan))
         return self._starting[key]
 
     def mock_aliases(self) -> list[str]:
@@ -350,9 +348,9 @@ class ContainerStack:
             return []
 
 
-def _mock_key(plan: MockServerPlan, service: ServicePlan) -> tuple[str, str, str]:
+def _mock_key(plan: MockServerPlan) -> tuple[str, str, str]:
     """Mocks are pooled by (pack root, pack, server)."""
-    return (str(service.files[pack_mount(plan.pack)]), plan.pack, plan.server)
+    return (str(plan.pack_root), plan.pack, plan.server)
 
 
 def container_liveness(running: RunningContainer, what: str) -> Liveness:
