@@ -83,6 +83,11 @@ def certify_in_container(
         code = _follow(client, runner)
         copied = _collect(runner, config.out_dir)
         progress(f"copied the bundle out of the runner: {copied} files into {config.out_dir}")
+        if str(config.out_dir) != BUNDLE:
+            # The runner's own lines (signed:, verify:) name its container paths, not this machine's.
+            progress(
+                f"the runner's {BUNDLE} above is {config.out_dir} here (and {BUNDLE}.tar.gz its archive)"
+            )
         return code
     finally:
         _remove(client, runner, session, progress)
