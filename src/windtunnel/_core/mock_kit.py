@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import jsonschema
 
+from windtunnel._core.foreign import foreign_code
 from windtunnel.errors import HarnessError, WindTunnelError
 
 Handler = Callable[[dict[str, Any], dict[str, Any]], Any]
@@ -195,14 +196,7 @@ def built_by_factory(
 ) -> _T:
     """`build()` with a pack's MCP server factory; an exception of the pack's code becomes `error`, naming
     the pack and the server (a WindTunnelError passes as it is)."""
-    try:
+    subject = f"pack {pack!r}: the factory of MCP server {server!r}"
+    hint = "make the factory return a MockServer built from the pack's fixtures"
+    with foreign_code(error, subject, hint=hint, pack=pack, server=server):
         return build()
-    except WindTunnelError:
-        raise
-    except Exception as exc:
-        raise error(
-            f"pack {pack!r}: the factory of MCP server {server!r} raised {type(exc).__name__}: {exc}",
-            hint="make the factory return a MockServer built from the pack's fixtures",
-            pack=pack,
-            server=server,
-        ) from exc

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from windtunnel._core.agent_runtime import MCPHandle, MockServerPlan, RecordingMCPHandle, StateProbe
+from windtunnel._core.foreign import foreign_code
 from windtunnel._core.frozen import freeze
 from windtunnel._core.mock_kit import MockServer
 from windtunnel._core.tiers import DEFAULT_TIER, TIERS, Tier
 from windtunnel._scenario.model import Scenario
-from windtunnel.errors import PackError, WindTunnelError
+from windtunnel.errors import PackError
 
 StateProbeFactory = Callable[[Sequence[MCPHandle]], StateProbe]
 PROFILES: tuple[str, ...] = ("live", "record", "replay")
@@ -166,13 +167,8 @@ def guarded_factory(pack: str, server: str, factory: Callable[[], MockServer]) -
     hint = "make the factory build a MockServer from the pack's fixtures without side effects"
 
     def build() -> MockServer:
-        try:
+        with foreign_code(PackError, where, hint=hint, pack=pack, field=f"mcp_servers[{server}]"):
             server_: object = factory()  # a factory typed to return a MockServer may still not
-        except WindTunnelError:
-            raise
-        except Exception as exc:
-            message = f"{where} raised {type(exc).__name__}: {exc}"
-            raise PackError(message, hint=hint, pack=pack, field=f"mcp_servers[{server}]") from exc
         if not isinstance(server_, MockServer):
             message = f"{where} returned {type(server_).__name__}, not a windtunnel.api.MockServer"
             raise PackError(message, hint=hint, pack=pack, field=f"mcp_servers[{server}]")

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from windtunnel._core.agent_runtime import AgentConfig, AgentHandle, AgentRuntime, MCPHandle, StateProbe
+from windtunnel._core.foreign import foreign_code
 from windtunnel._core.reference import ReferenceCase
 from windtunnel._core.tiers import LIVE_FLAKY, tier_of
 from windtunnel._packs.pack import Pack
@@ -53,16 +54,9 @@ def effective_config(base: AgentConfig, pack: Pack, scenario: Scenario | None = 
 def make_probe(pack: Pack, mcps: Sequence[MCPHandle]) -> StateProbe | None:
     if pack.state_probe_factory is None:
         return None
-    try:
+    hint = "make the factory build a probe from the started MCP handles without calling them"
+    with foreign_code(HarnessError, f"pack {pack.name!r}: state_probe_factory", hint=hint, pack=pack.name):
         return pack.state_probe_factory(mcps)
-    except WindTunnelError:
-        raise
-    except Exception as exc:
-        raise HarnessError(
-            f"pack {pack.name!r}: state_probe_factory raised {type(exc).__name__}: {exc}",
-            hint="make the factory build a probe from the started MCP handles without calling them",
-            pack=pack.name,
-        ) from exc
 
 
 @contextlib.contextmanager

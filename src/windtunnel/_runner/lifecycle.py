@@ -33,6 +33,7 @@ from windtunnel._core.agent_runtime import (
     MockServerPlan,
     ReferenceCapableAgentRuntime,
 )
+from windtunnel._core.foreign import foreign_code
 from windtunnel._core.reference import ReferenceCase
 from windtunnel._runner.lock import machine_lock
 from windtunnel._runtimes.plugin import PostRunPlugin, PreRunPlugin
@@ -110,18 +111,15 @@ def runtime_lock(description: RuntimeDescription, lock_dir: Path) -> Iterator[No
 
 def build_runtime(description: RuntimeDescription, label: str | None = None) -> AgentRuntime:
     """Call the plugin's build(); errors other than ours name the plugin."""
-    try:
+    with foreign_code(
+        PluginError,
+        f"runtime plugin {description.name!r}: build()",
+        hint="fix the plugin's build(); it should construct the runtime without starting a run",
+        note=f"\n  loaded from: {description.origin}",
+        plugin=description.name,
+        entry_point=description.origin,
+    ):
         runtime: AgentRuntime = description.plugin.build(description.name, label or description.name, None)
-    except WindTunnelError:
-        raise
-    except Exception as exc:
-        raise PluginError(
-            f"runtime plugin {description.name!r}: build() raised {type(exc).__name__}: {exc}\n"
-            f"  loaded from: {description.origin}",
-            hint="fix the plugin's build(); it should construct the runtime without starting a run",
-            plugin=description.name,
-            entry_point=description.origin,
-        ) from exc
     return runtime
 
 
