@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
+from typing import Any
 
 from windtunnel._core.reference import ReferenceCase
 from windtunnel._packs.pack import Pack
@@ -32,12 +33,17 @@ Clock = Callable[[], datetime]
 
 @dataclass
 class _Findings:
+    """What the checks of one scenario found so far; each field is the ScenarioProof field of that name."""
+
     defects: list[Defect] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     leaks: list[Leak] = field(default_factory=list)
     sources: list[SourceResult] = field(default_factory=list)
-    assumed: bool = False
+    assumed_by_author: bool = False
     cases: list[CaseProof] = field(default_factory=list)
+
+    def as_proof_fields(self) -> dict[str, Any]:
+        return {item.name: getattr(self, item.name) for item in fields(self)}
 
 
 def prove_scenario(
@@ -59,12 +65,7 @@ def prove_scenario(
         scenario=scenario.name,
         code=headline([item.code for item in found.defects]),
         certification=certification,
-        defects=found.defects,
-        warnings=found.warnings,
-        leaks=found.leaks,
-        sources=found.sources,
-        assumed_by_author=found.assumed,
-        cases=found.cases,
+        **found.as_proof_fields(),
         started_at=started.isoformat(),
         duration_s=(clock() - started).total_seconds(),
     )
@@ -102,7 +103,7 @@ def _check_leaks(pack: Pack, scenario: Scenario, found: _Findings) -> None:
 def _check_sources(pack: Pack, scenario: Scenario, found: _Findings) -> None:
     grounding = ground(pack, scenario)
     found.sources = list(grounding.sources)
-    found.assumed = grounding.assumed_by_author
+    found.assumed_by_author = grounding.assumed_by_author
     for source in grounding.unresolved:
         found.defects.append(
             Defect(

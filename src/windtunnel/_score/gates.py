@@ -14,7 +14,7 @@ from windtunnel._scenario.expectations import StateExpectation
 from windtunnel._scenario.model import Scenario
 from windtunnel._score.cache import prompt_cache_check
 from windtunnel._score.matching import MISSING, fact_met, resolve_pointer, same_value
-from windtunnel._score.models import CheckResult, Score, ScoreStatus
+from windtunnel._score.models import RUN_IDENTITY, CheckResult, Score, ScoreStatus
 from windtunnel._trace.models import Trace
 from windtunnel._trace.shapes import call_name
 
@@ -30,15 +30,7 @@ def received_tool_names(trace: Trace) -> list[str]:
 
 def score_trace(scenario: Scenario, trace: Trace) -> Score:
     """Score one run. A trace that carries an error scores ERROR and no gate is applied."""
-    base = Score(
-        run_id=trace.run_id,
-        scenario=trace.scenario,
-        pack=trace.pack,
-        runtime=trace.runtime,
-        tier=trace.tier,
-        model_label=trace.model_label,
-        status=ScoreStatus.ERROR,
-    )
+    base = Score(**trace.model_dump(include=set(RUN_IDENTITY)), status=ScoreStatus.ERROR)
     if trace.error is not None:
         return base.model_copy(update={"error": trace.error})
     checks = [*_gate_checks(scenario, trace), *_outcome_checks(scenario, trace)]

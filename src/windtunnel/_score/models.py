@@ -37,6 +37,10 @@ class CheckResult(BaseModel):
     observed: Any = None
 
 
+RUN_IDENTITY = frozenset({"run_id", "scenario", "pack", "runtime", "tier", "model_label"})
+"""The fields a score takes from the trace it scores: which run, of what, and under which model."""
+
+
 class Score(BaseModel):
     schema_version: Literal[1] = 1
     run_id: str

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -187,15 +187,7 @@ def _promote(outcome: Recorded, pack: Pack, options: RecordOptions) -> Recorded:
         )
     golden_dir = pack.root / TAPES_DIR / options.runtime
     promotion = promote(outcome.run_tape, golden_dir, scores=[outcome.result.score], clock=options.clock)
-    return Recorded(
-        pack=outcome.pack,
-        scenario=outcome.scenario,
-        result=outcome.result,
-        run_tape=outcome.run_tape,
-        golden=promotion.path,
-        created=promotion.created,
-        superseded=promotion.superseded,
-    )
+    return replace(outcome, golden=promotion.path, created=promotion.created, superseded=promotion.superseded)
 
 
 def error_text(recorded: Recorded) -> str | None:
