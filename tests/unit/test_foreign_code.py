@@ -23,7 +23,7 @@ def test_a_crash_becomes_the_named_error_with_hint_note_and_context() -> None:
     error = caught.value
     assert str(error).startswith("runtime plugin 'x': build() raised KeyError: 'model'\n  loaded from: pkg:x")
     assert error.hint == "fix build()"
-    assert error.plugin == "x"
+    assert error.context == {"plugin": "x"}
     assert isinstance(error.__cause__, KeyError)
 
 
