@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from windtunnel._packs.pack import Pack
@@ -42,15 +42,7 @@ def ground(pack: Pack, scenario: Scenario) -> Grounding:
 
 
 def resolve(pack: Pack, index: int, source: Source) -> SourceResult:
-    base = SourceResult(
-        field=f"sources[{index}]",
-        kind=source.kind,
-        quote=source.quote,
-        path=source.path,
-        ref=source.ref,
-        resolved=False,
-        counts=False,
-    )
+    base = SourceResult(field=f"sources[{index}]", **asdict(source), resolved=False, counts=False)
     if source.kind == "assumption":
         blank = not source.quote.strip()
         reason = "a blank assumption does not count as a source" if blank else None
