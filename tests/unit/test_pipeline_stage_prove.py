@@ -15,6 +15,7 @@ from windtunnel._bundle.keys import KeyOrigin
 from windtunnel._bundle.models import CheckRecord, CheckScope, ChecksFile, Stage, Verdict
 from windtunnel._conformance.suite import Suite
 from windtunnel._core.vocabulary import CertificationResult, CheckStatus
+from windtunnel._core.vocabulary import Verdict as CaseOutcome
 from windtunnel._mcp.inprocess import InProcessMCPHandle
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.selection import Selected
@@ -137,8 +138,14 @@ def test_development_mode_lets_a_scenario_without_control_pass_with_its_warning(
 def test_a_case_that_errored_or_was_not_played_is_broken_check_an_error(tmp_path: Path) -> None:
     ctx = context(tmp_path, ["charge_basket", "weak_gate"])
     verdicts = played(ctx)
-    errored = CaseVerdict.error(
-        "shop", "charge_basket", "charge-tea-only", "poison", ErrorKind.SETUP, "no engine"
+    errored = CaseVerdict(
+        pack="shop",
+        scenario="charge_basket",
+        case="charge-tea-only",
+        kind="poison",
+        verdict=CaseOutcome.ERROR,
+        subkind=ErrorKind.SETUP,
+        detail="no engine",
     )
     verdicts[("shop", "charge_basket", "charge-tea-only")] = errored
     del verdicts[("shop", "weak_gate", "say-nothing-useful")]

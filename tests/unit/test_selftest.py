@@ -100,6 +100,27 @@ def test_unsupported_runtime_prepares_nothing(tmp_path: Path) -> None:
     assert calls == [] and selftest_exit([case.verdict for case in report.cases]) == 2
 
 
+def test_an_unsupported_case_keeps_its_scenarios_tier(tmp_path: Path) -> None:
+    pack = load_pack(str(FIXTURES / "packs" / "tiers"))
+    report = run_selftest(
+        load_runtime_plugin("in_memory"),
+        select([pack], Selection(tiers=("smoke", "stable", "quarantined"))),
+        SelftestOptions(out_root=tmp_path, lock_dir=tmp_path),
+    )
+    tiers = {(case.scenario, case.case, case.kind): case.tier for case in report.cases}
+    assert tiers == {
+        (scenario, case, kind): tier
+        for scenario, tier in (
+            ("smoke_hello", "smoke"),
+            ("stable_hello", "stable"),
+            ("quarantined_broken", "quarantined"),
+        )
+        for case, kind in (("answer", "golden"), ("silent", "poison"))
+    }
+    assert {case.verdict for case in report.cases} == {Verdict.UNSUPPORTED}
+    assert [case.gating for case in report.cases].count(False) == 2  # the quarantined scenario's two cases
+
+
 def test_cli_formats_and_exit_codes(tmp_path: Path) -> None:
     env = {
         **os.environ,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from windtunnel._chat.mode import GatewayMode
-from windtunnel._cli.common import add_verb_group
 from windtunnel._cli.values import file_path, http_url, port
+from windtunnel._cli.verbs import Command, VerbGroup
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._gateway.upstream_key import KEY_ENV, KEY_FILE_ENV, add_key_file_argument, upstream_key
@@ -16,12 +16,10 @@ from windtunnel.errors import UsageError
 DEFAULT_MODEL = "wt-model"
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    verbs = add_verb_group(commands, "gateway")
-    serve = verbs.add_parser(
-        "serve",
-        help="serve the gateway until interrupted",
-        description="Serve POST /v1/chat/completions (JSON and SSE) and GET /v1/models, plus the admin API "
+COMMANDS = {
+    "serve": Command(
+        "serve the gateway until interrupted",
+        "Serve POST /v1/chat/completions (JSON and SSE) and GET /v1/models, plus the admin API "
         "under /wt/ (script, log, health, tape). script mode answers only from reference decisions installed "
         "with PUT /wt/script and refuses every other call; live mode proxies to --upstream with the key "
         f"from --upstream-key-file (or ${KEY_FILE_ENV}), else ${KEY_ENV} (never logged); record mode proxies "
@@ -31,6 +29,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "when the tape failed at shutdown (record mode with nothing recorded, or --strict replay with "
         "interactions never requested).",
     )
+}
+"""`wt gateway`'s commands: each one's summary in `wt gateway --help` and its own description."""
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = VerbGroup(commands, "gateway", COMMANDS).add("serve", execute_serve)
     serve.add_argument(
         "--mode", choices=("script", "live", "record", "replay"), default="script", help="default: script"
     )
@@ -84,7 +88,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="NAME",
         help=f"model names GET /v1/models lists (repeatable; default {DEFAULT_MODEL})",
     )
-    serve.set_defaults(handler=execute_serve)
 
 
 def execute_serve(args: argparse.Namespace, settings: Settings) -> int:

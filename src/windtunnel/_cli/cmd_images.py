@@ -7,8 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from windtunnel._cli.common import add_verb_group
 from windtunnel._cli.values import file_path
+from windtunnel._cli.verbs import Command, VerbGroup
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._drivers.base_image import (
@@ -31,41 +31,41 @@ from windtunnel._runtimes.manifest import MANIFEST, RuntimeManifest, check_build
 from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel.errors import UsageError
 
+COMMANDS = {
+    "bootstrap": Command(
+        "make a base image from Debian packages (debootstrap + docker import); needs root",
+        "Build a minimal Debian root filesystem with python3, python3-venv and ca-certificates using "
+        "debootstrap, and import it into the engine. Use it as BASE_IMAGE where the default base image "
+        "cannot be pulled. Needs root and debootstrap.",
+    ),
+    "build": Command(
+        "build the windtunnel image (gateway, mocks) and any runtime images, offline",
+        "Ensure the base image (local, pulled, or bootstrapped), build a wheelhouse on this host and build "
+        "the images with no network. Unchanged images are reused.",
+    ),
+    "sweep": Command(
+        "remove containers and networks of runs whose owner process is gone",
+        "Remove every container and network labelled windtunnel.run whose owner process (recorded in its "
+        "labels) no longer runs on this host, and list what was removed.",
+    ),
+}
+"""`wt images`' actions, in `wt images --help` order: each one's summary there and its own description."""
+
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    verbs = add_verb_group(commands, "images", title="actions")
-    _bootstrap(verbs)
-    _build(verbs)
-    sweep = verbs.add_parser(
-        "sweep",
-        help="remove containers and networks of runs whose owner process is gone",
-        description="Remove every container and network labelled windtunnel.run whose owner process "
-        "(recorded in its labels) no longer runs on this host, and list what was removed.",
-    )
-    sweep.set_defaults(handler=_run_sweep)
+    group = VerbGroup(commands, "images", COMMANDS, title="actions")
+    _bootstrap(group.add("bootstrap", _run_bootstrap))
+    _build(group.add("build", _run_build))
+    group.add("sweep", _run_sweep)
 
 
-def _bootstrap(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = verbs.add_parser(
-        "bootstrap",
-        help="make a base image from Debian packages (debootstrap + docker import); needs root",
-        description="Build a minimal Debian root filesystem with python3, python3-venv and "
-        "ca-certificates using debootstrap, and import it into the engine. Use it as BASE_IMAGE "
-        "where the default base image cannot be pulled. Needs root and debootstrap.",
-    )
+def _bootstrap(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tag", metavar="T", help=f"image tag (default {bootstrap_tag(DEFAULT_SUITE)})")
     parser.add_argument("--suite", default=DEFAULT_SUITE, metavar="SUITE", help="Debian suite")
     parser.add_argument("--mirror", metavar="URL", help="Debian mirror (default: debootstrap's own)")
-    parser.set_defaults(handler=_run_bootstrap)
 
 
-def _build(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = verbs.add_parser(
-        "build",
-        help="build the windtunnel image (gateway, mocks) and any runtime images, offline",
-        description="Ensure the base image (local, pulled, or bootstrapped), build a wheelhouse on "
-        "this host and build the images with no network. Unchanged images are reused.",
-    )
+def _build(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--base-image",
         metavar="REF",
@@ -86,7 +86,6 @@ def _build(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="DIR",
         help="wheelhouse cache (default ~/.cache/windtunnel/wheelhouse)",
     )
-    parser.set_defaults(handler=_run_build)
 
 
 def _run_bootstrap(args: argparse.Namespace, settings: Settings) -> int:

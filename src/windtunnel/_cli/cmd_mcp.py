@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from windtunnel._cli.common import add_verb_group
 from windtunnel._cli.values import port
+from windtunnel._cli.verbs import Command, VerbGroup
 from windtunnel._config import Settings
 from windtunnel._core.mock_kit import MockHost, MockServer, Tool, built_by_factory
 from windtunnel._core.vocabulary import Exit
@@ -23,17 +23,23 @@ from windtunnel.errors import UsageError
 _T = TypeVar("_T")
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    verbs = add_verb_group(commands, "mcp")
-    serve = verbs.add_parser(
-        "serve",
-        help="serve one MCP mock until interrupted",
-        description=f"Serve one of the pack's MCP mocks: MCP at {MCP_PATH}, and {ADMIN_PREFIX}/calls, "
+COMMANDS = {
+    "serve": Command(
+        "serve one MCP mock until interrupted",
+        f"Serve one of the pack's MCP mocks: MCP at {MCP_PATH}, and {ADMIN_PREFIX}/calls, "
         f"{ADMIN_PREFIX}/state, {ADMIN_PREFIX}/reset (POST) and {ADMIN_PREFIX}/health for the harness. "
         "Requests must name the mock as Host (and Origin, when sent) by a loopback name, an --allow-host "
         "name or the IP address they reached; others are refused (DNS-rebinding protection). "
         "Stops gracefully on SIGINT or SIGTERM, then exits by that signal.",
-    )
+    ),
+    "list": Command("list the pack's MCP servers and their tools"),
+}
+"""`wt mcp`'s commands, in `wt mcp --help` order: each one's summary there and its own description."""
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    group = VerbGroup(commands, "mcp", COMMANDS)
+    serve = group.add("serve", execute_serve)
     serve.add_argument(
         "--pack", required=True, metavar="PATH|NAME", help="pack directory, module:attr or name"
     )
@@ -48,13 +54,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="a host name clients reach this mock by, accepted as Host and Origin besides localhost, "
         "127.0.0.1, ::1 and the IP address a request reached (repeatable)",
     )
-    serve.set_defaults(handler=execute_serve)
-    listing = verbs.add_parser("list", help="list the pack's MCP servers and their tools")
+    listing = group.add("list", execute_list)
     listing.add_argument(
         "--pack", required=True, metavar="PATH|NAME", help="pack directory, module:attr or name"
     )
     listing.add_argument("--format", choices=("text", "json"), default="text")
-    listing.set_defaults(handler=execute_list)
 
 
 def execute_serve(args: argparse.Namespace, settings: Settings) -> int:

@@ -8,9 +8,10 @@ import json
 import sys
 from typing import Any
 
-from windtunnel._cli.common import add_verb_group, profile_packs
-from windtunnel._cli.tapes_record import add_record
+from windtunnel._cli.common import profile_packs
+from windtunnel._cli.tapes_record import RECORD, execute_record, record_flags
 from windtunnel._cli.values import days, file_path, http_url
+from windtunnel._cli.verbs import Command, VerbGroup
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._gateway.upstream_key import KEY_ENV, add_key_file_argument, upstream_key
@@ -28,13 +29,54 @@ from windtunnel.errors import UsageError
 API_KEY_ENV = KEY_ENV
 
 
+COMMANDS = {
+    "list": Command(
+        "list the committed tapes of the selected packs",
+        "List every tape under the selected packs' tapes/ directories with its size and age, marking stale "
+        "tapes and warning (on stderr) about tapes that go stale within --expiring-within days. Always "
+        "exits 0.",
+    ),
+    "verify": Command(
+        "check every committed tape: format, secrets, fingerprints, golden names, staleness",
+        "Load every tape under the selected packs' tapes/ directories (or the PATHs given) and check its "
+        "format, that it holds no secret, that stored fingerprints equal the ones recomputed from the "
+        "recorded requests, that a golden tape's name matches its sha256, that replaying its own requests "
+        "through replay mode answers each once and in order, and that it is not stale (oldest interaction "
+        "older than 30 days); a tape that goes stale within --expiring-within days is a warning. Committed "
+        "tapes must sit in <pack>/tapes/<runtime>/, where the tape stage finds them. Exit 0 when every "
+        "tape passes (also when there are none, which is reported), 1 otherwise. Replaying tapes through "
+        "a runtime is the certify stage.",
+    ),
+    "promote": Command(
+        "promote a passing run's tape to an immutable golden tape",
+        "Copy RUN_TAPE into DIR as <tape>-<sha256>.jsonl with lineage (source run, promoted_at), and remove "
+        "older golden tapes in DIR of the same tape name or the same runtime, pack and scenario. Refused "
+        "unless every --score sidecar passed and the scores are of the run that recorded the tape: their "
+        "run ids, runtime, pack and scenario must be the ones the tape's lineage names. Never overwrites; "
+        "promoting the same recording again reports the existing golden tape.",
+    ),
+    "rerecord": Command(
+        "propose refreshes of stale tapes, or re-record one tape against an upstream",
+        "Without --tape: list the stale tapes of the selected packs, and those that go stale within "
+        "--expiring-within days, and print, for each, the command that re-records it; nothing is contacted "
+        "and nothing runs, so this also works in CI. With --tape and --upstream: send the tape's recorded "
+        "requests in order to the upstream through record mode and write a run tape to --out (the key is "
+        "read from --upstream-key-file, or the variable named by --api-key-env, default "
+        f"{API_KEY_ENV}); promote it after a passing run. Re-recording refuses to run when the CI variable "
+        "is set, unless --force.",
+    ),
+    "record": RECORD,
+}
+"""`wt tapes`' commands, in `wt tapes --help` order: each one's summary there and its own description."""
+
+
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    verbs = add_verb_group(commands, "tapes")
-    _add_list(verbs)
-    _add_verify(verbs)
-    _add_promote(verbs)
-    _add_rerecord(verbs)
-    add_record(verbs)
+    group = VerbGroup(commands, "tapes", COMMANDS)
+    _list(group.add("list", execute_list))
+    _verify(group.add("verify", execute_verify))
+    _promote(group.add("promote", execute_promote))
+    _rerecord(group.add("rerecord", execute_rerecord))
+    record_flags(group.add("record", execute_record))
 
 
 def _tape_flags(parser: argparse.ArgumentParser) -> None:
@@ -52,56 +94,26 @@ def _tape_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_list(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    listing = verbs.add_parser(
-        "list",
-        help="list the committed tapes of the selected packs",
-        description="List every tape under the selected packs' tapes/ directories with its size and age, "
-        "marking stale tapes and warning (on stderr) about tapes that go stale within --expiring-within "
-        "days. Always exits 0.",
-    )
-    _tape_flags(listing)
-    listing.add_argument("--format", choices=("text", "json"), default="text")
-    listing.set_defaults(handler=execute_list)
+def _list(parser: argparse.ArgumentParser) -> None:
+    _tape_flags(parser)
+    parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _add_verify(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    verify = verbs.add_parser(
-        "verify",
-        help="check every committed tape: format, secrets, fingerprints, golden names, staleness",
-        description="Load every tape under the selected packs' tapes/ directories (or the PATHs given) and "
-        "check its format, that it holds no secret, that stored fingerprints equal the ones recomputed from "
-        "the recorded requests, that a golden tape's name matches its sha256, that replaying its own "
-        "requests through replay mode answers each once and in order, and that it is not stale "
-        "(oldest interaction older than 30 days); a tape that goes stale within --expiring-within days is "
-        "a warning. Committed tapes must sit in <pack>/tapes/<runtime>/, where the tape stage finds them. "
-        "Exit 0 when every tape passes (also when there are none, which is reported), 1 otherwise. "
-        "Replaying tapes through a runtime is the certify stage.",
-    )
-    verify.add_argument("paths", nargs="*", type=file_path, metavar="PATH", help="tape files or directories")
-    _tape_flags(verify)
-    verify.add_argument(
+def _verify(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", type=file_path, metavar="PATH", help="tape files or directories")
+    _tape_flags(parser)
+    parser.add_argument(
         "--development",
         action="store_true",
         help="report stale tapes as warnings instead of failures (certification mode, the default, fails)",
     )
-    verify.add_argument("--format", choices=("text", "json"), default="text")
-    verify.set_defaults(handler=execute_verify)
+    parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _add_promote(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    promote_parser = verbs.add_parser(
-        "promote",
-        help="promote a passing run's tape to an immutable golden tape",
-        description="Copy RUN_TAPE into DIR as <tape>-<sha256>.jsonl with lineage (source run, promoted_at), "
-        "and remove older golden tapes in DIR of the same tape name or the same runtime, pack and scenario. "
-        "Refused unless every --score sidecar passed and the scores are of the run that recorded the tape: "
-        "their run ids, runtime, pack and scenario must be the ones the tape's lineage names. Never "
-        "overwrites; promoting the same recording again reports the existing golden tape.",
-    )
-    promote_parser.add_argument("run_tape", type=file_path, metavar="RUN_TAPE")
-    promote_parser.add_argument("--to", required=True, type=file_path, metavar="PACK_DIR/tapes/")
-    promote_parser.add_argument(
+def _promote(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_tape", type=file_path, metavar="RUN_TAPE")
+    parser.add_argument("--to", required=True, type=file_path, metavar="PACK_DIR/tapes/")
+    parser.add_argument(
         "--score",
         action="append",
         default=[],
@@ -110,36 +122,21 @@ def _add_promote(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         required=True,
         help="score sidecar(s) of the run that recorded the tape; all must have passed",
     )
-    promote_parser.set_defaults(handler=execute_promote)
 
 
-def _add_rerecord(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    rerecord_parser = verbs.add_parser(
-        "rerecord",
-        help="propose refreshes of stale tapes, or re-record one tape against an upstream",
-        description="Without --tape: list the stale tapes of the selected packs, and those that go stale "
-        "within --expiring-within days, and print, for each, the command that re-records it; nothing is "
-        "contacted and nothing runs, so this also works in CI. With --tape and --upstream: send the tape's "
-        "recorded requests in order to the upstream through record mode and write a run tape to --out "
-        "(the key is read from --upstream-key-file, or the variable named by --api-key-env, default "
-        f"{API_KEY_ENV}); promote it after a passing run. Re-recording refuses to run when the CI variable "
-        "is set, unless --force.",
-    )
-    _tape_flags(rerecord_parser)
-    rerecord_parser.add_argument("--all", action="store_true", help="propose every tape, not only stale ones")
-    rerecord_parser.add_argument("--tape", type=file_path, metavar="PATH", help="the tape to re-record")
-    rerecord_parser.add_argument(
-        "--upstream", type=http_url, metavar="URL", help="OpenAI-compatible base URL (…/v1)"
-    )
-    rerecord_parser.add_argument("--api-key-env", default=API_KEY_ENV, metavar="VAR")
-    add_key_file_argument(rerecord_parser)
-    rerecord_parser.add_argument(
+def _rerecord(parser: argparse.ArgumentParser) -> None:
+    _tape_flags(parser)
+    parser.add_argument("--all", action="store_true", help="propose every tape, not only stale ones")
+    parser.add_argument("--tape", type=file_path, metavar="PATH", help="the tape to re-record")
+    parser.add_argument("--upstream", type=http_url, metavar="URL", help="OpenAI-compatible base URL (…/v1)")
+    parser.add_argument("--api-key-env", default=API_KEY_ENV, metavar="VAR")
+    add_key_file_argument(parser)
+    parser.add_argument(
         "--out", type=file_path, metavar="DIR", help="where the run tape goes (default runs/tapes)"
     )
-    rerecord_parser.add_argument(
+    parser.add_argument(
         "--force", action="store_true", help="re-record (--tape) even when CI is set; listing never needs it"
     )
-    rerecord_parser.set_defaults(handler=execute_rerecord)
 
 
 def _files(args: argparse.Namespace, settings: Settings) -> list[TapeFile]:

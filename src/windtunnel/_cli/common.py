@@ -10,34 +10,12 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from windtunnel._cli.values import file_path
-from windtunnel._cli.verbs import add_verb
 from windtunnel._config import Settings
-from windtunnel._core.vocabulary import Exit
 from windtunnel._files import os_error_as, write_atomic
 from windtunnel._packs.loader import discover_packs, installed_packs, load_pack, shadowed
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected, Selection, select
 from windtunnel.errors import PackError, SelectionError, UsageError
-
-
-def add_verb_group(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    name: str,
-    *,
-    title: str = "commands",
-) -> argparse._SubParsersAction[argparse.ArgumentParser]:
-    """A verb with commands of its own (`wt tapes verify`); alone it prints its help on stderr, exit 2."""
-    parser = add_verb(commands, name)
-
-    def show_help(_args: argparse.Namespace, _settings: Settings) -> int:
-        parser.print_help(sys.stderr)
-        return Exit.USAGE
-
-    parser.set_defaults(handler=show_help)
-    return parser.add_subparsers(
-        title=title, metavar=title.upper().removesuffix("S"), parser_class=type(parser)
-    )
-
 
 RUNTIME_FORMS = (
     "a name (registered, a runtimes/**/runtime.toml, or a [tool.windtunnel] runtimes entry), a runtime "

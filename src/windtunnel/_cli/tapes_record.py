@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from windtunnel._cli.values import file_path, http_url
+from windtunnel._cli.verbs import Command
 from windtunnel._config import Settings
 from windtunnel._gateway.upstream_key import (
     KEY_ENV,
@@ -17,7 +18,8 @@ from windtunnel._tapes.profiles import profile_filter, skipped_by_profile
 
 API_KEY_ENV = KEY_ENV
 
-DESCRIPTION = (
+RECORD = Command(
+    "record tapes: run scenarios through a runtime and promote passing runs' tapes",
     "Run each selected scenario through the runtime in containers with the model gateway in record mode, "
     "score the run with the ordinary runner (provision(), nothing scripted on the runtime's side), and "
     "promote every passing run's tape to a golden tape in <pack>/tapes/<runtime>/ with lineage (runtime, "
@@ -28,15 +30,13 @@ DESCRIPTION = (
     "into the gateway container as a read-only file before it starts, never its env or command line), or "
     "--scripted-upstream: a stand-in gateway in script mode that answers with the scenario's golden "
     "reference decisions, for tests and for maintainers without a live model. Only packs that declare the "
-    "record profile are recorded. Exit 0 when every run passed and was promoted, 1 otherwise."
+    "record profile are recorded. Exit 0 when every run passed and was promoted, 1 otherwise.",
 )
+"""`wt tapes record`: its summary in `wt tapes --help` and its own description."""
 
 
-def add_record(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    record = verbs.add_parser(
-        "record", help="record tapes: run scenarios through a runtime and promote passing runs' tapes"
-    )
-    record.description = DESCRIPTION
+def record_flags(record: argparse.ArgumentParser) -> None:
+    """The flags of `wt tapes record`: the runtime, the selection, the upstream and where runs go."""
     record.add_argument(
         "--runtime",
         required=True,
@@ -63,7 +63,6 @@ def add_record(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--out", type=file_path, metavar="DIR", help="traces, scores and run tapes (default runs/tapes)"
     )
     record.add_argument("--no-promote", action="store_true", help="write run tapes only; promote nothing")
-    record.set_defaults(handler=execute_record)
 
 
 def execute_record(args: argparse.Namespace, settings: Settings) -> int:

@@ -1,8 +1,17 @@
-"""Every verb's summary (in `wt --help` order) and description: listing the verbs imports no verb module."""
+"""Every verb's summary (in `wt --help` order) and description, and the one way verbs and their commands get
+a parser from such text: listing the verbs imports no verb module."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, NamedTuple
+
+from windtunnel._core.vocabulary import Exit
+
+if TYPE_CHECKING:
+    from windtunnel._config import Settings
 
 SUMMARIES: dict[str, str] = {
     "run": "run scenarios against a runtime and grade them",
@@ -83,3 +92,48 @@ def add_verb(
 ) -> argparse.ArgumentParser:
     """The parser of verb `name`, with its summary as help and its description."""
     return commands.add_parser(name, help=SUMMARIES[name], description=DESCRIPTIONS[name])
+
+
+Handler = Callable[[argparse.Namespace, "Settings"], int]
+"""What runs a parsed command: its exit code from the arguments and the settings."""
+
+
+class Command(NamedTuple):
+    """A command of a verb group (`wt tapes verify`): its line in `wt VERB --help` and its own description.
+
+    A group's commands are one table in the verb's module, beside the flags: their text needs names
+    that only the verb's module imports, and listing the verbs never reads it."""
+
+    summary: str
+    description: str | None = None
+
+
+class VerbGroup:
+    """A verb with commands of its own (`wt tapes verify`); alone it prints its help on stderr, exit 2."""
+
+    def __init__(
+        self,
+        commands: argparse._SubParsersAction[argparse.ArgumentParser],
+        name: str,
+        table: Mapping[str, Command],
+        *,
+        title: str = "commands",
+    ) -> None:
+        parser = add_verb(commands, name)
+
+        def show_help(_args: argparse.Namespace, _settings: Settings) -> int:
+            parser.print_help(sys.stderr)
+            return Exit.USAGE
+
+        parser.set_defaults(handler=show_help)
+        self._table = table
+        self._commands = parser.add_subparsers(
+            title=title, metavar=title.upper().removesuffix("S"), parser_class=type(parser)
+        )
+
+    def add(self, name: str, handler: Handler) -> argparse.ArgumentParser:
+        """The parser of command `name`, with its text from the group's table; `handler` runs it."""
+        text = self._table[name]
+        parser = self._commands.add_parser(name, help=text.summary, description=text.description)
+        parser.set_defaults(handler=handler)
+        return parser

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from windtunnel._mcp.identity import MockIdentity
 from windtunnel._mcp.server import ADMIN_PREFIX, MCP_PATH
 from windtunnel._net.json_body import json_object
 from windtunnel._net.liveness import Liveness, named_death
@@ -18,7 +19,7 @@ from windtunnel.errors import HarnessError
 DEFAULT_TIMEOUT_S = 10.0
 
 
-class HttpMCPHandle:
+class HttpMCPHandle(MockIdentity):
     """An MCP mock reached over HTTP.
 
     `url` is the streamable-HTTP endpoint the agent uses (`http://mock-billing:8000/mcp`). `admin_url` is
@@ -38,20 +39,11 @@ class HttpMCPHandle:
         transport: httpx.BaseTransport | None = None,
         liveness: Liveness | None = None,
     ) -> None:
-        self._name = name
+        super().__init__(name, url)
         self.liveness = liveness
-        self._url = url
         self._admin = (admin_url or _admin_base(name, url)).rstrip("/")
         self._client = httpx.Client(timeout=timeout_s, transport=transport, verify=shared_tls_context())
         self._closed = False
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def url(self) -> str:
-        return self._url
 
     @property
     def admin_url(self) -> str:

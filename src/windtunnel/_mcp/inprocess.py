@@ -7,23 +7,15 @@ from typing import Any
 
 from windtunnel._core.agent_runtime import MockServerPlan
 from windtunnel._core.mock_kit import CallOutcome, MockHost
+from windtunnel._mcp.identity import MockIdentity
 
 
-class InProcessMCPHandle:
+class InProcessMCPHandle(MockIdentity):
     """A RecordingMCPHandle with no transport: `call()` runs the tool in this process."""
 
     def __init__(self, plan: MockServerPlan) -> None:
+        super().__init__(plan.server, f"inproc://{plan.pack}/{plan.server}")
         self._host = MockHost(plan.factory)
-        self._name = plan.server
-        self._url = f"inproc://{plan.pack}/{plan.server}"
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def url(self) -> str:
-        return self._url
 
     def tools(self) -> list[dict[str, Any]]:
         return [

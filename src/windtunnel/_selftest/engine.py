@@ -16,7 +16,6 @@ from pathlib import Path
 
 from windtunnel._core.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
 from windtunnel._core.reference import ReferenceCase
-from windtunnel._core.tiers import tier_of
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected
 from windtunnel._runner.batch import effective_config, reference_context
@@ -97,8 +96,7 @@ def _run_items(
     runtime = opened.runtime
     if not isinstance(runtime, ReferenceCapableAgentRuntime):
         for pack, scenario, case in items:
-            unsupported = CaseVerdict.unsupported(pack.name, scenario.name, case.name, case.kind, opened.name)
-            _add(report, options, unsupported.model_copy(update={"tier": tier_of(scenario)}))
+            _add(report, options, CaseVerdict.unsupported(pack.name, scenario, case, opened.name))
         return
     opened.pre_run(opened.scenarios)
     writer = RunWriter(report.out_dir)

@@ -8,9 +8,11 @@ from typing import Literal
 from pydantic import BaseModel
 
 from windtunnel._core import tiers
-from windtunnel._core.tiers import Tier
+from windtunnel._core.reference import ReferenceCase, ReferenceKind
+from windtunnel._core.tiers import Tier, tier_of
 from windtunnel._core.vocabulary import Exit, Verdict, selftest_exit
 from windtunnel._runner.execute import RunResult
+from windtunnel._scenario.model import Scenario
 from windtunnel._score.models import Score
 from windtunnel._trace.models import ErrorKind
 
@@ -22,7 +24,7 @@ class CaseVerdict(BaseModel):
     pack: str
     scenario: str
     case: str
-    kind: Literal["golden", "poison"]
+    kind: ReferenceKind
     verdict: Verdict
     subkind: ErrorKind | None = None
     detail: str
@@ -38,41 +40,21 @@ class CaseVerdict(BaseModel):
         return tiers.gating(self.tier)
 
     @classmethod
-    def unsupported(
-        cls, pack: str, scenario: str, case: str, kind: Literal["golden", "poison"], runtime: str
-    ) -> CaseVerdict:
+    def unsupported(cls, pack: str, scenario: Scenario, case: ReferenceCase, runtime: str) -> CaseVerdict:
+        """The verdict of a case that `runtime`, having no provision_reference(), cannot play."""
         return cls(
             pack=pack,
-            scenario=scenario,
-            case=case,
-            kind=kind,
+            scenario=scenario.name,
+            case=case.name,
+            kind=case.kind,
             verdict=Verdict.UNSUPPORTED,
             detail=f"runtime {runtime!r} has no provision_reference(); nothing was prepared for this case",
-        )
-
-    @classmethod
-    def error(
-        cls,
-        pack: str,
-        scenario: str,
-        case: str,
-        kind: Literal["golden", "poison"],
-        subkind: ErrorKind,
-        detail: str,
-    ) -> CaseVerdict:
-        return cls(
-            pack=pack,
-            scenario=scenario,
-            case=case,
-            kind=kind,
-            verdict=Verdict.ERROR,
-            subkind=subkind,
-            detail=detail,
+            tier=tier_of(scenario),
         )
 
     @classmethod
     def from_run(
-        cls, pack: str, kind: Literal["golden", "poison"], result: RunResult, trace_path: str | None
+        cls, pack: str, kind: ReferenceKind, result: RunResult, trace_path: str | None
     ) -> CaseVerdict:
         trace, score = result.trace, result.score
         base = cls(
