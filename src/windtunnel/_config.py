@@ -53,8 +53,13 @@ def default_control_cache_dir() -> Path:
 
 
 def default_lock_dir() -> Path:
-    """Where machine-wide runtime locks live unless WT_LOCK_DIR says otherwise."""
+    """Where machine-wide locks (runtimes, image builds) live unless WT_LOCK_DIR says otherwise."""
     return Path.home() / ".cache" / "windtunnel" / "locks"
+
+
+def lock_dir(env: Mapping[str, str]) -> Path:
+    """WT_LOCK_DIR from `env`, else the default: one directory for every machine-wide lock."""
+    return Path(env.get("WT_LOCK_DIR") or default_lock_dir())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -185,7 +190,6 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         root = source.parent
         project = validated(ProjectModel, table, source, where=_where(source))
     runs_dir = Path(env.get("WT_RUNS_DIR") or project.runs_dir or root / "runs")
-    lock_dir = Path(env.get("WT_LOCK_DIR") or default_lock_dir())
     return Settings(
         root=root,
         source=source,
@@ -193,7 +197,7 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         packs=tuple(project.packs),
         requirement_set=project.requirement_set or SUITE_VERSION,
         runs_dir=runs_dir if runs_dir.is_absolute() else root / runs_dir,
-        lock_dir=lock_dir,
+        lock_dir=lock_dir(env),
         env=env,
         pricing=parse_pricing(project.pricing, _where(source), source) if source and project.pricing else {},
         ladder=parse_ladder(project.ladder, _where(source), source)

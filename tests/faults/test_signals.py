@@ -23,7 +23,7 @@ from tests.faults.conftest import (
     wt_process,
 )
 from windtunnel._drivers.cleanup import sweep_leftovers
-from windtunnel._runner.lock import held_lock
+from windtunnel._locks import held_lock
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import docker
@@ -155,6 +156,36 @@ def test_builds_run_with_no_network(
         assert seen == "lo"
     finally:
         _remove_image(docker_client, built)
+
+
+def test_concurrent_builds_of_the_same_content_make_one_image(
+    docker_client: docker.DockerClient, base_image: str, run_label: str, tmp_path: Path
+) -> None:
+    # Two sessions on one machine (or two xdist workers) building the same sources at once: the second
+    # waits for the first and reuses its image, so neither ends up holding an image the other untags.
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(f"ARG BASE_IMAGE\nFROM ${{BASE_IMAGE}}\nRUN sleep 2 && echo {run_label} > /made\n")
+
+    def build(tag: str) -> BuiltImage:
+        return build_image(
+            docker_client,
+            context_dir=None,
+            dockerfile=dockerfile,
+            tag=tag,
+            base_image=base_image,
+            wheelhouse_dir=None,
+            labels={IMAGE_KIND_LABEL: "test-concurrent"},
+        )
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        first, second = pool.map(build, [f"windtunnel/test-concurrent-{n}:{run_label}" for n in (1, 2)])
+    try:
+        assert first.id == second.id
+        assert sorted([first.reused, second.reused]) == [False, True]
+        twins = docker_client.images.list(filters={"label": f"{CONTENT_HASH_LABEL}={first.content_hash}"})
+        assert [image.id for image in twins] == [first.id]
+    finally:
+        _remove_image(docker_client, first)
 
 
 def test_a_failing_build_names_the_step_and_shows_its_output(

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from windtunnel._drivers.images import context_hash, stage_context
+from windtunnel._drivers.images import context_hash, find_by_content_hash, stage_context
 from windtunnel.errors import HarnessError
 
 
@@ -111,3 +112,15 @@ def test_missing_dockerfile_is_a_harness_error_naming_it(inputs: dict[str, Path]
     missing = inputs["context"] / "Nope.Dockerfile"
     with pytest.raises(HarnessError, match=r"Nope\.Dockerfile"):
         _hash(inputs, dockerfile=missing)
+
+
+def test_of_twin_images_every_caller_settles_on_the_oldest() -> None:
+    # The engine trims trailing zeros from the fraction: ".5Z" is later than ".123456789Z".
+    stamps = {"sha256:b": "2026-12-04T10:00:00.5Z", "sha256:a": "2026-12-04T10:00:00.123456789Z"}
+    twins = [SimpleNamespace(id=image_id, attrs={"Created": stamp}) for image_id, stamp in stamps.items()]
+    client = SimpleNamespace(images=SimpleNamespace(list=lambda filters: list(twins)))
+    assert find_by_content_hash(client, "abc").id == "sha256:a"  # type: ignore[union-attr]
+    twins.reverse()
+    assert find_by_content_hash(client, "abc").id == "sha256:a"  # type: ignore[union-attr]
+    client.images.list = lambda filters: []
+    assert find_by_content_hash(client, "abc") is None

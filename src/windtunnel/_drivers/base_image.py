@@ -18,6 +18,8 @@ import docker
 from docker.errors import DockerException, ImageNotFound
 
 from windtunnel import __version__
+from windtunnel._config import lock_dir
+from windtunnel._locks import machine_lock
 from windtunnel.errors import HarnessError
 
 log = logging.getLogger(__name__)
@@ -148,6 +150,21 @@ def ensure_base_image(
     one is tried before the pull, so warm runs on a machine with no registry never wait on one; an
     explicitly chosen image always gets its pull attempt first.
     """
+    if image_present(client, base_image):
+        return base_image
+    # One bootstrap per machine: a concurrent caller waits, then finds the image the first one made.
+    with machine_lock(f"base-image {base_image} {suite}", lock_dir(os.environ)):
+        return _find_or_make(client, base_image, suite, mirror, pull_timeout, cache_dir)
+
+
+def _find_or_make(
+    client: docker.DockerClient,
+    base_image: str,
+    suite: str,
+    mirror: str | None,
+    pull_timeout: float,
+    cache_dir: Path | None,
+) -> str:
     from windtunnel._drivers.base_transfer import save, saved_tar, transfer
 
     if image_present(client, base_image):

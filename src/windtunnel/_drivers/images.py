@@ -25,7 +25,7 @@ from docker.errors import DockerException, ImageNotFound
 from docker.models.images import Image
 
 from windtunnel import __version__
-from windtunnel._config import WINDTUNNEL_DOCKERFILE, bundled_root
+from windtunnel._config import WINDTUNNEL_DOCKERFILE, bundled_root, lock_dir
 from windtunnel._drivers.base_image import probe_python
 from windtunnel._drivers.wheelhouse import (
     REQUIREMENTS_FILE,
@@ -36,6 +36,7 @@ from windtunnel._drivers.wheelhouse import (
     read_requirements,
     tree_files,
 )
+from windtunnel._locks import machine_lock
 from windtunnel.errors import HarnessError
 
 log = logging.getLogger(__name__)
@@ -102,14 +103,17 @@ def build_image(
         build_args=args,
         labels=labels,
     )
-    existing = find_by_content_hash(client, content_hash)
-    if existing is not None:
-        _ensure_tag(existing, tag)
-        return _built(existing, tag, content_hash, reused=True)
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="wt-build-") as tmp:
-        stage_context(Path(tmp), context_dir=context_dir, dockerfile=dockerfile, wheel_dirs=wheel_dirs)
-        image_id = _run_build(client, Path(tmp), tag, args, {**labels, CONTENT_HASH_LABEL: content_hash})
+    # One build per content hash on this machine: a concurrent caller (another session, an xdist worker)
+    # waits here and then reuses the image instead of building a twin under the same tag.
+    with machine_lock(f"image-build {content_hash}", lock_dir(os.environ)):
+        existing = find_by_content_hash(client, content_hash)
+        if existing is not None:
+            _ensure_tag(existing, tag)
+            return _built(existing, tag, content_hash, reused=True)
+        started = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="wt-build-") as tmp:
+            stage_context(Path(tmp), context_dir=context_dir, dockerfile=dockerfile, wheel_dirs=wheel_dirs)
+            image_id = _run_build(client, Path(tmp), tag, args, {**labels, CONTENT_HASH_LABEL: content_hash})
     log.info("built %s in %.1f s", tag, time.monotonic() - started)
     _prune_superseded(client, labels.get(IMAGE_KIND_LABEL))
     return _built(client.images.get(image_id), tag, content_hash, reused=False)
@@ -183,8 +187,17 @@ def _link_or_copy(source: Path, target: Path) -> None:
 
 
 def find_by_content_hash(client: docker.DockerClient, content_hash: str) -> Image | None:
+    """The image built from this content; of twins (built on another machine sharing the engine), always
+    the oldest, so every caller settles on the same one."""
     found = client.images.list(filters={"label": f"{CONTENT_HASH_LABEL}={content_hash}"})
-    return found[0] if found else None
+    return min(found, key=lambda image: (_created(image), str(image.id)), default=None)
+
+
+def _created(image: Image) -> str:
+    """The image's creation time (RFC 3339, UTC, fraction trimmed) as a string that sorts in time order."""
+    stamp = str(image.attrs.get("Created", "")).removesuffix("Z")
+    whole, _, fraction = stamp.partition(".")
+    return f"{whole}.{fraction.ljust(9, '0')}"
 
 
 def _prune_superseded(client: docker.DockerClient, kind: str | None) -> None:

@@ -25,7 +25,7 @@ from windtunnel import __version__
 from windtunnel._bundle import layout
 from windtunnel._bundle.seal import default_archive
 from windtunnel._files import os_error_as, write_atomic
-from windtunnel._runner.lock import held_lock
+from windtunnel._locks import held_lock
 from windtunnel.errors import UsageError
 
 MARKER = ".windtunnel-bundle.json"

@@ -35,7 +35,7 @@ from windtunnel._core.agent_runtime import (
 )
 from windtunnel._core.foreign import foreign_code
 from windtunnel._core.reference import ReferenceCase
-from windtunnel._runner.lock import machine_lock
+from windtunnel._locks import machine_lock
 from windtunnel._runtimes.plugin import PostRunPlugin, PreRunPlugin
 from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel._scenario.model import Scenario
