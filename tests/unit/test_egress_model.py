@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from windtunnel._drivers.egress import parse_ipv4_routes, parse_ipv6_routes, route_for
+from types import SimpleNamespace
+
+from windtunnel._drivers.egress import bridge_gateways, parse_ipv4_routes, parse_ipv6_routes, route_for
 from windtunnel._drivers.fence import fence_rules, fence_script
 from windtunnel.spi import EgressAttempt, EgressReport
 
@@ -81,3 +83,15 @@ def test_the_fence_blocks_the_host_before_it_allows_the_subnet() -> None:
     assert script.index("route del default") < script.index("-P OUTPUT DROP") and script.endswith(
         "echo fenced\n"
     )
+
+
+def test_a_bridge_listed_without_its_gateway_is_named_by_the_host_address_in_its_subnet() -> None:
+    # A fresh engine lists its default bridge as {"Subnet": "172.17.0.0/16"} with no "Gateway".
+    default = SimpleNamespace(name="bridge", attrs={"IPAM": {"Config": [{"Subnet": "172.17.0.0/16"}]}})
+    run = SimpleNamespace(
+        name="wt-run", attrs={"IPAM": {"Config": [{"Subnet": "10.9.0.0/24", "Gateway": "10.9.0.1"}]}}
+    )
+    bare = SimpleNamespace(name="no-ipam", attrs={})
+    addresses = ["10.0.0.5", "172.17.0.1", "fd00::1"]
+    found = bridge_gateways([default, run, bare], addresses)
+    assert found == {"172.17.0.1": "bridge", "10.9.0.1": "wt-run"}

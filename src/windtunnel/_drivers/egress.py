@@ -209,11 +209,7 @@ def _report(
 def _host_targets(stack: ContainerStack, host: str, port: int, addresses: Sequence[str]) -> dict[str, str]:
     """The host listener through every host address: the run network's gateway first, then each other
     bridge's gateway (named by its network) and every other address the host holds."""
-    bridges: dict[str, str] = {}
-    for network in stack.client.networks.list(filters={"driver": "bridge"}):
-        for config in network.attrs.get("IPAM", {}).get("Config") or []:
-            if config.get("Gateway"):
-                bridges.setdefault(str(config["Gateway"]), str(network.name))
+    bridges = bridge_gateways(stack.client.networks.list(filters={"driver": "bridge"}), addresses)
     targets = {f"{host}:{port}": "host listener via the run network's gateway"}
     for address in sorted({*addresses, *bridges} - {host}, key=_sort_key):
         if ":" in address:
@@ -229,6 +225,22 @@ def _host_targets(stack: ContainerStack, host: str, port: int, addresses: Sequen
         )
         targets[f"{address}:{port}"] = f"host listener via {where}"
     return targets
+
+
+def bridge_gateways(networks: Sequence[Network], addresses: Sequence[str]) -> dict[str, str]:
+    """Each bridge network's gateway address -> the network's name. An engine may list a subnet without
+    its gateway (a fresh engine's default bridge does): then the host address inside that subnet is it."""
+    bridges: dict[str, str] = {}
+    for network in networks:
+        for config in network.attrs.get("IPAM", {}).get("Config") or []:
+            if config.get("Gateway"):
+                bridges.setdefault(str(config["Gateway"]), str(network.name))
+            elif config.get("Subnet"):
+                subnet = ipaddress.ip_network(str(config["Subnet"]), strict=False)
+                for address in addresses:
+                    if ipaddress.ip_address(address) in subnet:
+                        bridges.setdefault(address, str(network.name))
+    return bridges
 
 
 def _sort_key(address: str) -> tuple[int, str]:
