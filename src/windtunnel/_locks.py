@@ -1,5 +1,6 @@
-"""Locks: a machine-wide one per lock_key (two sweeps against one backend take turns instead of colliding),
-and one that does not wait and names its holder (two certifies into one --out)."""
+"""Locks: a machine-wide one per key (two sweeps against one backend take turns instead of colliding; two
+builds of one image, or two base-image bootstraps, make it once), and one that does not wait and names its
+holder (two certifies into one --out)."""
 
 from __future__ import annotations
 

@@ -152,8 +152,9 @@ def ensure_base_image(
     """
     if image_present(client, base_image):
         return base_image
-    # One bootstrap per machine: a concurrent caller waits, then finds the image the first one made.
-    with machine_lock(f"base-image {base_image} {suite}", lock_dir(os.environ)):
+    # One bootstrap per machine: a concurrent caller (whatever base image it asked for) waits, then finds
+    # the image the first one made.
+    with machine_lock(f"base-image {bootstrap_tag(suite)}", lock_dir(os.environ)):
         return _find_or_make(client, base_image, suite, mirror, pull_timeout, cache_dir)
 
 
