@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import re
 import subprocess
 import sys
@@ -231,9 +232,18 @@ def announced_capabilities(url: str) -> set[str]:
         reply = httpx.post(
             url, json=body, headers={"Accept": "application/json, text/event-stream"}, timeout=10
         )
-        return set(reply.json()["result"]["capabilities"])
+        return set(rpc_body(reply)["result"]["capabilities"])
     except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
         raise SessionError(f"the mock at {url} did not answer initialize with capabilities: {exc!r}") from exc
+
+
+def rpc_body(reply: httpx.Response) -> Any:
+    """The JSON-RPC message of an answer: the body, or the data of an SSE answer's message event (a mock
+    with sessions answers on an SSE stream, whose first event is an empty priming one)."""
+    if not reply.headers.get("content-type", "").startswith("text/event-stream"):
+        return reply.json()
+    data = [line[5:].strip() for line in reply.text.splitlines() if line.startswith("data:")]
+    return json.loads(next(item for item in data if item))
 
 
 def run(node_dir: Path, out: Path) -> list[Row]:

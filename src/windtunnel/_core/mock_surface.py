@@ -1,0 +1,423 @@
+"""What a pack's MCP mock may declare beyond JSON tools: content blocks, steps of a call, resources, prompts.
+
+Every declaration is plain data. Text fields may hold `{name}` placeholders, filled from the request's
+arguments (a tool's arguments, a prompt's arguments, a resource template's URI variables) when the mock
+serves it: what a mock sends is a function of what it received, so it stays deterministic. Each value
+renders itself in MCP wire shape (`wire()`), the one form the server relays and the evidence records.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from windtunnel._core.frozen import freeze
+from windtunnel.errors import PackError
+
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+ANSWER_TIMEOUT_S = 30.0
+"""How long a mock waits for the client to answer an elicitation or sampling request, by default."""
+MAX_DELAY_S = 5.0
+
+
+def fill(text: str, values: Mapping[str, Any]) -> str:
+    """`text` with each `{name}` that names a value replaced by it (a non-string as JSON); others kept."""
+
+    def one(match: re.Match[str]) -> str:
+        name = match[1]
+        if name not in values:
+            return match[0]
+        value = values[name]
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+    return PLACEHOLDER.sub(one, text)
+
+
+def _refuse(where: str, problem: str, hint: str) -> PackError:
+    return PackError(f"{where}: {problem}", hint=hint, field=where)
+
+
+def _b64(data: bytes | str, where: str) -> str:
+    """Binary data as base64 text: bytes are encoded; a string must already be base64."""
+    if isinstance(data, bytes):
+        return base64.b64encode(data).decode("ascii")
+    try:
+        base64.b64decode(data, validate=True)
+    except (ValueError, TypeError) as exc:
+        raise _refuse(
+            where, "data is a string that is not base64", "pass the raw bytes, or base64 text"
+        ) from exc
+    return data
+
+
+# -- content blocks ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Text:
+    """A text block."""
+
+    text: str
+
+    def wire(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {"type": "text", "text": fill(self.text, values)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Image:
+    """An image block: raw bytes (or base64 text) and the MIME type, e.g. image/png."""
+
+    data: bytes | str
+    mime_type: str
+
+    def __post_init__(self) -> None:
+        _b64(self.data, "Image")
+
+    def wire(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {"type": "image", "data": _b64(self.data, "Image"), "mimeType": self.mime_type}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Audio:
+    """An audio block: raw bytes (or base64 text) and the MIME type, e.g. audio/wav."""
+
+    data: bytes | str
+    mime_type: str
+
+    def __post_init__(self) -> None:
+        _b64(self.data, "Audio")
+
+    def wire(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {"type": "audio", "data": _b64(self.data, "Audio"), "mimeType": self.mime_type}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EmbeddedResource:
+    """A resource's contents inside a result or prompt: text or blob (bytes), never both."""
+
+    uri: str
+    mime_type: str
+    text: str | None = None
+    blob: bytes | None = None
+
+    def __post_init__(self) -> None:
+        if (self.text is None) == (self.blob is None):
+            raise _refuse(
+                f"EmbeddedResource {self.uri!r}", "needs text= or blob=", "give exactly one of them"
+            )
+
+    def wire(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "type": "resource",
+            "resource": _contents(fill(self.uri, values), self.mime_type, self, values),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceLink:
+    """A link to a resource the client may read (resources/read), shown by URI and name."""
+
+    uri: str
+    name: str
+    mime_type: str | None = None
+    description: str | None = None
+
+    def wire(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        link = {"type": "resource_link", "uri": fill(self.uri, values), "name": self.name}
+        return link | _optional(mimeType=self.mime_type, description=self.description)
+
+
+ContentBlock = Text | Image | Audio | EmbeddedResource | ResourceLink
+CONTENT_KINDS = (Text, Image, Audio, EmbeddedResource, ResourceLink)
+
+
+def _optional(**fields: Any) -> dict[str, Any]:
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+def _contents(uri: str, mime_type: str, source: Any, values: Mapping[str, Any]) -> dict[str, Any]:
+    """A resource's contents in wire shape: text (placeholders filled) or base64 blob."""
+    if source.text is not None:
+        return {"uri": uri, "mimeType": mime_type, "text": fill(source.text, values)}
+    return {"uri": uri, "mimeType": mime_type, "blob": _b64(source.blob, uri)}
+
+
+def content_blocks(where: str, blocks: Any) -> tuple[ContentBlock, ...]:
+    """`blocks` as a tuple of content blocks; a PackError naming `where` for anything else."""
+    frozen = freeze(blocks)
+    if not isinstance(frozen, tuple) or not frozen:
+        raise _refuse(
+            where, f"is {frozen!r}; expected a non-empty list of content blocks", "write [Text(...), ...]"
+        )
+    for index, block in enumerate(frozen):
+        if not isinstance(block, CONTENT_KINDS):
+            names = ", ".join(kind.__name__ for kind in CONTENT_KINDS)
+            raise _refuse(f"{where}[{index}]", f"is a {type(block).__name__}", f"use one of {names}")
+    return frozen
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a handler returns for content other than JSON: the blocks as given, and optional
+    structured content (an object, checked against the tool's output_schema when it has one)."""
+
+    content: Sequence[ContentBlock]
+    structured: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "content", content_blocks("ToolResult.content", self.content))
+        if self.structured is not None and not isinstance(self.structured, Mapping):
+            raise _refuse("ToolResult.structured", f"is a {type(self.structured).__name__}", "give an object")
+
+    def wire(self) -> dict[str, Any]:
+        result: dict[str, Any] = {"content": [block.wire({}) for block in self.content]}
+        if self.structured is not None:
+            result["structuredContent"] = dict(self.structured)
+        return result
+
+
+# -- steps of a tool call ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Progress:
+    """A notifications/progress for the call's progress token (none is sent when the client gave none)."""
+
+    progress: float
+    total: float | None = None
+    message: str | None = None
+    delay_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Log:
+    """A notifications/message at `level`, sent on the call's stream if the client's log level allows it."""
+
+    data: Any
+    level: str = "info"
+    logger: str | None = None
+    delay_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.level not in LOG_LEVELS:
+            raise _refuse("Log.level", f"is {self.level!r}", f"use one of {', '.join(LOG_LEVELS)}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Elicit:
+    """An elicitation/create request (form mode) to the client; the call waits for its answer.
+
+    `expect` is the answer the script expects, matched as a subset of the client's result
+    (e.g. `{"action": "accept", "content": {"username": "ada"}}`); None accepts any answer.
+    """
+
+    message: str
+    schema: Mapping[str, Any]
+    expect: Mapping[str, Any] | None = None
+    timeout_s: float = ANSWER_TIMEOUT_S
+    delay_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sample:
+    """A sampling/createMessage request to the client (one user message); the call waits for its answer.
+
+    `expect` is matched as a subset of the client's result, e.g. `{"role": "assistant"}`.
+    """
+
+    prompt: str
+    max_tokens: int = 100
+    system_prompt: str | None = None
+    expect: Mapping[str, Any] | None = None
+    timeout_s: float = ANSWER_TIMEOUT_S
+    delay_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CloseStream:
+    """Close the call's SSE stream before the result (SEP-1699 polling): the client must reconnect with
+    Last-Event-ID, and the mock's event store replays what it missed. Needs a client of 2025-11-25 or later."""
+
+    delay_s: float = 0.0
+
+
+Step = Progress | Log | Elicit | Sample | CloseStream
+STEP_KINDS = (Progress, Log, Elicit, Sample, CloseStream)
+ASKS = (Elicit, Sample)
+"""Steps that send the client a request and so need a session to carry its answer back."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reply:
+    """The client's answer to one Elicit or Sample step, handed to the tool's handler in step order.
+
+    `answer` is the client's result in wire shape, or None when it refused (`error` says how) or did not
+    answer in time. `met` is whether the answer matched the step's `expect` (True when it had none).
+    """
+
+    kind: Literal["elicitation", "sampling"]
+    answer: Mapping[str, Any] | None
+    error: str | None = None
+    met: bool = True
+
+
+def check_steps(where: str, steps: Any) -> tuple[Step, ...]:
+    """`steps` as a tuple of steps; a PackError naming the culprit for anything else."""
+    frozen = freeze(steps)
+    if not isinstance(frozen, tuple):
+        raise _refuse(where, f"is a {type(frozen).__name__}", "write steps=[Progress(...), Log(...), ...]")
+    for index, step in enumerate(frozen):
+        if not isinstance(step, STEP_KINDS):
+            names = ", ".join(kind.__name__ for kind in STEP_KINDS)
+            raise _refuse(f"{where}[{index}]", f"is a {type(step).__name__}", f"use one of {names}")
+        if not 0 <= step.delay_s <= MAX_DELAY_S:
+            raise _refuse(
+                f"{where}[{index}]", f"delay_s is {step.delay_s}", f"use 0 to {MAX_DELAY_S:g} seconds"
+            )
+    return frozen
+
+
+def subset(expected: Any, found: Any) -> bool:
+    """Whether `found` holds `expected`: objects key by key (recursively), anything else by equality."""
+    if isinstance(expected, Mapping):
+        return isinstance(found, Mapping) and all(
+            key in found and subset(value, found[key]) for key, value in expected.items()
+        )
+    return bool(expected == found)
+
+
+# -- resources and prompts --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resource:
+    """A resource served by resources/list and resources/read: text or blob (bytes), never both."""
+
+    uri: str
+    name: str
+    mime_type: str
+    text: str | None = None
+    blob: bytes | None = None
+    description: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.text is None) == (self.blob is None):
+            raise _refuse(f"Resource {self.uri!r}", "needs text= or blob=", "give exactly one of them")
+
+    def listing(self) -> dict[str, Any]:
+        entry = {"uri": self.uri, "name": self.name, "mimeType": self.mime_type}
+        return entry | _optional(description=self.description)
+
+    def contents(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        return _contents(self.uri, self.mime_type, self, values)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceTemplate:
+    """Resources named by an RFC 6570 URI template, e.g. `test://items/{id}`; `text` may hold `{id}`.
+
+    `completions` maps a URI variable to the values completion/complete offers for it.
+    """
+
+    uri_template: str
+    name: str
+    mime_type: str
+    text: str | None = None
+    blob: bytes | None = None
+    description: str | None = None
+    completions: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        where = f"ResourceTemplate {self.uri_template!r}"
+        if (self.text is None) == (self.blob is None):
+            raise _refuse(where, "needs text= or blob=", "give exactly one of them")
+        if not self.variables():
+            raise _refuse(where, "has no {variable}", "use Resource for a fixed URI")
+        for name in self.completions:
+            if name not in self.variables():
+                raise _refuse(
+                    where, f"completes {name!r}, not a variable of it", "name a {variable} of the URI"
+                )
+
+    def variables(self) -> tuple[str, ...]:
+        return tuple(PLACEHOLDER.findall(self.uri_template))
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """The URI variables when `uri` is one of this template's resources, else None."""
+        pattern = "".join(
+            f"(?P<{part[1:-1]}>[^/]+)" if PLACEHOLDER.fullmatch(part) else re.escape(part)
+            for part in re.split(r"(\{[A-Za-z_][A-Za-z0-9_]*\})", self.uri_template)
+        )
+        found = re.fullmatch(pattern, uri)
+        return found.groupdict() if found else None
+
+    def contents(self, uri: str, values: Mapping[str, Any]) -> dict[str, Any]:
+        return _contents(uri, self.mime_type, self, values)
+
+    def listing(self) -> dict[str, Any]:
+        entry = {"uriTemplate": self.uri_template, "name": self.name, "mimeType": self.mime_type}
+        return entry | _optional(description=self.description)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptArgument:
+    """An argument of a prompt; `completions` are the values completion/complete offers for it."""
+
+    name: str
+    description: str | None = None
+    required: bool = False
+    completions: Sequence[str] = ()
+
+    def listing(self) -> dict[str, Any]:
+        return {"name": self.name, "required": self.required} | _optional(description=self.description)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptMessage:
+    """One message of a prompt: a role and one content block (text may hold `{argument}`)."""
+
+    role: Literal["user", "assistant"]
+    content: ContentBlock
+
+    def wire(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {"role": self.role, "content": self.content.wire(values)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Prompt:
+    """A prompt served by prompts/list and prompts/get."""
+
+    name: str
+    description: str
+    messages: Sequence[PromptMessage]
+    arguments: Sequence[PromptArgument] = ()
+
+    def __post_init__(self) -> None:
+        where = f"Prompt {self.name!r}"
+        for name in ("messages", "arguments"):
+            object.__setattr__(self, name, freeze(getattr(self, name)))
+        if not isinstance(self.messages, tuple) or not self.messages:
+            raise _refuse(
+                where, "has no messages", "give messages=[PromptMessage(role='user', content=Text(...))]"
+            )
+        for index, message in enumerate(self.messages):
+            if not isinstance(message, PromptMessage) or not isinstance(message.content, CONTENT_KINDS):
+                raise _refuse(
+                    f"{where}.messages[{index}]", "is not a PromptMessage", "build it with PromptMessage"
+                )
+        for index, argument in enumerate(self.arguments):
+            if not isinstance(argument, PromptArgument):
+                raise _refuse(
+                    f"{where}.arguments[{index}]", "is not a PromptArgument", "build it with PromptArgument"
+                )
+
+    def listing(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"name": self.name, "description": self.description}
+        if self.arguments:
+            entry["arguments"] = [argument.listing() for argument in self.arguments]
+        return entry
