@@ -3,22 +3,17 @@
 from windtunnel._canary.canary import CanaryResult, run_reset_canary
 from windtunnel._core.doors import publish
 from windtunnel._core.mock_kit import MockServer, Tool, ToolDenied, ToolError
+from windtunnel._core.mock_steps import CloseStream, Elicit, Log, Progress, Reply, Sample
 from windtunnel._core.mock_surface import (
     Audio,
-    CloseStream,
-    Elicit,
     EmbeddedResource,
     Image,
-    Log,
-    Progress,
     Prompt,
     PromptArgument,
     PromptMessage,
-    Reply,
     Resource,
     ResourceLink,
     ResourceTemplate,
-    Sample,
     Text,
     ToolResult,
 )

@@ -15,17 +15,8 @@ import jsonschema
 
 from windtunnel._core.foreign import foreign_code
 from windtunnel._core.frozen import freeze
-from windtunnel._core.mock_surface import (
-    ASKS,
-    Log,
-    Prompt,
-    Reply,
-    Resource,
-    ResourceTemplate,
-    Step,
-    ToolResult,
-    check_steps,
-)
+from windtunnel._core.mock_steps import ASKS, Log, Reply, Step, check_steps
+from windtunnel._core.mock_surface import Prompt, Resource, ResourceTemplate, ToolResult
 from windtunnel.errors import HarnessError, PackError, WindTunnelError
 
 Handler = Callable[..., Any]

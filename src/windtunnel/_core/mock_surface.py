@@ -1,4 +1,4 @@
-"""What a pack's MCP mock may declare beyond JSON tools: content blocks, steps of a call, resources, prompts.
+"""What a pack's MCP mock may declare beyond JSON tools: content blocks, resources, prompts (steps: mock_steps).
 
 Every declaration is plain data. Text fields may hold `{name}` placeholders, filled from the request's
 arguments (a tool's arguments, a prompt's arguments, a resource template's URI variables) when the mock
@@ -19,10 +19,6 @@ from windtunnel._core.frozen import freeze
 from windtunnel.errors import PackError
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-ANSWER_TIMEOUT_S = 30.0
-"""How long a mock waits for the client to answer an elicitation or sampling request, by default."""
-MAX_DELAY_S = 5.0
 
 
 def fill(text: str, values: Mapping[str, Any]) -> str:
@@ -38,7 +34,7 @@ def fill(text: str, values: Mapping[str, Any]) -> str:
     return PLACEHOLDER.sub(one, text)
 
 
-def _refuse(where: str, problem: str, hint: str) -> PackError:
+def refuse(where: str, problem: str, hint: str) -> PackError:
     return PackError(f"{where}: {problem}", hint=hint, field=where)
 
 
@@ -49,7 +45,7 @@ def _b64(data: bytes | str, where: str) -> str:
     try:
         base64.b64decode(data, validate=True)
     except (ValueError, TypeError) as exc:
-        raise _refuse(
+        raise refuse(
             where, "data is a string that is not base64", "pass the raw bytes, or base64 text"
         ) from exc
     return data
@@ -107,9 +103,7 @@ class EmbeddedResource:
 
     def __post_init__(self) -> None:
         if (self.text is None) == (self.blob is None):
-            raise _refuse(
-                f"EmbeddedResource {self.uri!r}", "needs text= or blob=", "give exactly one of them"
-            )
+            raise refuse(f"EmbeddedResource {self.uri!r}", "needs text= or blob=", "give exactly one of them")
 
     def wire(self, values: Mapping[str, Any]) -> dict[str, Any]:
         return {
@@ -151,13 +145,13 @@ def content_blocks(where: str, blocks: Any) -> tuple[ContentBlock, ...]:
     """`blocks` as a tuple of content blocks; a PackError naming `where` for anything else."""
     frozen = freeze(blocks)
     if not isinstance(frozen, tuple) or not frozen:
-        raise _refuse(
+        raise refuse(
             where, f"is {frozen!r}; expected a non-empty list of content blocks", "write [Text(...), ...]"
         )
     for index, block in enumerate(frozen):
         if not isinstance(block, CONTENT_KINDS):
             names = ", ".join(kind.__name__ for kind in CONTENT_KINDS)
-            raise _refuse(f"{where}[{index}]", f"is a {type(block).__name__}", f"use one of {names}")
+            raise refuse(f"{where}[{index}]", f"is a {type(block).__name__}", f"use one of {names}")
     return frozen
 
 
@@ -172,123 +166,13 @@ class ToolResult:
     def __post_init__(self) -> None:
         object.__setattr__(self, "content", content_blocks("ToolResult.content", self.content))
         if self.structured is not None and not isinstance(self.structured, Mapping):
-            raise _refuse("ToolResult.structured", f"is a {type(self.structured).__name__}", "give an object")
+            raise refuse("ToolResult.structured", f"is a {type(self.structured).__name__}", "give an object")
 
     def wire(self) -> dict[str, Any]:
         result: dict[str, Any] = {"content": [block.wire({}) for block in self.content]}
         if self.structured is not None:
             result["structuredContent"] = dict(self.structured)
         return result
-
-
-# -- steps of a tool call ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Progress:
-    """A notifications/progress for the call's progress token (none is sent when the client gave none)."""
-
-    progress: float
-    total: float | None = None
-    message: str | None = None
-    delay_s: float = 0.0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Log:
-    """A notifications/message at `level`, sent on the call's stream if the client's log level allows it."""
-
-    data: Any
-    level: str = "info"
-    logger: str | None = None
-    delay_s: float = 0.0
-
-    def __post_init__(self) -> None:
-        if self.level not in LOG_LEVELS:
-            raise _refuse("Log.level", f"is {self.level!r}", f"use one of {', '.join(LOG_LEVELS)}")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Elicit:
-    """An elicitation/create request (form mode) to the client; the call waits for its answer.
-
-    `expect` is the answer the script expects, matched as a subset of the client's result
-    (e.g. `{"action": "accept", "content": {"username": "ada"}}`); None accepts any answer.
-    """
-
-    message: str
-    schema: Mapping[str, Any]
-    expect: Mapping[str, Any] | None = None
-    timeout_s: float = ANSWER_TIMEOUT_S
-    delay_s: float = 0.0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Sample:
-    """A sampling/createMessage request to the client (one user message); the call waits for its answer.
-
-    `expect` is matched as a subset of the client's result, e.g. `{"role": "assistant"}`.
-    """
-
-    prompt: str
-    max_tokens: int = 100
-    system_prompt: str | None = None
-    expect: Mapping[str, Any] | None = None
-    timeout_s: float = ANSWER_TIMEOUT_S
-    delay_s: float = 0.0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CloseStream:
-    """Close the call's SSE stream before the result (SEP-1699 polling): the client must reconnect with
-    Last-Event-ID, and the mock's event store replays what it missed. Needs a client of 2025-11-25 or later."""
-
-    delay_s: float = 0.0
-
-
-Step = Progress | Log | Elicit | Sample | CloseStream
-STEP_KINDS = (Progress, Log, Elicit, Sample, CloseStream)
-ASKS = (Elicit, Sample)
-"""Steps that send the client a request and so need a session to carry its answer back."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Reply:
-    """The client's answer to one Elicit or Sample step, handed to the tool's handler in step order.
-
-    `answer` is the client's result in wire shape, or None when it refused (`error` says how) or did not
-    answer in time. `met` is whether the answer matched the step's `expect` (True when it had none).
-    """
-
-    kind: Literal["elicitation", "sampling"]
-    answer: Mapping[str, Any] | None
-    error: str | None = None
-    met: bool = True
-
-
-def check_steps(where: str, steps: Any) -> tuple[Step, ...]:
-    """`steps` as a tuple of steps; a PackError naming the culprit for anything else."""
-    frozen = freeze(steps)
-    if not isinstance(frozen, tuple):
-        raise _refuse(where, f"is a {type(frozen).__name__}", "write steps=[Progress(...), Log(...), ...]")
-    for index, step in enumerate(frozen):
-        if not isinstance(step, STEP_KINDS):
-            names = ", ".join(kind.__name__ for kind in STEP_KINDS)
-            raise _refuse(f"{where}[{index}]", f"is a {type(step).__name__}", f"use one of {names}")
-        if not 0 <= step.delay_s <= MAX_DELAY_S:
-            raise _refuse(
-                f"{where}[{index}]", f"delay_s is {step.delay_s}", f"use 0 to {MAX_DELAY_S:g} seconds"
-            )
-    return frozen
-
-
-def subset(expected: Any, found: Any) -> bool:
-    """Whether `found` holds `expected`: objects key by key (recursively), anything else by equality."""
-    if isinstance(expected, Mapping):
-        return isinstance(found, Mapping) and all(
-            key in found and subset(value, found[key]) for key, value in expected.items()
-        )
-    return bool(expected == found)
 
 
 # -- resources and prompts --------------------------------------------------------------------------
@@ -307,7 +191,7 @@ class Resource:
 
     def __post_init__(self) -> None:
         if (self.text is None) == (self.blob is None):
-            raise _refuse(f"Resource {self.uri!r}", "needs text= or blob=", "give exactly one of them")
+            raise refuse(f"Resource {self.uri!r}", "needs text= or blob=", "give exactly one of them")
 
     def listing(self) -> dict[str, Any]:
         entry = {"uri": self.uri, "name": self.name, "mimeType": self.mime_type}
@@ -335,12 +219,12 @@ class ResourceTemplate:
     def __post_init__(self) -> None:
         where = f"ResourceTemplate {self.uri_template!r}"
         if (self.text is None) == (self.blob is None):
-            raise _refuse(where, "needs text= or blob=", "give exactly one of them")
+            raise refuse(where, "needs text= or blob=", "give exactly one of them")
         if not self.variables():
-            raise _refuse(where, "has no {variable}", "use Resource for a fixed URI")
+            raise refuse(where, "has no {variable}", "use Resource for a fixed URI")
         for name in self.completions:
             if name not in self.variables():
-                raise _refuse(
+                raise refuse(
                     where, f"completes {name!r}, not a variable of it", "name a {variable} of the URI"
                 )
 
@@ -402,17 +286,17 @@ class Prompt:
         for name in ("messages", "arguments"):
             object.__setattr__(self, name, freeze(getattr(self, name)))
         if not isinstance(self.messages, tuple) or not self.messages:
-            raise _refuse(
+            raise refuse(
                 where, "has no messages", "give messages=[PromptMessage(role='user', content=Text(...))]"
             )
         for index, message in enumerate(self.messages):
             if not isinstance(message, PromptMessage) or not isinstance(message.content, CONTENT_KINDS):
-                raise _refuse(
+                raise refuse(
                     f"{where}.messages[{index}]", "is not a PromptMessage", "build it with PromptMessage"
                 )
         for index, argument in enumerate(self.arguments):
             if not isinstance(argument, PromptArgument):
-                raise _refuse(
+                raise refuse(
                     f"{where}.arguments[{index}]", "is not a PromptArgument", "build it with PromptArgument"
                 )
 

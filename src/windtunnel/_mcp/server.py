@@ -42,7 +42,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from windtunnel._core.mock_kit import CallOutcome, MockHost, MockServer
-from windtunnel._core.mock_surface import Reply, ToolResult
+from windtunnel._core.mock_steps import Reply
+from windtunnel._core.mock_surface import ToolResult
 from windtunnel._limits import DEFAULT_MAX_BODY_BYTES
 from windtunnel._mcp.events import MemoryEventStore
 from windtunnel._mcp.hosts import AllowedHosts, HostGuard

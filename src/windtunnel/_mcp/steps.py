@@ -20,7 +20,7 @@ from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel, ValidationError
 
 from windtunnel._core.mock_kit import Tool
-from windtunnel._core.mock_surface import (
+from windtunnel._core.mock_steps import (
     LOG_LEVELS,
     CloseStream,
     Elicit,
@@ -29,9 +29,9 @@ from windtunnel._core.mock_surface import (
     Reply,
     Sample,
     Step,
-    fill,
     subset,
 )
+from windtunnel._core.mock_surface import fill
 
 Exchange = dict[str, Any]
 
@@ -149,11 +149,9 @@ async def _log(
 async def _close(ctx: ServerRequestContext[Any, Any], exchange: Exchange) -> None:
     exchange["kind"] = "close_stream"
     if ctx.close_sse_stream is None:
-        # The SDK offers it only to clients of 2025-11-25 or later (older ones cannot resume).
-        exchange |= {
-            "delivered": False,
-            "reason": "the client's protocol version cannot resume a closed stream",
-        }
+        # The SDK offers it only on a session stream of 2025-11-25 (older clients cannot resume; the
+        # 2026-07-28 transport has no session streams).
+        exchange |= {"delivered": False, "reason": "this client's protocol version has no stream to resume"}
         return
     await ctx.close_sse_stream()
     exchange["delivered"] = True
