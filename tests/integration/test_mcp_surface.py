@@ -15,6 +15,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from tests.mcp_conformance.session import ACCEPT, INITIALIZE
 from windtunnel._core.agent_runtime import MockServerPlan
 from windtunnel._mcp.loopback import LoopbackMCP, start_loopback, stop_loopback
 from windtunnel.api import (
@@ -328,19 +329,8 @@ def test_prompts_and_completions_are_served_and_recorded(mock: LoopbackMCP) -> N
 def test_a_session_mock_announces_what_it_serves_and_a_tools_only_mock_stays_as_it_was(
     mocks: dict[str, LoopbackMCP],
 ) -> None:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    accept = {"Accept": "application/json, text/event-stream"}
-    rich = httpx.post(mocks["gallery"].url, json=body, headers=accept, timeout=10)
-    plain = httpx.post(mocks["plain"].url, json=body, headers=accept, timeout=10)
+    rich = httpx.post(mocks["gallery"].url, json=INITIALIZE, headers=ACCEPT, timeout=10)
+    plain = httpx.post(mocks["plain"].url, json=INITIALIZE, headers=ACCEPT, timeout=10)
     assert rich.headers["content-type"].startswith("text/event-stream") and rich.headers["mcp-session-id"]
     assert "mcp-session-id" not in plain.headers and plain.headers["content-type"] == "application/json"
     assert set(plain.json()["result"]["capabilities"]) == {"tools"}

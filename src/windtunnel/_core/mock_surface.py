@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from windtunnel._core.frozen import freeze
 from windtunnel.errors import PackError
@@ -65,31 +65,32 @@ class Text:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Image:
-    """An image block: raw bytes (or base64 text) and the MIME type, e.g. image/png."""
+class _Media:
+    """A binary block: raw bytes (or base64 text) and the MIME type; `kind` is its wire type."""
 
     data: bytes | str
     mime_type: str
+    kind: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
-        _b64(self.data, "Image")
+        _b64(self.data, type(self).__name__)
 
     def wire(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        return {"type": "image", "data": _b64(self.data, "Image"), "mimeType": self.mime_type}
+        return {"type": self.kind, "data": _b64(self.data, type(self).__name__), "mimeType": self.mime_type}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Audio:
-    """An audio block: raw bytes (or base64 text) and the MIME type, e.g. audio/wav."""
+class Image(_Media):
+    """An image block, e.g. image/png."""
 
-    data: bytes | str
-    mime_type: str
+    kind: ClassVar[str] = "image"
 
-    def __post_init__(self) -> None:
-        _b64(self.data, "Audio")
 
-    def wire(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        return {"type": "audio", "data": _b64(self.data, "Audio"), "mimeType": self.mime_type}
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Audio(_Media):
+    """An audio block, e.g. audio/wav."""
+
+    kind: ClassVar[str] = "audio"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,8 +103,7 @@ class EmbeddedResource:
     blob: bytes | None = None
 
     def __post_init__(self) -> None:
-        if (self.text is None) == (self.blob is None):
-            raise refuse(f"EmbeddedResource {self.uri!r}", "needs text= or blob=", "give exactly one of them")
+        _text_or_blob(f"EmbeddedResource {self.uri!r}", self)
 
     def wire(self, values: Mapping[str, Any]) -> dict[str, Any]:
         return {
@@ -128,6 +128,11 @@ class ResourceLink:
 
 ContentBlock = Text | Image | Audio | EmbeddedResource | ResourceLink
 CONTENT_KINDS = (Text, Image, Audio, EmbeddedResource, ResourceLink)
+
+
+def _text_or_blob(where: str, source: Any) -> None:
+    if (source.text is None) == (source.blob is None):
+        raise refuse(where, "needs text= or blob=", "give exactly one of them")
 
 
 def _optional(**fields: Any) -> dict[str, Any]:
@@ -190,8 +195,7 @@ class Resource:
     description: str | None = None
 
     def __post_init__(self) -> None:
-        if (self.text is None) == (self.blob is None):
-            raise refuse(f"Resource {self.uri!r}", "needs text= or blob=", "give exactly one of them")
+        _text_or_blob(f"Resource {self.uri!r}", self)
 
     def listing(self) -> dict[str, Any]:
         entry = {"uri": self.uri, "name": self.name, "mimeType": self.mime_type}
@@ -218,8 +222,7 @@ class ResourceTemplate:
 
     def __post_init__(self) -> None:
         where = f"ResourceTemplate {self.uri_template!r}"
-        if (self.text is None) == (self.blob is None):
-            raise refuse(where, "needs text= or blob=", "give exactly one of them")
+        _text_or_blob(where, self)
         if not self.variables():
             raise refuse(where, "has no {variable}", "use Resource for a fixed URI")
         for name in self.completions:
