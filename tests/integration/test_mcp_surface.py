@@ -4,7 +4,6 @@ loopback mock, with what the mock recorded read back over its admin routes."""
 from __future__ import annotations
 
 import base64
-import warnings
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
@@ -337,13 +336,39 @@ def test_a_session_mock_announces_what_it_serves_and_a_tools_only_mock_stays_as_
     assert '"resources"' in rich.text and '"prompts"' in rich.text and '"logging"' in rich.text
 
 
-def test_a_2026_client_gets_no_request_it_cannot_answer_and_the_log_says_so(mock: LoopbackMCP) -> None:
+def test_a_2026_client_gets_the_requests_in_one_round_and_its_retry_is_the_recorded_call(
+    mock: LoopbackMCP,
+) -> None:
+    async def elicit(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"answer": "per request"})
+
+    logged: list[types.LoggingMessageNotificationParams] = []
+
+    async def log(params: types.LoggingMessageNotificationParams) -> None:
+        logged.append(params)
+
     async def run() -> Any:
-        with warnings.catch_warnings():
-            async with Client(mock.url, cache=None) as client:  # auto: the 2026-07-28 per-request era
-                return await client.call_tool("ask", {"who": "ada"})
+        # auto: the SDK's client picks the 2026-07-28 per-request transport, which has no back channel
+        async with Client(mock.url, cache=None, elicitation_callback=elicit, logging_callback=log) as client:
+            asked = await client.call_tool("ask", {"who": "ada"})
+            await client.call_tool("chatty", {"who": "ada"})  # no log level opted in: nothing is sent
+            return asked
 
     result = anyio.run(run)
-    assert result.is_error  # the script expected an accept; none could come
-    (call,) = mock.calls()
-    assert "back-channel" in call["exchanges"][0]["error"]
+    assert not result.is_error
+    assert result.structured_content == {
+        "who": "ada",
+        "replies": [{"action": "accept", "content": {"answer": "per request"}}],
+    }
+    assert logged == []
+    asked, chatty = mock.calls()  # the first round is not a call: only the retry that ran the tool is
+    assert (
+        asked["exchanges"][0]["answer"]["content"] == {"answer": "per request"}
+        and asked["exchanges"][0]["met"]
+    )
+    assert {e["reason"] for e in chatty["exchanges"]} == {
+        "the request did not opt in to log messages of this level"
+    }
+    (first_round,) = [r for r in mock.requests() if r["method"] == "tools/call"]
+    assert first_round["answer"]["resultType"] == "input_required"
+    assert first_round["answer"]["inputRequests"]["step-0"]["method"] == "elicitation/create"

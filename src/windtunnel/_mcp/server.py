@@ -47,7 +47,7 @@ from windtunnel._core.mock_surface import ToolResult
 from windtunnel._limits import DEFAULT_MAX_BODY_BYTES
 from windtunnel._mcp.events import MemoryEventStore
 from windtunnel._mcp.hosts import AllowedHosts, HostGuard
-from windtunnel._mcp.steps import LogLevels, run_steps
+from windtunnel._mcp.steps import LogLevels, input_required, per_request, run_steps
 from windtunnel._mcp.surface import register
 from windtunnel._net.body_limit import BodyLimit
 
@@ -104,14 +104,20 @@ def _mcp_server(host: MockHost, name: str) -> Server[Any]:
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         arguments = params.arguments if params.arguments is not None else {}
         mock = host.server  # one server for the whole call, even if a reset swaps it meanwhile
         replies: list[Reply] = []
         exchanges: list[dict[str, Any]] = []
         tool = mock.runs(params.name, arguments)
+        responses = params.input_responses
+        if tool is not None and tool.asks and per_request(ctx) and responses is None:
+            first = input_required(tool, arguments)  # a round of the call, not the call: see steps.py
+            answer = first.model_dump(by_alias=True, mode="json", exclude_none=True)
+            mock.record_request("tools/call", {"name": params.name, "arguments": arguments}, answer)
+            return first
         if tool is not None and tool.steps:  # only a call the tool will run sends its steps
-            replies, exchanges = await run_steps(ctx, tool, arguments, levels)
+            replies, exchanges = await run_steps(ctx, tool, arguments, levels, responses)
         if mock.is_blocking(params.name):  # a waiting tool must not hold up the mock's event loop
             return await anyio.to_thread.run_sync(_run, mock, params.name, arguments, replies, exchanges)
         return _run(mock, params.name, arguments, replies, exchanges)

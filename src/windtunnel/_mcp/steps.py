@@ -4,6 +4,10 @@ An exchange is `{"step", "kind", "sent", ...}` plus what came of it: `"delivered
 a notification the mock did not send (no progress token, a log level the client filtered out), the client's
 `answer` or its `error` for a request, and `"met"` against the step's expectation. Checks of a runtime's
 MCP client read these from `/wt/calls` to see what its agent loop was sent and how it answered.
+
+A client of the 2026-07-28 per-request transport has no back channel: there the asking steps go out all
+at once as the SDK's InputRequiredResult (keys `step-<index>`), and the client's retry, carrying the
+answers, is the call that runs the steps and is recorded. The first round is in `/wt/requests`.
 """
 
 from __future__ import annotations
@@ -14,13 +18,16 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server.connection import allowed_log_levels
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 
 from windtunnel._core.mock_kit import Tool
 from windtunnel._core.mock_steps import (
+    ASKS,
     LOG_LEVELS,
     CloseStream,
     Elicit,
@@ -28,7 +35,6 @@ from windtunnel._core.mock_steps import (
     Progress,
     Reply,
     Sample,
-    Step,
     subset,
 )
 from windtunnel._core.mock_surface import fill
@@ -57,45 +63,72 @@ def session_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return headers.get("mcp-session-id") if headers is not None else None
 
 
+def per_request(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether the client speaks the 2026-07-28 per-request transport (no back channel, no setLevel)."""
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def input_required(tool: Tool, arguments: Mapping[str, Any]) -> types.InputRequiredResult:
+    """The first round of an asking tool for a 2026-07-28 client: every request of its steps at once."""
+    requests: dict[str, Any] = {
+        f"step-{index}": _request(step, arguments)
+        for index, step in enumerate(tool.steps)
+        if isinstance(step, ASKS)
+    }
+    return types.InputRequiredResult(input_requests=requests)
+
+
 async def run_steps(
-    ctx: ServerRequestContext[Any, Any], tool: Tool, arguments: Mapping[str, Any], levels: LogLevels
+    ctx: ServerRequestContext[Any, Any],
+    tool: Tool,
+    arguments: Mapping[str, Any],
+    levels: LogLevels,
+    responses: Mapping[str, BaseModel] | None = None,
 ) -> tuple[list[Reply], list[Exchange]]:
-    """Send the tool's steps in order; the client's replies to its requests and every exchange."""
+    """Send the tool's steps in order; the client's replies to its requests and every exchange.
+
+    `responses` are a 2026-07-28 client's answers to `input_required()`, by key: asking steps read
+    their answer there instead of sending a request.
+    """
     replies: list[Reply] = []
     exchanges: list[Exchange] = []
     for index, step in enumerate(tool.steps):
         if step.delay_s:
             await anyio.sleep(step.delay_s)
         exchange: Exchange = {"step": index, "at": time.time()}
-        reply = await _one(ctx, step, arguments, levels, exchange)
-        if reply is not None:
-            replies.append(reply)
+        if isinstance(step, Elicit | Sample):
+            request = _request(step, arguments)
+            sent = request.params.model_dump(by_alias=True, mode="json", exclude_none=True)
+            exchange |= {"kind": "elicitation" if isinstance(step, Elicit) else "sampling", "sent": sent}
+            if responses is None:
+                replies.append(await _ask(ctx, request, step, exchange))
+            else:
+                replies.append(_answered(responses.get(f"step-{index}"), step, exchange))
+        else:
+            await _notify(ctx, step, arguments, levels, exchange)
         exchanges.append(exchange)
     return replies, exchanges
 
 
-async def _one(
+async def _notify(
     ctx: ServerRequestContext[Any, Any],
-    step: Step,
+    step: Progress | Log | CloseStream,
     arguments: Mapping[str, Any],
     levels: LogLevels,
     exchange: Exchange,
-) -> Reply | None:
+) -> None:
     if isinstance(step, Progress):
         await _progress(ctx, step, exchange)
     elif isinstance(step, Log):
         await _log(ctx, step, arguments, levels, exchange)
-    elif isinstance(step, CloseStream):
-        await _close(ctx, exchange)
-    elif isinstance(step, Elicit):
-        return await _ask(
-            ctx, "elicitation", _elicitation(step, arguments), types.ElicitResult, step, exchange
-        )
     else:
-        return await _ask(
-            ctx, "sampling", _sampling(step, arguments), types.CreateMessageResult, step, exchange
-        )
-    return None
+        await _close(ctx, exchange)
+
+
+def _request(
+    step: Elicit | Sample, arguments: Mapping[str, Any]
+) -> types.ElicitRequest | types.CreateMessageRequest:
+    return _elicitation(step, arguments) if isinstance(step, Elicit) else _sampling(step, arguments)
 
 
 def _elicitation(step: Elicit, arguments: Mapping[str, Any]) -> types.ElicitRequest:
@@ -134,6 +167,9 @@ async def _log(
     data = fill(step.data, arguments) if isinstance(step.data, str) else step.data
     sent = {"level": step.level, "data": data} | ({"logger": step.logger} if step.logger else {})
     exchange |= {"kind": "log", "sent": sent}
+    if per_request(ctx) and step.level not in allowed_log_levels(ctx.protocol_version, ctx.meta):
+        exchange |= {"delivered": False, "reason": "the request did not opt in to log messages of this level"}
+        return
     if not levels.allows(session_id(ctx), step.level):
         exchange |= {"delivered": False, "reason": "below the level the client set with logging/setLevel"}
         return
@@ -159,35 +195,43 @@ async def _close(ctx: ServerRequestContext[Any, Any], exchange: Exchange) -> Non
 
 async def _ask(
     ctx: ServerRequestContext[Any, Any],
-    kind: Any,
     request: types.ElicitRequest | types.CreateMessageRequest,
-    result_type: type[BaseModel],
     step: Elicit | Sample,
     exchange: Exchange,
 ) -> Reply:
-    sent = request.params.model_dump(by_alias=True, mode="json", exclude_none=True)
-    exchange |= {"kind": kind, "sent": sent}
+    result_type: type[BaseModel] = (
+        types.ElicitResult if isinstance(step, Elicit) else types.CreateMessageResult
+    )
     metadata = ServerMessageMetadata(related_request_id=ctx.request_id)
     started = time.monotonic()
     try:
         result = await ctx.session.send_request(
-            request,
-            result_type,
-            request_read_timeout_seconds=step.timeout_s,
-            metadata=metadata,
+            request, result_type, request_read_timeout_seconds=step.timeout_s, metadata=metadata
         )
     except MCPError as exc:  # refused, timed out, or no back channel: the SDK says which
-        exchange |= {"answer": None, "error": f"JSON-RPC error {exc.error.code}: {exc.error.message}"}
-        exchange |= {"seconds": round(time.monotonic() - started, 3), "met": step.expect is None}
-        return Reply(kind=kind, answer=None, error=exchange["error"], met=step.expect is None)
+        exchange["seconds"] = round(time.monotonic() - started, 3)
+        return _judged(None, f"JSON-RPC error {exc.error.code}: {exc.error.message}", step, exchange)
     except ValidationError as exc:
         invalid = f"the client's answer is not a valid {result_type.__name__}: {exc.errors()[0]['msg']}"
-        exchange |= {"answer": None, "error": invalid, "met": False}
-        return Reply(kind=kind, answer=None, error=invalid, met=False)
-    answer = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    met = step.expect is None or subset(step.expect, answer)
-    exchange |= {"answer": answer, "met": met, "seconds": round(time.monotonic() - started, 3)}
+        return _judged(None, invalid, step, exchange)
+    exchange["seconds"] = round(time.monotonic() - started, 3)
+    return _judged(result.model_dump(by_alias=True, mode="json", exclude_none=True), None, step, exchange)
+
+
+def _answered(response: BaseModel | None, step: Elicit | Sample, exchange: Exchange) -> Reply:
+    """A 2026-07-28 client's answer, carried by its retry of the call."""
+    if response is None:
+        return _judged(None, "the client's retry carried no answer to this request", step, exchange)
+    return _judged(response.model_dump(by_alias=True, mode="json", exclude_none=True), None, step, exchange)
+
+
+def _judged(
+    answer: dict[str, Any] | None, error: str | None, step: Elicit | Sample, exchange: Exchange
+) -> Reply:
+    """The client's answer (or why there is none) against the step's script, recorded in `exchange`."""
+    met = step.expect is None or (answer is not None and subset(step.expect, answer))
+    exchange |= {"answer": answer, "met": met} | ({"error": error} if error is not None else {})
     if step.expect is not None:
         exchange["expected"] = dict(step.expect)
-    error = None if met else f"expected {dict(step.expect or {})}, got {answer}"
-    return Reply(kind=kind, answer=answer, error=error, met=met)
+    why = error if error is not None or met else f"expected {dict(step.expect or {})}, got {answer}"
+    return Reply(kind=exchange["kind"], answer=answer, error=why, met=met)
