@@ -262,7 +262,7 @@ def test_an_elicitation_is_answered_recorded_and_held_to_its_script(mock: Loopba
 
 
 def test_a_sampling_request_carries_the_prompt_and_the_answer_reaches_the_handler(mock: LoopbackMCP) -> None:
-    async def sample(_ctx: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
         assert params.messages[0].content.text == "A poem on ada"  # type: ignore[union-attr]
         return types.CreateMessageResult(role="assistant", content=types.TextContent(text="roses"), model="m")
 
@@ -339,7 +339,7 @@ def test_a_session_mock_announces_what_it_serves_and_a_tools_only_mock_stays_as_
 def test_a_2026_client_gets_the_requests_in_one_round_and_its_retry_is_the_recorded_call(
     mock: LoopbackMCP,
 ) -> None:
-    async def elicit(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         return types.ElicitResult(action="accept", content={"answer": "per request"})
 
     logged: list[types.LoggingMessageNotificationParams] = []
