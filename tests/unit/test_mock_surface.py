@@ -113,6 +113,10 @@ def test_answers_are_matched_as_subsets() -> None:
             "output_schema is not an object schema",
         ),
         (
+            lambda: Tool(name="t", description="d", input_schema=EMPTY, handler=print, output_schema=WRONG),
+            "output_schema is not an object schema",
+        ),
+        (
             lambda: MockServer(
                 "s",
                 [Tool(name="t", description="d", input_schema=EMPTY, handler=print, steps=[Log(data="x")])],

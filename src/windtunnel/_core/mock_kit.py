@@ -62,7 +62,8 @@ class Tool:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "steps", check_steps(f"Tool {self.name!r}: steps", self.steps))
-        if self.output_schema is not None and self.output_schema.get("type") != "object":
+        schema = self.output_schema
+        if schema is not None and (not isinstance(schema, Mapping) or schema.get("type") != "object"):
             raise PackError(
                 f"Tool {self.name!r}: output_schema is not an object schema",
                 hint='MCP structured content is an object: give {"type": "object", ...}',
