@@ -93,6 +93,12 @@ def gallery() -> MockServer:
                 schema=NAMED,
                 steps=[Elicit(message="What about {who}?", schema=FORM, expect={"action": "accept"})],
             ),
+            _tool(
+                "ask_briefly",
+                _answered,
+                schema=NAMED,
+                steps=[Elicit(message="Quick, {who}?", schema=FORM, timeout_s=0.3)],
+            ),
             _tool("muse", _answered, schema=NAMED, steps=[Sample(prompt="A poem on {who}", max_tokens=20)]),
             _tool("hang_up", lambda s, a: "after the reconnect", steps=[CloseStream(), Progress(progress=1)]),
         ],
@@ -259,6 +265,19 @@ def test_an_elicitation_is_answered_recorded_and_held_to_its_script(mock: Loopba
     assert first["sent"]["requestedSchema"] == FORM
     assert not second["met"] and second["expected"] == {"action": "accept"}
     assert third["answer"] is None and third["error"].startswith("JSON-RPC error")
+
+
+def test_an_unanswered_request_times_out_and_the_call_still_ends(mock: LoopbackMCP) -> None:
+    async def dawdle(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        await anyio.sleep(3)
+        return types.ElicitResult(action="accept", content={"answer": "too late"})
+
+    result = session(
+        mock.url, lambda c: c.call_tool("ask_briefly", {"who": "ada"}), elicitation_callback=dawdle
+    )
+    assert result.structured_content == {"who": "ada", "replies": [None]}  # no expectation: the tool goes on
+    (exchange,) = mock.calls()[0]["exchanges"]
+    assert exchange["answer"] is None and "timed out" in exchange["error"] and exchange["seconds"] < 2
 
 
 def test_a_sampling_request_carries_the_prompt_and_the_answer_reaches_the_handler(mock: LoopbackMCP) -> None:
