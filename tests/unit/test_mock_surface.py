@@ -202,3 +202,34 @@ def test_the_event_store_replays_a_streams_later_events_only() -> None:
 
     assert anyio.run(run) == ("a", None)
     assert sent == ["3"]
+
+
+def test_a_tool_with_an_output_schema_must_return_structured_content() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    tools = [
+        Tool(
+            name="ok",
+            description="d",
+            input_schema=EMPTY,
+            handler=lambda s, a: {"n": 1},
+            output_schema=schema,
+        ),
+        Tool(
+            name="blocks",
+            description="d",
+            input_schema=EMPTY,
+            handler=lambda s, a: ToolResult([Text(text="1")]),
+            output_schema=schema,
+        ),
+        Tool(
+            name="wrong",
+            description="d",
+            input_schema=EMPTY,
+            handler=lambda s, a: {"n": "1"},
+            output_schema=schema,
+        ),
+    ]
+    server = MockServer("s", tools)
+    assert not server.call("ok", {}).is_error
+    assert "returned no structured content object" in (server.call("blocks", {}).error or "")
+    assert "breaks its output_schema" in (server.call("wrong", {}).error or "")

@@ -48,7 +48,7 @@ class Tool:
 
     `output_schema` is listed as the tool's outputSchema; structured results are checked against it.
     `steps` are sent to the client during the call, in order, before the handler runs (progress, log
-    messages, elicitation and sampling requests, closing the stream): windtunnel._core.mock_surface.
+    messages, elicitation and sampling requests, closing the stream): windtunnel._core.mock_steps.
     A tool with steps needs a server with sessions=True.
     """
 
@@ -259,7 +259,11 @@ def _handled(
 def _checked(tool: Tool, result: Any) -> CallOutcome:
     """The result, or an error naming how its structured content breaks the tool's output schema."""
     structured = result.structured if isinstance(result, ToolResult) else result
-    if tool.output_schema is not None and structured is not None:
+    if tool.output_schema is not None:
+        if not isinstance(structured, Mapping):  # MCP: a tool with an outputSchema MUST return an object
+            return _error(
+                f"{tool.name!r} declares an output_schema but returned no structured content object"
+            )
         try:
             _validate(dict(structured), tool.output_schema)
         except jsonschema.ValidationError as exc:
