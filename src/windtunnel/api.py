@@ -3,6 +3,20 @@
 from windtunnel._canary.canary import CanaryResult, run_reset_canary
 from windtunnel._core.doors import publish
 from windtunnel._core.mock_kit import MockServer, Tool, ToolDenied, ToolError
+from windtunnel._core.mock_steps import CloseStream, Elicit, Log, Progress, Reply, Sample
+from windtunnel._core.mock_surface import (
+    Audio,
+    EmbeddedResource,
+    Image,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    Resource,
+    ResourceLink,
+    ResourceTemplate,
+    Text,
+    ToolResult,
+)
 from windtunnel._core.reference import ReferenceCase, ReferenceDecision, ReferenceToolCall
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import AgentSetup, Pack, mock_state_probe
@@ -39,6 +53,24 @@ __all__ = [
     "MockServer",
     "ToolError",
     "ToolDenied",
+    # what a mock may serve beyond JSON tools (docs/design.md, "MCP mocks")
+    "ToolResult",
+    "Text",
+    "Image",
+    "Audio",
+    "EmbeddedResource",
+    "ResourceLink",
+    "Progress",
+    "Log",
+    "Elicit",
+    "Sample",
+    "CloseStream",
+    "Reply",
+    "Resource",
+    "ResourceTemplate",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
     "mock_state_probe",
     "load_pack",
     # running and results

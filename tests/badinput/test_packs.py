@@ -97,6 +97,18 @@ CASES = [
     case("mcp servers a list", pack_of(mcp_servers="[]"), "pack 'p': mcp_servers is a list"),
     case("unknown profile", pack_of(profiles="['nightly']"), "pack 'p' declares profile 'nightly'"),
     case("agent not AgentSetup", pack_of(agent="'x'"), "pack 'p': agent is a str"),
+    # its MCP mocks' declarations beyond JSON tools (docs/design.md, "MCP mocks")
+    case(
+        "mock steps on a stateless server",
+        "MockServer('m', [Tool(name='t', description='d', input_schema={}, handler=print, steps=[Log(data='x')])])\n",
+        "pk/pack.py: MockServer 'm': tool 't' declares steps, which a stateless server cannot send",
+    ),
+    case("mock log level", "Log(data='x', level='loud')\n", "pk/pack.py: Log.level: is 'loud'"),
+    case(
+        "mock image not base64",
+        "Image(data='not base64!', mime_type='image/png')\n",
+        "pk/pack.py: Image: data is a string that is not base64",
+    ),
     # its scenarios
     case("scenario name empty", pack_of(scenario(name="''")), "a scenario has name ''"),
     case("prompt empty", pack_of(scenario(prompt="''")), "scenario 's': prompt must be a non-empty string"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import re
 import subprocess
 import sys
@@ -215,25 +216,36 @@ def _served_url(process: subprocess.Popen[bytes], log: Path) -> str:
     )
 
 
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "wt-session", "version": "1"},
+    },
+}
+"""A 2025-11-25 initialize request, as the suite's client sends it."""
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
 def announced_capabilities(url: str) -> set[str]:
     """The capabilities the mock announces in its initialize result."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "wt-session", "version": "1"},
-        },
-    }
     try:
-        reply = httpx.post(
-            url, json=body, headers={"Accept": "application/json, text/event-stream"}, timeout=10
-        )
-        return set(reply.json()["result"]["capabilities"])
-    except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+        reply = httpx.post(url, json=INITIALIZE, headers=ACCEPT, timeout=10)
+        return set(rpc_body(reply.headers.get("content-type", ""), reply.text)["result"]["capabilities"])
+    except (httpx.HTTPError, ValueError, KeyError, TypeError, StopIteration) as exc:
         raise SessionError(f"the mock at {url} did not answer initialize with capabilities: {exc!r}") from exc
+
+
+def rpc_body(content_type: str, text: str) -> Any:
+    """The JSON-RPC message of an answer: the body, or the data of an SSE answer's message event (a mock
+    with sessions answers on an SSE stream, whose first event is an empty priming one)."""
+    if not content_type.startswith("text/event-stream"):
+        return json.loads(text)
+    data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    return json.loads(next(item for item in data if item))
 
 
 def run(node_dir: Path, out: Path) -> list[Row]:

@@ -14,10 +14,15 @@ from typing import Any, TypeVar
 import jsonschema
 
 from windtunnel._core.foreign import foreign_code
-from windtunnel.errors import HarnessError, WindTunnelError
+from windtunnel._core.frozen import freeze
+from windtunnel._core.mock_steps import ASKS, Log, Reply, Step, check_steps
+from windtunnel._core.mock_surface import Prompt, Resource, ResourceTemplate, ToolResult
+from windtunnel.errors import HarnessError, PackError, WindTunnelError
 
-Handler = Callable[[dict[str, Any], dict[str, Any]], Any]
-"""A tool handler: `handler(state, arguments) -> JSON result`. It may mutate `state`."""
+Handler = Callable[..., Any]
+"""A tool handler: `handler(state, arguments) -> JSON result or ToolResult`. It may mutate `state`. A tool
+whose steps ask the client something (Elicit, Sample) gets the answers too: `handler(state, arguments,
+replies)`, one Reply per asking step, in order."""
 
 
 class ToolError(Exception):
@@ -40,6 +45,11 @@ class Tool:
     `blocking=True` is for a handler that waits (sleeps, polls) and reads no state and changes none: it
     gets an empty state, runs without the state lock and, when served over HTTP, in a worker thread, so
     the mock keeps answering every other call while it waits.
+
+    `output_schema` is listed as the tool's outputSchema; structured results are checked against it.
+    `steps` are sent to the client during the call, in order, before the handler runs (progress, log
+    messages, elicitation and sampling requests, closing the stream): windtunnel._core.mock_steps.
+    A tool with steps needs a server with sessions=True.
     """
 
     name: str
@@ -47,6 +57,23 @@ class Tool:
     input_schema: Mapping[str, Any]
     handler: Handler
     blocking: bool = False
+    output_schema: Mapping[str, Any] | None = None
+    steps: Sequence[Step] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "steps", check_steps(f"Tool {self.name!r}: steps", self.steps))
+        schema = self.output_schema
+        if schema is not None and (not isinstance(schema, Mapping) or schema.get("type") != "object"):
+            raise PackError(
+                f"Tool {self.name!r}: output_schema is not an object schema",
+                hint='MCP structured content is an object: give {"type": "object", ...}',
+                field="output_schema",
+            )
+
+    @property
+    def asks(self) -> bool:
+        """Whether the tool sends the client requests (Elicit, Sample) whose answers its handler gets."""
+        return any(isinstance(step, ASKS) for step in self.steps)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,46 +92,126 @@ class CallOutcome:
 
 
 class MockServer:
-    """A named set of tools over one fixture state; records every call it receives, bad ones included."""
+    """A named set of tools over one fixture state; records every call it receives, bad ones included.
 
-    def __init__(self, name: str, tools: Sequence[Tool], state: Mapping[str, Any] | None = None) -> None:
+    Opt-in, beyond tools (docs/design.md, "MCP mocks"): `resources`, `resource_templates` and `prompts`
+    are served and announced as capabilities; `sessions=True` serves with Mcp-Session-Id, SSE responses
+    and resumable streams, which tools with steps need. A server that declares none of these is served
+    as ever: tools only, stateless, one JSON body per POST.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        tools: Sequence[Tool],
+        state: Mapping[str, Any] | None = None,
+        *,
+        resources: Sequence[Resource] = (),
+        resource_templates: Sequence[ResourceTemplate] = (),
+        prompts: Sequence[Prompt] = (),
+        sessions: bool = False,
+    ) -> None:
         self.name = name
         self.tools: dict[str, Tool] = {tool.name: tool for tool in tools}
+        self.resources: tuple[Resource, ...] = _typed(name, "resources", resources, Resource)
+        self.resource_templates: tuple[ResourceTemplate, ...] = _typed(
+            name, "resource_templates", resource_templates, ResourceTemplate
+        )
+        self.prompts: tuple[Prompt, ...] = _typed(name, "prompts", prompts, Prompt)
+        self.sessions = sessions
+        for tool in self.tools.values():
+            if tool.steps and not sessions:
+                raise PackError(
+                    f"MockServer {name!r}: tool {tool.name!r} declares steps, which a stateless server cannot send",
+                    hint=f"pass sessions=True to MockServer({name!r}, ...)",
+                    field="sessions",
+                )
         self._state: dict[str, Any] = copy.deepcopy(dict(state or {}))
         self._calls: list[dict[str, Any]] = []
+        self._requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
-    def call(self, name: str, arguments: Any) -> CallOutcome:
-        """Run one tool call against the state and record it with its raw arguments."""
+    @property
+    def logs(self) -> bool:
+        """Whether a tool sends log messages (then the server announces `logging`)."""
+        return any(isinstance(step, Log) for tool in self.tools.values() for step in tool.steps)
+
+    @property
+    def completes(self) -> bool:
+        """Whether a prompt argument or a template variable offers completions (`completions`)."""
+        return any(arg.completions for prompt in self.prompts for arg in prompt.arguments) or any(
+            template.completions for template in self.resource_templates
+        )
+
+    def call(
+        self,
+        name: str,
+        arguments: Any,
+        *,
+        replies: Sequence[Reply] = (),
+        exchanges: Sequence[Mapping[str, Any]] = (),
+    ) -> CallOutcome:
+        """Run one tool call against the state and record it with its raw arguments.
+
+        `replies` are the client's answers to the tool's asking steps; `exchanges` is what the mock sent
+        the client during the call and what came back, recorded with the call as evidence.
+        """
         raw = copy.deepcopy(arguments)
         if self.is_blocking(name):
-            outcome = self._dispatch(name, arguments, {})
+            outcome = self._dispatch(name, arguments, {}, replies)
             with self._lock:
-                self._record(name, raw, outcome)
+                self._record(name, raw, outcome, exchanges)
             return outcome
         with self._lock:
-            outcome = self._dispatch(name, arguments, self._state)
-            self._record(name, raw, outcome)
+            outcome = self._dispatch(name, arguments, self._state, replies)
+            self._record(name, raw, outcome, exchanges)
         return outcome
+
+    def runs(self, name: str, arguments: Any) -> Tool | None:
+        """The tool a call of `name` with `arguments` would run, or None when the call is refused first."""
+        tool = self.tools.get(name)
+        if tool is None or not isinstance(arguments, dict):
+            return None
+        try:
+            _validate(arguments, tool.input_schema)
+        except jsonschema.ValidationError:
+            return None
+        return tool
+
+    def record_request(self, method: str, params: Any, answer: Any, error: str | None = None) -> None:
+        """Record a request other than tools/call (resources, prompts, completion, logging level)."""
+        entry = {"server": self.name, "method": method, "params": copy.deepcopy(params)}
+        entry |= {"answer": copy.deepcopy(answer), "error": error, "at": time.time()}
+        with self._lock:
+            self._requests.append(entry)
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request other than tools/call since the last reset, in order."""
+        with self._lock:
+            return copy.deepcopy(self._requests)
 
     def is_blocking(self, name: str) -> bool:
         """Whether `name` is a tool whose handler waits (see Tool.blocking)."""
         tool = self.tools.get(name)
         return tool is not None and tool.blocking
 
-    def _record(self, name: str, raw: Any, outcome: CallOutcome) -> None:
-        self._calls.append(
-            {
-                "server": self.name,
-                "name": name,
-                "arguments": raw,
-                "result": copy.deepcopy(outcome.result),
-                "is_error": outcome.is_error,
-                "violation": outcome.violation,
-                "error": outcome.error,
-                "at": time.time(),
-            }
-        )
+    def _record(
+        self, name: str, raw: Any, outcome: CallOutcome, exchanges: Sequence[Mapping[str, Any]]
+    ) -> None:
+        result = outcome.result.wire() if isinstance(outcome.result, ToolResult) else outcome.result
+        entry = {
+            "server": self.name,
+            "name": name,
+            "arguments": raw,
+            "result": copy.deepcopy(result),
+            "is_error": outcome.is_error,
+            "violation": outcome.violation,
+            "error": outcome.error,
+            "at": time.time(),
+        }
+        if exchanges:  # only tools with steps have them: every other call's record is as it always was
+            entry["exchanges"] = copy.deepcopy(list(exchanges))
+        self._calls.append(entry)
 
     def calls(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -114,7 +221,9 @@ class MockServer:
         with self._lock:
             return copy.deepcopy(self._state)
 
-    def _dispatch(self, name: str, arguments: Any, state: dict[str, Any]) -> CallOutcome:
+    def _dispatch(
+        self, name: str, arguments: Any, state: dict[str, Any], replies: Sequence[Reply]
+    ) -> CallOutcome:
         tool = self.tools.get(name)
         if tool is None:
             known = ", ".join(sorted(self.tools)) or "none"
@@ -125,20 +234,53 @@ class MockServer:
             _validate(arguments, tool.input_schema)
         except jsonschema.ValidationError as exc:
             return _error(f"bad arguments for {name!r}: {exc.message}")
-        return _handled(tool, arguments, state)
+        unmet = next((reply for reply in replies if not reply.met), None)
+        if unmet is not None:  # the script's expectation failed: the tool stops, as a real one would
+            return _error(f"the client's {unmet.kind} answer was not the one expected: {unmet.error}")
+        return _handled(tool, arguments, state, replies)
 
 
-def _handled(tool: Tool, arguments: dict[str, Any], state: dict[str, Any]) -> CallOutcome:
+def _handled(
+    tool: Tool, arguments: dict[str, Any], state: dict[str, Any], replies: Sequence[Reply]
+) -> CallOutcome:
     """The handler's outcome: its result, or the error, denial or refusal it raised."""
+    extra = (tuple(replies),) if tool.asks else ()
     try:
-        result = tool.handler(state, copy.deepcopy(arguments))
+        result = tool.handler(state, copy.deepcopy(arguments), *extra)
     except ToolDenied as exc:
         return CallOutcome(result=None, is_error=True, violation=True, error=f"denied: {exc}")
     except InvalidParams as exc:
         return _invalid(str(exc))
     except ToolError as exc:
         return _error(str(exc))
+    return _checked(tool, result)
+
+
+def _checked(tool: Tool, result: Any) -> CallOutcome:
+    """The result, or an error naming how its structured content breaks the tool's output schema."""
+    structured = result.structured if isinstance(result, ToolResult) else result
+    if tool.output_schema is not None:
+        if not isinstance(structured, Mapping):  # MCP: a tool with an outputSchema MUST return an object
+            return _error(
+                f"{tool.name!r} declares an output_schema but returned no structured content object"
+            )
+        try:
+            _validate(dict(structured), tool.output_schema)
+        except jsonschema.ValidationError as exc:
+            return _error(f"the result of {tool.name!r} breaks its output_schema: {exc.message}")
     return CallOutcome(result=result, is_error=False, violation=False, error=None)
+
+
+def _typed(server: str, field: str, values: Any, kind: type) -> tuple[Any, ...]:
+    """A declaration list as a tuple of `kind`; a PackError naming the server and field otherwise."""
+    frozen = freeze(values)
+    if not isinstance(frozen, tuple) or not all(isinstance(value, kind) for value in frozen):
+        raise PackError(
+            f"MockServer {server!r}: {field} must be a list of {kind.__name__}, got {frozen!r}"[:300],
+            hint=f"write {field}=[{kind.__name__}(...), ...]",
+            field=field,
+        )
+    return frozen
 
 
 def _validate(arguments: dict[str, Any], schema: Mapping[str, Any]) -> None:

@@ -56,6 +56,14 @@ class HttpMCPHandle(MockIdentity):
             raise self._bad_answer("calls", "a list under 'calls'", calls)
         return calls
 
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request other than tools/call the mock served since its last reset (resources/read,
+        prompts/get, completion/complete, logging/setLevel, ...), in order, refusals included."""
+        requests = self._request("GET", "requests").get("requests")
+        if not isinstance(requests, list):
+            raise self._bad_answer("requests", "a list under 'requests'", requests)
+        return requests
+
     def state(self) -> Mapping[str, Any]:
         """The mock's fixture state as it is now."""
         state = self._request("GET", "state").get("state")

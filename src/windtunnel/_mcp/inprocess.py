@@ -7,6 +7,7 @@ from typing import Any
 
 from windtunnel._core.agent_runtime import MockServerPlan
 from windtunnel._core.mock_kit import CallOutcome, MockHost
+from windtunnel._core.mock_steps import unsent
 from windtunnel._mcp.identity import MockIdentity
 
 
@@ -24,10 +25,22 @@ class InProcessMCPHandle(MockIdentity):
         ]
 
     def call(self, name: str, arguments: Any) -> CallOutcome:
-        return self._host.server.call(name, arguments)
+        mock = self._host.server
+        tool = mock.runs(name, arguments)
+        if tool is None or not tool.steps:
+            return mock.call(name, arguments)
+        # No MCP client is on the other end of an in-process call: each step is recorded as not sent,
+        # and a handler waiting for answers gets none, as it would from a client that refused.
+        replies, exchanges = unsent(
+            tool.steps, "the tool was called in process, with no MCP client to send to"
+        )
+        return mock.call(name, arguments, replies=replies, exchanges=exchanges)
 
     def calls(self) -> list[dict[str, Any]]:
         return self._host.server.calls()
+
+    def requests(self) -> list[dict[str, Any]]:
+        return self._host.server.requests()
 
     def state(self) -> Mapping[str, Any]:
         return self._host.server.snapshot()

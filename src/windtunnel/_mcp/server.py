@@ -3,7 +3,9 @@
 Routes of the app built by `mock_app(host)`:
 
     POST /mcp          MCP streamable HTTP (stateless, JSON responses): tools/list, tools/call
+                       (a MockServer with sessions=True: Mcp-Session-Id, SSE, GET/DELETE /mcp too)
     GET  /wt/calls     {"server": name, "calls": [...]}  every tools/call since the last reset, in order
+    GET  /wt/requests  {"server": name, "requests": [...]}  every other request it served (resources, ...)
     GET  /wt/state     {"server": name, "state": {...}}  the fixture state as it is now
     POST /wt/reset     {"server": name, "reset": true}   fresh state from the factory, empty call log
     GET  /wt/health    {"status": "ok", "server": name, "tools": [...]}
@@ -11,8 +13,9 @@ Routes of the app built by `mock_app(host)`:
 `name` is the server's name in its pack (the key of `Pack.mcp_servers`), so a client can check that it
 reached the mock it meant to. Every route first passes the Host/Origin guard (windtunnel._mcp.hosts).
 
-The mock advertises one capability, `tools`; the SDK answers initialize (with version negotiation), ping
-and notifications, and JSON-RPC -32601 for every method the mock does not serve.
+The mock advertises `tools`, and the capabilities of what its pack declared beyond tools (resources,
+prompts, completions, logging: windtunnel._mcp.surface); the SDK answers initialize (with version
+negotiation), ping and notifications, and JSON-RPC -32601 for every method the mock does not serve.
 
 Every tools/call reaches `MockServer.call()` with its arguments as received, so unknown tools, arguments
 that break the tool's schema and even arguments that are not an object are recorded as evidence. The
@@ -39,12 +42,19 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from windtunnel._core.mock_kit import CallOutcome, MockHost, MockServer
+from windtunnel._core.mock_steps import Reply
+from windtunnel._core.mock_surface import ToolResult
 from windtunnel._limits import DEFAULT_MAX_BODY_BYTES
+from windtunnel._mcp.events import MemoryEventStore
 from windtunnel._mcp.hosts import AllowedHosts, HostGuard
+from windtunnel._mcp.steps import LogLevels, input_required, per_request, run_steps
+from windtunnel._mcp.surface import register
 from windtunnel._net.body_limit import BodyLimit
 
 MCP_PATH = "/mcp"
 ADMIN_PREFIX = "/wt"
+RETRY_MS = 500
+"""The reconnection delay a session mock's SSE priming events suggest (the SSE `retry` field)."""
 
 
 def mock_app(
@@ -62,13 +72,18 @@ def mock_app(
     """
     name = name or host.name
     allowed = AllowedHosts.of(allowed_hosts)
+    sessions = host.server.sessions
     server = _mcp_server(host, name)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         # Stateless: every request stands alone, so a client survives a mock restart or reset and no
         # session can hold state across cases. JSON responses keep each round trip to one body.
-        stateless_http=True,
-        json_response=True,
+        # A pack opts in to sessions (MockServer(sessions=True)) for what needs them: requests to the
+        # client, notifications during a call, resumable SSE streams (events kept in memory).
+        stateless_http=not sessions,
+        json_response=not sessions,
+        event_store=MemoryEventStore() if sessions else None,
+        retry_interval=RETRY_MS if sessions else None,
         # The SDK's own check guards /mcp only, with a fixed list of names; HostGuard guards every route
         # (the admin routes reset and read state) and also accepts the address a connection reached.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
@@ -80,19 +95,32 @@ def mock_app(
 
 
 def _mcp_server(host: MockHost, name: str) -> Server[Any]:
+    levels = LogLevels()
+
     async def list_tools(
         _ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=_tool_listing(host))
 
     async def call_tool(
-        _ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         arguments = params.arguments if params.arguments is not None else {}
         mock = host.server  # one server for the whole call, even if a reset swaps it meanwhile
+        replies: list[Reply] = []
+        exchanges: list[dict[str, Any]] = []
+        tool = mock.runs(params.name, arguments)
+        responses = params.input_responses
+        if tool is not None and tool.asks and per_request(ctx) and responses is None:
+            first = input_required(tool, arguments)  # a round of the call, not the call: see steps.py
+            answer = first.model_dump(by_alias=True, mode="json", exclude_none=True)
+            mock.record_request("tools/call", {"name": params.name, "arguments": arguments}, answer)
+            return first
+        if tool is not None and tool.steps:  # only a call the tool will run sends its steps
+            replies, exchanges = await run_steps(ctx, tool, arguments, levels, responses)
         if mock.is_blocking(params.name):  # a waiting tool must not hold up the mock's event loop
-            return await anyio.to_thread.run_sync(_run, mock, params.name, arguments)
-        return _run(mock, params.name, arguments)
+            return await anyio.to_thread.run_sync(_run, mock, params.name, arguments, replies, exchanges)
+        return _run(mock, params.name, arguments, replies, exchanges)
 
     server: Server[Any] = Server(
         f"windtunnel-mock-{name}",
@@ -104,21 +132,33 @@ def _mcp_server(host: MockHost, name: str) -> Server[Any]:
         get_tool_input_schema=lambda _name: None,
     )
     server.middleware.insert(0, _NonObjectArguments(host))
+    register(server, host, levels)
     return server
 
 
 def _tool_listing(host: MockHost) -> list[types.Tool]:
     """Every tool exactly as the pack declared it: name, description, input JSON schema."""
     return [
-        types.Tool(name=tool.name, description=tool.description, input_schema=dict(tool.input_schema))
+        types.Tool(
+            name=tool.name,
+            description=tool.description,
+            input_schema=dict(tool.input_schema),
+            output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
+        )
         for tool in host.server.tools.values()
     ]
 
 
-def _run(mock: MockServer, name: str, arguments: Any) -> types.CallToolResult:
+def _run(
+    mock: MockServer,
+    name: str,
+    arguments: Any,
+    replies: list[Reply] | None = None,
+    exchanges: list[dict[str, Any]] | None = None,
+) -> types.CallToolResult:
     # Handlers are small functions over in-memory state; running them on the event loop avoids a
     # thread hop per call, which is most of a mock's latency budget.
-    return _as_result(mock.call(name, arguments))
+    return _as_result(mock.call(name, arguments, replies=replies or (), exchanges=exchanges or ()))
 
 
 def _as_result(outcome: CallOutcome) -> types.CallToolResult:
@@ -128,6 +168,8 @@ def _as_result(outcome: CallOutcome) -> types.CallToolResult:
     if outcome.is_error:
         message = outcome.error or "the tool failed"
         return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+    if isinstance(outcome.result, ToolResult):  # content blocks as the pack declared them
+        return types.CallToolResult.model_validate(outcome.result.wire())
     try:
         text = json.dumps(outcome.result, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
@@ -161,6 +203,9 @@ def _admin_routes(host: MockHost, name: str) -> list[Route]:
     async def calls(_request: Request) -> Response:
         return _json({"server": name, "calls": host.server.calls()})
 
+    async def requests(_request: Request) -> Response:
+        return _json({"server": name, "requests": host.server.requests()})
+
     async def state(_request: Request) -> Response:
         return _json({"server": name, "state": host.server.snapshot()})
 
@@ -173,6 +218,7 @@ def _admin_routes(host: MockHost, name: str) -> list[Route]:
 
     return [
         Route(f"{ADMIN_PREFIX}/calls", calls, methods=["GET"]),
+        Route(f"{ADMIN_PREFIX}/requests", requests, methods=["GET"]),
         Route(f"{ADMIN_PREFIX}/state", state, methods=["GET"]),
         Route(f"{ADMIN_PREFIX}/reset", reset, methods=["POST"]),
         Route(f"{ADMIN_PREFIX}/health", health, methods=["GET"]),
