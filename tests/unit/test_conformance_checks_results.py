@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from windtunnel._chat.wire import decision_message
 from windtunnel._conformance.checks_results import (
     answered_results,
     result_probe,
     result_problems,
     result_text,
 )
+from windtunnel._wire.openai_chat import decision_message
 
 PROBE = result_probe("n0nce")
 MOCK_ANSWERS = {

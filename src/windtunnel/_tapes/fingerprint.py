@@ -17,8 +17,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import rfc8785
 
-from windtunnel._chat.wire import SAMPLING_KEYS
 from windtunnel._tapes.secrets import SecretScanner, redact
+from windtunnel._wire.openai_chat import SAMPLING_KEYS
 
 FINGERPRINT_VERSION = 1
 FINGERPRINT_PREFIX = b"wt-tape-fp-v1\n"

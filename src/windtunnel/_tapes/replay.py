@@ -22,7 +22,7 @@ from windtunnel._tapes.model import Interaction, Tape
 from windtunnel._tapes.policy import MAX_AGE, Clock, enforce_fresh, rerecord_command, utcnow
 from windtunnel._tapes.secrets import SecretScanner
 from windtunnel._tapes.store import load_tape
-from windtunnel._tapes.stream import assemble_completion
+from windtunnel._wire.openai_chat_stream import assemble_completion
 from windtunnel.errors import TapeError
 
 REFUSAL_STATUS = 400

@@ -16,12 +16,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from windtunnel._chat.wire import decision_message, first_message
 from windtunnel._core.reference import ReferenceCase, ReferenceDecision
 from windtunnel._scenario.model import Scenario
 from windtunnel._tapes.model import Interaction, Tape
 from windtunnel._tapes.policy import SCRIPTED_UPSTREAM, is_scripted
-from windtunnel._tapes.stream import assemble_completion
+from windtunnel._wire.openai_chat import decision_message, first_message
+from windtunnel._wire.openai_chat_stream import assemble_completion
 from windtunnel.errors import UsageError
 
 
