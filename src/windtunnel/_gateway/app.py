@@ -192,6 +192,7 @@ async def _model_call(state: GatewayState, dialect: Dialect, request: Request) -
     if problem is not None:
         message, param = problem
         return call.refuse(400, message, "invalid_request", param=param)
+    call.body = body
     call.entry.update(request_fields(body, dialect), history=call.history)
     if body.get("model") in state.side_models:
         return _side(call, body, f"side model {body['model']}")

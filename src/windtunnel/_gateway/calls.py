@@ -37,6 +37,7 @@ class Call:
         self.started = time.perf_counter()
         self.logged = False
         self.history: list[Any] | None = None
+        self.body: Mapping[str, Any] = {}  # the parsed request body, once it parsed
         self.entry: dict[str, Any] = {
             "index": None,  # set when logged
             "at": time.time(),
@@ -61,7 +62,7 @@ class Call:
         self.finish(
             status, message=self.dialect.logged_response(response), usage=usage, usage_sent=usage_sent
         )
-        self.dialect.remember(self.entry, response, self.history, self.state.memory)
+        self.dialect.remember(self.body, response, self.history, self.state.memory)
 
     def refuse(self, status: int, error: str, code: str, *, param: str | None = None) -> Response:
         self._log(status, response=None, usage=None, usage_sent=False, error=error, error_code=code)
