@@ -194,6 +194,15 @@ class AnthropicMessages(Stateless):
     def stream_error(self, message: str, code: str) -> dict[str, Any]:
         return {"type": "error", "error": {"type": "api_error", "message": message}}
 
+    def neutral_sampling(self, sampling: Mapping[str, Any]) -> dict[str, Any]:
+        neutral = dict(sampling)
+        choice = sampling.get("tool_choice")
+        if isinstance(choice, Mapping):
+            named = {"type": "function", "function": {"name": choice.get("name")}}
+            kinds = {"auto": "auto", "any": "required", "none": "none", "tool": named}
+            neutral["tool_choice"] = kinds.get(str(choice.get("type")), dict(choice))
+        return neutral
+
     def logged_response(self, response: Mapping[str, Any]) -> Any:
         return dict(response)
 

@@ -119,6 +119,12 @@ class Dialect(Protocol):
         """Keep what a later request may refer to by this answer's id."""
         ...
 
+    def neutral_sampling(self, sampling: Mapping[str, Any]) -> dict[str, Any]:
+        """A logged call's sampling in Wind Tunnel's vocabulary (WT_SAMPLING's: temperature, top_p,
+        max_tokens, tool_choice as "auto" | "required" | "none" | {"type": "function", "function": {name}}),
+        so one check reads every dialect."""
+        ...
+
     def logged_response(self, response: Mapping[str, Any]) -> Any:
         """What the log keeps as the call's `response`: the answer in native shape."""
         ...

@@ -179,6 +179,9 @@ class OpenAIChat(Stateless):
     def stream_error(self, message: str, code: str) -> dict[str, Any]:
         return error_body(message, code)
 
+    def neutral_sampling(self, sampling: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(sampling)  # chat's names are Wind Tunnel's (max_completion_tokens is read as max_tokens)
+
     def logged_response(self, response: Mapping[str, Any]) -> Any:
         return first_message(response)
 

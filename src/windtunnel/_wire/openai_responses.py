@@ -202,6 +202,15 @@ class OpenAIResponses:
         if isinstance(response.get("id"), str):
             memory[response["id"]] = [*(history or ()), *input_items(body), *(response.get("output") or ())]
 
+    def neutral_sampling(self, sampling: Mapping[str, Any]) -> dict[str, Any]:
+        neutral = {
+            ("max_tokens" if key == "max_output_tokens" else key): value for key, value in sampling.items()
+        }
+        choice = sampling.get("tool_choice")
+        if isinstance(choice, Mapping) and choice.get("type") == "function" and "function" not in choice:
+            neutral["tool_choice"] = {"type": "function", "function": {"name": choice.get("name")}}
+        return neutral
+
     def logged_response(self, response: Mapping[str, Any]) -> Any:
         return dict(response)
 
