@@ -42,7 +42,7 @@ from windtunnel._gateway.tape_admin import tape_routes
 from windtunnel._limits import DEFAULT_MAX_BODY_BYTES
 from windtunnel._net.body_limit import BodyLimit
 from windtunnel._wire.anthropic_messages import prompt_tokens
-from windtunnel._wire.body import Problem, kind, model_problem, parse_body
+from windtunnel._wire.body import Problem, messages_problem, model_problem, parse_body
 from windtunnel._wire.dialect import Dialect
 from windtunnel._wire.registry import CHAT, MESSAGES, RESPONSES
 from windtunnel.errors import TapeError
@@ -257,11 +257,8 @@ async def _count_tokens(state: GatewayState, request: Request) -> Response:
     """Anthropic's token count (Claude Code asks it beside the turn): an estimate, logged as side traffic."""
     call = Call(state, request, MESSAGES)
     body, problem = parse_body(await request.body())
-    messages = body.get("messages")
     if problem is None:
-        problem = model_problem(body)
-    if problem is None and not (isinstance(messages, list) and messages):
-        problem = f"messages must be a non-empty array of message objects, got {kind(messages)}", "messages"
+        problem = model_problem(body) or messages_problem(body)
     if problem is not None:
         return call.refuse(400, problem[0], "invalid_request", param=problem[1])
     call.entry.update(request_fields(body, MESSAGES), side="count_tokens")

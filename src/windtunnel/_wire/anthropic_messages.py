@@ -21,6 +21,7 @@ from windtunnel._wire.body import (
     fields_problem,
     integer,
     kind,
+    messages_problem,
     model_problem,
     number,
     objects,
@@ -49,10 +50,7 @@ def required_problem(body: dict[str, Any]) -> Problem | None:
             f"max_tokens must be a whole number of at least 1, got {kind(body.get('max_tokens'))}",
             "max_tokens",
         )
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return f"messages must be a non-empty array of message objects, got {kind(messages)}", "messages"
-    return None
+    return messages_problem(body)
 
 
 def field_problem(body: dict[str, Any]) -> Problem | None:

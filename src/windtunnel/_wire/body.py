@@ -40,6 +40,14 @@ def model_problem(body: dict[str, Any]) -> Problem | None:
     return None
 
 
+def messages_problem(body: dict[str, Any]) -> Problem | None:
+    """Chat and Anthropic requests carry their conversation as a non-empty `messages` array."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return f"messages must be a non-empty array of message objects, got {kind(messages)}", "messages"
+    return None
+
+
 def fields_problem(body: dict[str, Any], fields: dict[str, tuple[Check, str]]) -> Problem | None:
     """The first field of `fields` present (and not null, the default) whose value fails its check."""
     for name, (check, expected) in fields.items():

@@ -17,6 +17,7 @@ from windtunnel._wire.body import (
     fields_problem,
     integer,
     kind,
+    messages_problem,
     model_problem,
     number,
     strings,
@@ -26,12 +27,7 @@ ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function
 
 
 def required_problem(body: dict[str, Any]) -> Problem | None:
-    if (problem := model_problem(body)) is not None:
-        return problem
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return f"messages must be a non-empty array of message objects, got {kind(messages)}", "messages"
-    return None
+    return model_problem(body) or messages_problem(body)
 
 
 def field_problem(body: dict[str, Any]) -> Problem | None:
