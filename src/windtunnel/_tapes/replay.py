@@ -22,7 +22,7 @@ from windtunnel._tapes.model import Interaction, Tape
 from windtunnel._tapes.policy import MAX_AGE, Clock, enforce_fresh, rerecord_command, utcnow
 from windtunnel._tapes.secrets import SecretScanner
 from windtunnel._tapes.store import load_tape
-from windtunnel._wire.openai_chat_stream import assemble_completion
+from windtunnel._wire.registry import dialect_for_path
 from windtunnel.errors import TapeError
 
 REFUSAL_STATUS = 400
@@ -229,7 +229,7 @@ def reply_for(interaction: Interaction, *, tape: str | None = None) -> ModeReply
         return ModeReply(status=response.status, error=error, error_code="upstream_error", context=context)
     if response.events is not None:
         events = tuple(response.events)
-        completion = assemble_completion(events)
+        completion = dialect_for_path(interaction.request.path).assemble(events)
         return ModeReply(status=response.status, completion=completion, events=events, context=context)
     return ModeReply(status=response.status, completion=response.body, context=context)
 

@@ -145,9 +145,12 @@ class OpenAIChat(Stateless):
     name = "openai-chat"
     messages_key = "messages"
     sampling_keys = SAMPLING_KEYS
-    fingerprint_fields = frozenset(
-        {"model", "messages", "tools", "functions", "response_format", "modalities", "audio"}
-        | {"prediction", "stream_options"}
+    fingerprint_fields = (
+        frozenset(
+            {"model", "messages", "tools", "tool_choice", "parallel_tool_calls", "functions", "function_call"}
+            | {"response_format", "modalities", "audio", "prediction", "reasoning_effort"}
+            | {"stream", "stream_options"}
+        )
         | SAMPLING_KEYS
     )
     done_frame = DONE_FRAME

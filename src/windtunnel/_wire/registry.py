@@ -19,3 +19,13 @@ DIALECTS: dict[str, Dialect] = {dialect.name: dialect for dialect in (CHAT, MESS
 def dialect_of(entry: Mapping[str, Any]) -> Dialect:
     """The dialect a logged call was made in; entries from before dialects existed are chat."""
     return DIALECTS.get(str(entry.get("wire") or CHAT.name), CHAT)
+
+
+def dialect_for_path(path: str) -> Dialect:
+    """The dialect of a model route (what the gateway's routes pick; tapes read it from a recorded path)."""
+    route = path.split("?", 1)[0].rstrip("/")
+    if route.endswith("/messages"):
+        return MESSAGES
+    if route.endswith("/responses"):
+        return RESPONSES
+    return CHAT
