@@ -1,4 +1,4 @@
-"""Tapes in every dialect: record through the stand-in upstream and replay, driven by the official SDKs.
+"""Tapes and live mode in every dialect, through the stand-in upstream, driven by the official SDKs.
 
 A gateway in record mode proxies the anthropic SDK's Messages calls and the openai SDK's Responses calls
 (plain and streamed) to the stand-in upstream on 127.0.0.1 and writes a tape; a replay gateway answers the
@@ -16,6 +16,8 @@ import openai
 import pytest
 
 from windtunnel._gateway.app import create_app
+from windtunnel._gateway.client import GatewayClient
+from windtunnel._gateway.live import LiveMode
 from windtunnel._net.server_thread import ServerThread
 from windtunnel._tapes.fingerprint import VOLATILE_RULES
 from windtunnel._tapes.record import RecordMode
@@ -91,3 +93,23 @@ def test_record_then_replay_in_each_dialect(
     error = refused.value
     assert isinstance(error, anthropic.BadRequestError | openai.BadRequestError) and error.status_code == 400
     assert field in error.message, "the replay names the one field that changed"
+
+
+@pytest.mark.parametrize(
+    "calls", [claude_calls, responses_calls], ids=["anthropic-messages", "openai-responses"]
+)
+def test_live_mode_proxies_each_dialect_streams_included(calls: Any) -> None:
+    """A stream without [DONE] ends when the upstream closes it; the log keeps the native answer."""
+    standin = StandinUpstream(api_key=KEY)
+    with ServerThread(standin.app) as upstream:
+        live = LiveMode(f"{upstream.url}/v1", api_key=KEY)
+        with (
+            ServerThread(create_app(live, models=["wt-model"])) as gateway,
+            GatewayClient(gateway.url) as admin,
+        ):
+            answers = calls(gateway.url)
+            entries = admin.log()
+    assert [e["status"] for e in entries] == [200, 200] and [e["error"] for e in entries] == [None, None]
+    assert [e["stream"] for e in entries] == [False, True]
+    assert entries[1]["usage_sent"] and entries[1]["response"]["model"] == "wt-model-standin-0001"
+    assert answers[1]["model"] == "wt-model-standin-0001"

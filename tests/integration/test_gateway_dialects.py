@@ -374,3 +374,24 @@ def test_a_tool_name_no_offered_tool_answers_is_refused_naming_the_offered(
         "'delete'" in refused.value.message
         and "mcp__notes__lookup, mcp__notes__store" in refused.value.message
     )
+
+
+def test_malformed_bodies_get_each_dialects_envelope_and_consume_nothing(
+    gateway: tuple[str, GatewayClient],
+) -> None:
+    base, admin = gateway
+    admin.install_script("any", TURN, session="s")
+    headers = {"x-wt-session": "s", "content-type": "application/json"}
+    messages = httpx.post(f"{base}/v1/messages", content=b"{not json", headers=headers)
+    responses_ = httpx.post(f"{base}/v1/responses", content=b"[1, 2]", headers=headers)
+    counted = httpx.post(f"{base}/v1/messages/count_tokens", json={"model": "wt-model"}, headers=headers)
+    missing = httpx.post(f"{base}/v1/messages/nothing", json={}, headers=headers)
+    assert messages.status_code == 400 and messages.json()["error"]["type"] == "invalid_request_error"
+    assert "not JSON" in messages.json()["error"]["message"]
+    assert responses_.status_code == 400 and "JSON object" in responses_.json()["error"]["message"]
+    assert counted.status_code == 400 and "messages" in counted.json()["error"]["message"]
+    assert missing.status_code == 404 and missing.json()["type"] == "error"
+    for reply in (messages, responses_, counted, missing):
+        assert reply.headers["x-should-retry"] == "false"
+    assert [e["status"] for e in admin.log()] == [400, 400, 400]
+    assert served(admin, "s") == 0
