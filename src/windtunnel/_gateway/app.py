@@ -35,7 +35,7 @@ from starlette.websockets import WebSocket
 from windtunnel._chat.mode import ChatRequest, GatewayMode, ModeReply
 from windtunnel._core.reference import ReferenceDecision
 from windtunnel._gateway.admin import admin_routes
-from windtunnel._gateway.calls import Call, close, refusal, streamed
+from windtunnel._gateway.calls import SESSION_HEADER, Call, close, refusal, streamed
 from windtunnel._gateway.log import request_fields
 from windtunnel._gateway.state import GatewayState
 from windtunnel._gateway.tape_admin import tape_routes
@@ -67,7 +67,7 @@ PASSED_HEADERS: frozenset[str] = frozenset(
         "anthropic-beta",
         "x-app",
         "originator",
-        "x-wt-session",
+        SESSION_HEADER,
     }
 )
 """Request headers a mode may see (ChatRequest.headers); credentials and transport headers never reach it."""

@@ -126,7 +126,8 @@ async def _passthrough(call: Call, reply: ModeReply) -> AsyncIterator[bytes]:
         if upstream_error is not None:
             # An in-band error event from upstream: passed on as is, and the call logged as refused.
             text = f"upstream sent an error event: {json.dumps(upstream_error)[:500]}"
-            call.broke_off(text, "upstream_error", message=dialect.logged_response(assembled), usage=None)
+            usage = dialect.usage(assembled)
+            call.broke_off(text, "upstream_error", message=dialect.logged_response(assembled), usage=usage)
         call.answered(reply.status, assembled, usage_sent=dialect.usage(assembled) is not None)
         yield dialect.done_frame
     except Exception as exc:  # noqa: BLE001 - the stream broke off: tell the client in-band, as the APIs do
@@ -151,10 +152,11 @@ async def _passthrough(call: Call, reply: ModeReply) -> AsyncIterator[bytes]:
 
 
 def _failed(event: Mapping[str, Any]) -> Any:
-    """A Responses stream's failure event (its error sits in the response), else None."""
+    """A Responses stream's failure or error event (its error sits in the response, or is the event), else
+    None; chat and Anthropic error events carry an `error` object, read by the caller."""
     if event.get("type") == "response.failed":
         return (event.get("response") or {}).get("error") or "response.failed"
-    return None
+    return dict(event) if event.get("type") == "error" else None
 
 
 async def close(reply: ModeReply) -> None:
