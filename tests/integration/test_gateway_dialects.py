@@ -359,21 +359,28 @@ def test_a_websocket_upgrade_on_responses_is_refused(gateway: tuple[str, Gateway
         assert reply.headers["x-should-retry"] == "false"
 
 
-def test_a_tool_name_no_offered_tool_answers_is_refused_naming_the_offered(
+def test_a_tool_name_several_offered_tools_answer_is_refused_naming_them(
     gateway: tuple[str, GatewayClient],
 ) -> None:
     base, admin = gateway
-    admin.install_script(
-        "claude", (ReferenceDecision(tool_calls=(ReferenceToolCall("delete", {}),)),), session="c"
-    )
+    twice: Any = [*CLAUDE_TOOLS, {"name": "mcp__files__lookup", "input_schema": SCHEMA}]
+    admin.install_script("claude", TURN, session="c")
     with pytest.raises(anthropic.UnprocessableEntityError) as refused:
         claude(base, "c").messages.create(
-            model="wt-model", max_tokens=8, tools=CLAUDE_TOOLS, messages=[{"role": "user", "content": "x"}]
+            model="wt-model", max_tokens=8, tools=twice, messages=[{"role": "user", "content": "x"}]
         )
-    assert (
-        "'delete'" in refused.value.message
-        and "mcp__notes__lookup, mcp__notes__store" in refused.value.message
-    )
+    assert "'lookup'" in refused.value.message
+    assert "mcp__notes__lookup, mcp__files__lookup" in refused.value.message
+    assert admin.log()[0]["error_code"] == "tool_not_offered"
+
+
+def test_an_invented_tool_reaches_the_harness_as_scripted(gateway: tuple[str, GatewayClient]) -> None:
+    base, admin = gateway
+    invented = ReferenceDecision(tool_calls=(ReferenceToolCall("teleport", {"to": "Mond"}),))
+    admin.install_script("agents", (invented,), session="r")
+    response = responses(base, "r").responses.create(model="wt-model", input="x", tools=CODEX_TOOLS)
+    call = response.output[0]
+    assert call.type == "function_call" and call.name == "teleport" and call.namespace is None
 
 
 def test_malformed_bodies_get_each_dialects_envelope_and_consume_nothing(

@@ -2,8 +2,10 @@
 
 Claude Code offers an MCP tool `lookup` of server `notes` as `mcp__notes__lookup`; Codex offers it inside a
 namespace `mcp__notes`. A decision's bare name resolves to the one offered tool that is it: an exact match
-first, else the one whose qualified name ends in `__<name>`. None or several is a ToolNameError naming
-the offered tools (a case that names a tool the harness did not offer is a case bug, not a model decision).
+first, else the one whose qualified name ends in `__<name>`. Several is a ToolNameError naming them and the
+fix. None goes out as scripted: that is a model inventing a tool, which cases script on purpose (the
+runtime must feed an "unknown tool" error back, and the trace lists the call under unknown_tool_calls), so
+it cannot be refused; the gateway's log names what was offered, and the three views flag the call.
 """
 
 from __future__ import annotations
@@ -15,26 +17,21 @@ QUALIFIER = "__"
 
 
 class ToolNameError(ValueError):
-    """A scripted tool name that no offered tool, or more than one, answers to."""
+    """A scripted tool name that more than one offered tool answers to."""
 
 
 def resolve(name: str, offered: Sequence[str]) -> str:
-    """The offered (qualified) name the script's `name` stands for."""
-    if name in offered or not offered:
-        # No tools offered: the harness keeps tools elsewhere (or the case is text-only); emit as scripted.
+    """The offered (qualified) name the script's `name` stands for; `name` itself when none is."""
+    if name in offered:
         return name
     matches = [tool for tool in offered if tool.endswith(QUALIFIER + name)]
-    if len(matches) == 1:
-        return matches[0]
-    listed = ", ".join(offered)
-    if not matches:
+    if len(matches) > 1:
         raise ToolNameError(
-            f"the script calls tool {name!r}, which the request did not offer (offered: {listed})"
+            f"the script calls tool {name!r}, which matches several offered tools ({', '.join(matches)}; "
+            f"offered: {', '.join(offered)}): name it qualified in the script, e.g. {matches[0]!r}"
         )
-    raise ToolNameError(
-        f"the script calls tool {name!r}, which matches several offered tools ({', '.join(matches)}); "
-        "name it qualified in the script"
-    )
+    # One match is the tool; none is a tool the model invents (see the module docstring).
+    return matches[0] if matches else name
 
 
 def bare(name: str) -> str:
