@@ -238,6 +238,15 @@ def test_no_sdk_retries_a_gateway_refusal() -> None:
         assert len(admin.log()) == 2, "each SDK asked once: x-should-retry: false is honoured"
 
 
+def test_models_are_listed_in_each_clients_shape(gateway: tuple[str, GatewayClient]) -> None:
+    base, _admin = gateway
+    assert [m.id for m in claude(base, "c").models.list()] == ["wt-model"]
+    assert claude(base, "c").models.retrieve("wt-model").display_name == "wt-model"
+    with pytest.raises(anthropic.NotFoundError):
+        claude(base, "c").models.retrieve("other")
+    assert [m.id for m in responses(base, "r").models.list()] == ["wt-model"]
+
+
 def test_preflights_are_answered(gateway: tuple[str, GatewayClient]) -> None:
     base, admin = gateway
     assert httpx.head(f"{base}/").status_code == 200

@@ -7,7 +7,7 @@ Routes (each model route also without the /v1 prefix); the route picks the diale
     POST /v1/messages/count_tokens    Anthropic token count: side traffic, {"input_tokens": n}
     POST /v1/responses                OpenAI Responses (JSON, or SSE event:+data: frames)
     GET  /v1/responses                refused (405): a WebSocket upgrade, so clients fall back to HTTP
-    GET  /v1/models                   the configured model names
+    GET  /v1/models                   the configured model names (Anthropic's list shape for an Anthropic client)
     GET  /v1/models/{model}
     HEAD|GET /, /api/hello            200: harness preflights (Claude Code checks the base URL is up)
 
@@ -130,15 +130,20 @@ def _model_routes(state: GatewayState, prefix: str) -> list[BaseRoute]:
     async def count_tokens(request: Request) -> Response:
         return await _count_tokens(state, request)
 
-    async def models(_request: Request) -> Response:
+    async def models(request: Request) -> Response:
+        if _anthropic(request):
+            data = [_anthropic_model(name) for name in state.models]
+            ends = {"first_id": data[0]["id"], "last_id": data[-1]["id"]} if data else {}
+            return JSONResponse({"data": data, "has_more": False, **ends})
         return JSONResponse({"object": "list", "data": [_model(name) for name in state.models]})
 
     async def model(request: Request) -> Response:
         name = request.path_params["model"]
+        dialect = MESSAGES if _anthropic(request) else CHAT
         if name not in state.models:
             message = f"the model {name!r} does not exist"
-            return refusal(CHAT, 404, message, "model_not_found", param="model")
-        return JSONResponse(_model(name))
+            return refusal(dialect, 404, message, "not_found" if dialect is MESSAGES else "model_not_found")
+        return JSONResponse(_anthropic_model(name) if dialect is MESSAGES else _model(name))
 
     return [
         Route(f"{prefix}/chat/completions", answering(CHAT), methods=["POST"]),
@@ -154,6 +159,15 @@ def _model_routes(state: GatewayState, prefix: str) -> list[BaseRoute]:
 
 def _model(name: str) -> dict[str, Any]:
     return {"id": name, "object": "model", "created": 0, "owned_by": "windtunnel"}
+
+
+def _anthropic(request: Request) -> bool:
+    """GET /v1/models is shared: an Anthropic client (it sends anthropic-version) gets Anthropic's shape."""
+    return "anthropic-version" in request.headers
+
+
+def _anthropic_model(name: str) -> dict[str, Any]:
+    return {"type": "model", "id": name, "display_name": name, "created_at": "1970-01-01T00:00:00Z"}
 
 
 async def _up(_request: Request) -> Response:
