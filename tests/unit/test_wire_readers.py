@@ -10,6 +10,7 @@ import pytest
 from windtunnel._conformance.checks_results import answered_results
 from windtunnel._conformance.evidence import tool_id_problems
 from windtunnel._conversation.build import TurnEvidence, conversation
+from windtunnel._report.conversation_html import render_conversation
 from windtunnel._trace.shapes import (
     answer,
     call_argument_text,
@@ -18,6 +19,7 @@ from windtunnel._trace.shapes import (
     offered_tool_names,
     said,
 )
+from windtunnel._wire.registry import CHAT, MESSAGES, RESPONSES
 
 ARGS = {"key": "café ☕"}
 
@@ -116,8 +118,6 @@ def test_the_three_views_agree_on_a_qualified_call(entries: Any) -> None:
 
 
 def test_sampling_reads_in_wind_tunnels_vocabulary_whatever_the_dialect() -> None:
-    from windtunnel._wire.registry import CHAT, MESSAGES, RESPONSES
-
     wanted = {"temperature": 0.2, "max_tokens": 64, "tool_choice": "required"}
     assert CHAT.neutral_sampling(wanted) == wanted
     native = {"temperature": 0.2, "max_tokens": 64, "tool_choice": {"type": "any"}}
@@ -132,3 +132,14 @@ def test_sampling_reads_in_wind_tunnels_vocabulary_whatever_the_dialect() -> Non
         RESPONSES.neutral_sampling({"tool_choice": {"type": "function", "name": "lookup"}})["tool_choice"]
         == named
     )
+
+
+@pytest.mark.parametrize("entries", [anthropic_entries, responses_entries], ids=["anthropic", "responses"])
+def test_the_conversation_viewer_shows_each_dialects_calls_and_results(entries: Any) -> None:
+    requests = [{**entry, "index": n, "status": 200, "at": 1.0 + n} for n, entry in enumerate(entries())]
+    turn = TurnEvidence(user="Read café.", requests=requests, reported=[], final="done")
+    page = render_conversation(
+        conversation(title="t", runtime="r", source="session", turns=[turn], mock_calls=None), "c"
+    )
+    assert "Be brief." in page and "value: ☕" in page and "mcp__notes" in page
+    assert "(toolu_1)" in page or "(call_1)" in page, "a tool result is labelled with the call id it answers"
