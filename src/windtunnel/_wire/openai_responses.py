@@ -38,6 +38,9 @@ SAMPLING_KEYS = frozenset(
     {"temperature", "top_p", "max_output_tokens", "tool_choice", "parallel_tool_calls", "reasoning", "text"}
 )
 _numbers: Iterator[int] = itertools.count(1)
+REMEMBERED = 512
+"""Answers the gateway keeps for previous_response_id, newest last: a bound, since each holds a whole
+conversation (a harness's requests run to hundreds of kilobytes) and a gateway may serve many runs."""
 
 
 def required_problem(body: dict[str, Any]) -> Problem | None:
@@ -191,7 +194,8 @@ class OpenAIResponses:
         if earlier not in memory:
             return None, (
                 f"previous_response_id {earlier!r} is not a response this gateway served (it remembers only "
-                "its own answers, while it runs): send the whole conversation in input, or an id it answered",
+                f"its own last {REMEMBERED} answers, while it runs): send the whole conversation in input, "
+                "or an id it answered",
                 "previous_response_id",
             )
         return list(memory[earlier]), None
@@ -201,6 +205,8 @@ class OpenAIResponses:
     ) -> None:
         if isinstance(response.get("id"), str):
             memory[response["id"]] = [*(history or ()), *input_items(body), *(response.get("output") or ())]
+            while len(memory) > REMEMBERED:
+                del memory[next(iter(memory))]  # the oldest answer (dicts keep insertion order)
 
     def neutral_sampling(self, sampling: Mapping[str, Any]) -> dict[str, Any]:
         neutral = {
