@@ -127,6 +127,7 @@ BENCHES = (
     ("bench_concurrency.py",),
     ("bench_stack.py",),
     ("bench_tapes.py",),
+    ("bench_dialects.py",),
     ("bench_certify.py", "--parallel"),
     ("bench_cold.py",),
 )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from windtunnel._chat.wire import decision_message
 from windtunnel._conformance.checks_calls import RAW_SCRIPT, TRICKY, _first_difference
+from windtunnel._wire.openai_chat import decision_message
 
 
 def _emitted() -> list[dict[str, Any]]:

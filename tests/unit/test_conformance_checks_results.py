@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from windtunnel._chat.wire import decision_message
 from windtunnel._conformance.checks_results import (
     answered_results,
     result_probe,
     result_problems,
-    result_text,
 )
+from windtunnel._trace.shapes import said
+from windtunnel._wire.openai_chat import decision_message
+from windtunnel._wire.reading import text_of
 
 PROBE = result_probe("n0nce")
 MOCK_ANSWERS = {
@@ -20,6 +21,11 @@ MOCK_ANSWERS = {
     "lookup": {"key": "wt-key-n0nce", "value": "wt-value-n0nce"},
     "echo": {"echo": {"token": "wt-echo-n0nce"}},
 }
+
+
+def chat_items(messages: list[Any]) -> list[Any]:
+    """A chat conversation as the checks read it from the gateway log."""
+    return said({"messages": messages})
 
 
 def _turn(answer: Any = None, with_ids: bool = True) -> list[dict[str, Any]]:
@@ -48,46 +54,48 @@ def test_each_tool_result_holds_a_token_of_its_own() -> None:
 
 
 def test_results_passed_on_as_text_or_content_parts_hold() -> None:
-    assert result_problems(answered_results(_turn()), PROBE.tokens) == []
+    assert result_problems(answered_results(chat_items(_turn())), PROBE.tokens) == []
     as_parts = _turn(lambda name: [{"type": "text", "text": json.dumps(MOCK_ANSWERS[name])}])
-    assert result_problems(answered_results(as_parts), PROBE.tokens) == []
+    assert result_problems(answered_results(chat_items(as_parts)), PROBE.tokens) == []
 
 
 def test_results_without_ids_pair_by_position() -> None:
-    answered = answered_results(_turn(with_ids=False))
+    answered = answered_results(chat_items(_turn(with_ids=False)))
     assert [name for name, _ in answered] == ["store", "lookup", "echo"]
     assert result_problems(answered, PROBE.tokens) == []
 
 
 def test_summarised_emptied_and_swapped_results_fail() -> None:
-    summarised = result_problems(answered_results(_turn(lambda name: f"{name} succeeded")), PROBE.tokens)
+    summarised = result_problems(
+        answered_results(chat_items(_turn(lambda name: f"{name} succeeded"))), PROBE.tokens
+    )
     assert len(summarised) == 3 and "'lookup succeeded'" in summarised[1]
-    emptied = result_problems(answered_results(_turn(lambda name: "")), PROBE.tokens)
+    emptied = result_problems(answered_results(chat_items(_turn(lambda name: ""))), PROBE.tokens)
     assert len(emptied) == 3
     swap = {"lookup": "echo", "echo": "lookup", "store": "store"}
     swapped = _turn(lambda name: json.dumps(MOCK_ANSWERS[swap[name]]))
-    problems = result_problems(answered_results(swapped), PROBE.tokens)
+    problems = result_problems(answered_results(chat_items(swapped)), PROBE.tokens)
     assert [p.split(" result")[0] for p in problems] == ["the model got the lookup", "the model got the echo"]
 
 
 def test_a_result_never_sent_is_named() -> None:
     turn = [m for m in _turn() if not (m["role"] == "tool" and "wt-echo" in m["content"])]
-    assert result_problems(answered_results(turn), PROBE.tokens) == [
+    assert result_problems(answered_results(chat_items(turn)), PROBE.tokens) == [
         "the model was never sent a result for echo"
     ]
 
 
 def test_results_of_earlier_turns_do_not_count() -> None:
     earlier = [*_turn(), {"role": "assistant", "content": "done"}]
-    answered = answered_results([*earlier, {"role": "user", "content": "again"}])
+    answered = answered_results(chat_items([*earlier, {"role": "user", "content": "again"}]))
     assert answered == []
     assert result_problems(answered, PROBE.tokens)[0].startswith("the model was never sent a result for")
 
 
 def test_result_text_reads_any_content() -> None:
-    assert result_text("plain") == "plain"
-    assert result_text([{"type": "text", "text": "a"}, {"type": "image", "data": "x"}]) == (
+    assert text_of("plain") == "plain"
+    assert text_of([{"type": "text", "text": "a"}, {"type": "image", "data": "x"}]) == (
         'a\n{"type": "image", "data": "x"}'
     )
-    assert result_text(None) == ""
-    assert result_text({"value": "naïve"}) == '{"value": "naïve"}'
+    assert text_of(None) == ""
+    assert text_of({"value": "naïve"}) == '{"value": "naïve"}'

@@ -9,8 +9,13 @@ import pytest
 from windtunnel._conformance.evidence import raise_for_run_error, tool_id_problems
 from windtunnel._conformance.model import CheckFailed
 from windtunnel._trace.models import ErrorKind, Trace, TraceError
-from windtunnel._trace.shapes import message_text, offered_tool_names
+from windtunnel._trace.shapes import offered_tool_names, said
 from windtunnel.errors import HarnessError
+
+
+def chat_items(messages: list[Any]) -> list[Any]:
+    """A chat conversation as the checks read it from the gateway log."""
+    return said({"messages": messages})
 
 
 def _assistant(*ids: str) -> dict[str, Any]:
@@ -30,14 +35,14 @@ USER = {"role": "user", "content": "go"}
 
 def test_paired_results_have_no_problem() -> None:
     messages = [USER, _assistant("a", "b"), _tool("b"), _tool("a"), _assistant("c"), _tool("c")]
-    assert tool_id_problems(messages) == []
+    assert tool_id_problems(chat_items(messages)) == []
 
 
 @pytest.mark.parametrize(
     ("messages", "found"),
     [
-        ([USER, _assistant("a"), _tool(None)], "answers tool_call_id None"),
-        ([USER, _assistant("a"), _tool("z")], "answers tool_call_id 'z'"),
+        ([USER, _assistant("a"), _tool(None)], "answers call id None"),
+        ([USER, _assistant("a"), _tool("z")], "answers call id 'z'"),
         ([USER, _assistant("a", "b"), _tool("a")], "call 'b'"),
         ([USER, _assistant("a"), _tool("a"), _tool("a")], "a second tool result"),
         ([USER, _tool("a")], "did not call"),
@@ -46,7 +51,7 @@ def test_paired_results_have_no_problem() -> None:
     ],
 )
 def test_unpaired_results_are_named(messages: list[dict[str, Any]], found: str) -> None:
-    problems = tool_id_problems(messages)
+    problems = tool_id_problems(chat_items(messages))
     assert problems and any(found in problem for problem in problems), problems
 
 
@@ -84,7 +89,10 @@ def test_integrity_errors_and_clean_runs_are_left_to_the_check() -> None:
 
 
 def test_message_text_and_offered_tools() -> None:
-    assert message_text({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}) == "ab"
-    assert message_text({"content": None}) == ""
+    parts = {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+    assert [item.text for item in said({"messages": [parts, {"role": "user", "content": None}]})] == [
+        "a\nb",
+        "",
+    ]
     request = {"tools": [{"type": "function", "function": {"name": "lookup"}}, {"type": "other"}]}
     assert offered_tool_names(request) == ["lookup"]

@@ -11,7 +11,7 @@ from windtunnel._mcp.client import call_tool
 from windtunnel._mcp.http_handle import HttpMCPHandle
 from windtunnel._mcp.inprocess import InProcessMCPHandle
 from windtunnel._mcp.loopback import start_loopback, stop_loopback
-from windtunnel._runner.evidence import check_integrity, mcp_calls, served_tools
+from windtunnel._runner.evidence import check_integrity, drain_model_requests, mcp_calls, served_tools
 from windtunnel._trace.models import Trace, Turn
 from windtunnel.api import MockServer, Scenario, Tool, run_scenario
 from windtunnel.errors import HarnessError, IntegrityError
@@ -224,3 +224,23 @@ def test_a_result_the_mock_did_not_answer_is_an_integrity_error_naming_both_side
     with pytest.raises(IntegrityError) as raised:
         _checked(_with_model(_trace(reported), [1], ["bump succeeded"]), [mock])
     assert "'bump succeeded'" in raised.value.message and '{"count": 1}' in raised.value.message
+
+
+class _LoggedHandle:
+    """A handle whose gateway log holds a turn's model call and a harness's side call beside it."""
+
+    def send(self, messages: list[Any], session_id: str) -> dict[str, Any]:
+        return {"content": "ok"}
+
+    def reset_state(self) -> None:
+        return None
+
+    def teardown(self) -> None:
+        return None
+
+    def model_requests(self) -> list[dict[str, Any]]:
+        return [{"index": 0, "side": "side model wt-side"}, {"index": 1, "side": None}, {"index": 2}]
+
+
+def test_side_traffic_is_left_out_of_a_runs_model_requests() -> None:
+    assert [r["index"] for r in drain_model_requests(_LoggedHandle()) or []] == [1, 2]

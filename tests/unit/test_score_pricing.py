@@ -149,3 +149,23 @@ def test_wt_run_without_usage_says_cost_unknown(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "cost unknown (the runtime did not report usage for every send)" in done.stdout
     assert "not evaluated: benchmark.prompt_cache_min_share" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"input_tokens": 200_000, "cache_read_input_tokens": 800_000, "output_tokens": 0},
+        {
+            "prompt_tokens": 1_000_000,
+            "prompt_tokens_details": {"cached_tokens": 800_000},
+            "completion_tokens": 0,
+        },
+        {"input_tokens": 1_000_000, "input_tokens_details": {"cached_tokens": 800_000}, "output_tokens": 0},
+    ],
+    ids=["anthropic", "openai-chat", "openai-responses"],
+)
+def test_cached_input_is_priced_once_whichever_spelling_arrives(usage: dict[str, object]) -> None:
+    from windtunnel._trace.usage import normalise_call
+
+    cost = call_cost(0, normalise_call(usage, "s"), Price(input=1.0, output=1.0, cache_read=0.1))
+    assert cost.cost == pytest.approx(0.2 + 0.08)

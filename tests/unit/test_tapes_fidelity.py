@@ -9,7 +9,7 @@ from windtunnel._chat.mode import ChatRequest
 from windtunnel._tapes.builder import TapeBuilder
 from windtunnel._tapes.fidelity import replay_check
 from windtunnel._tapes.model import RecordedResponse, Tape
-from windtunnel._tapes.stream import assemble_completion
+from windtunnel._wire.openai_chat_stream import assemble_completion
 
 UPSTREAM = "http://127.0.0.1:9/v1"
 PATH = "/v1/chat/completions"

@@ -14,7 +14,7 @@ import pytest
 
 from windtunnel._chat.mode import ChatRequest, GatewayMode
 from windtunnel._tapes.builder import TapeBuilder
-from windtunnel._tapes.errors import TapeExhausted, TapeMismatch, TapeStale, TapeUnused
+from windtunnel._tapes.errors import TapeCorrupt, TapeExhausted, TapeMismatch, TapeStale, TapeUnused
 from windtunnel._tapes.model import RecordedResponse, Tape
 from windtunnel._tapes.replay import ReplayMode
 from windtunnel._tapes.store import load_tape, write_tape
@@ -229,3 +229,12 @@ def test_the_mode_keeps_every_request_seen_and_the_seq_that_answered_it() -> Non
     assert mode.answered == [1, None, 0]
     assert [seen["body"]["messages"][0]["content"] for seen in mode.seen] == ["b", "zzz", "a"]
     assert mode.seen[0]["path"] == PATH and mode.seen[0]["method"] == "POST"
+
+
+def test_a_tape_hashed_with_unknown_volatile_rules_is_refused_naming_them() -> None:
+    tape = tape_of((body("hi"), answer("hello")))
+    assert tape.header.volatile_rules is None, "a chat-only tape names no rules: its fingerprints are v1's"
+    header = tape.header.model_copy(update={"volatile_rules": "wt-volatile-v9"})
+    foreign = Tape(header=header, interactions=tape.interactions)
+    with pytest.raises(TapeCorrupt, match="wt-volatile-v9"):
+        replay(foreign)

@@ -12,7 +12,6 @@ import pytest
 
 from windtunnel._chat.mode import ChatRequest
 from windtunnel._gateway.script import ScriptMode
-from windtunnel._gateway.sse import chunks_from_completion
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack
 from windtunnel._scenario.model import Scenario
@@ -22,6 +21,7 @@ from windtunnel._tapes.model import RecordedResponse, Tape
 from windtunnel._tapes.policy import SCRIPTED_UPSTREAM, enforce_fresh, is_stale
 from windtunnel._tapes.scripted import golden_case, scripted_problems
 from windtunnel._tapes.store import write_tape
+from windtunnel._wire.openai_chat_stream import chunks_from_completion
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDED = datetime(2026, 12, 1, tzinfo=UTC)

@@ -18,7 +18,24 @@ from windtunnel._trace.usage import model_calls, normalise_call, summed_usage
         ({"prompt_tokens": 5, "input_tokens": 99}, (5, None, None)),
         ({"prompt_tokens": 1500, "cached_tokens": 1300, "completion_tokens": 30}, (1500, 1300, 30)),
         ({"prompt_tokens": 9, "prompt_tokens_details": {"cached_tokens": 7}}, (9, 7, None)),
-        ({"input_tokens": 9, "cache_read_input_tokens": 6}, (9, 6, None)),
+        # Anthropic: cache counts are additive to input_tokens, so the prompt is their sum.
+        ({"input_tokens": 9, "cache_read_input_tokens": 6}, (15, 6, None)),
+        (
+            {
+                "input_tokens": 3,
+                "cache_creation_input_tokens": 40,
+                "cache_read_input_tokens": 60,
+                "output_tokens": 2,
+            },
+            (103, 60, 2),
+        ),
+        # OpenAI Responses: input_tokens_details.cached_tokens is part of input_tokens.
+        (
+            {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 80}, "output_tokens": 1},
+            (100, 80, 1),
+        ),
+        # An OpenAI-shaped usage that also spells cache_read_input_tokens (as proxies do) keeps it a subset.
+        ({"prompt_tokens": 100, "cache_read_input_tokens": 80}, (100, 80, None)),
         ({"input": 200, "cacheRead": 800, "output": 5}, (1000, 800, 5)),
         ({"cached_tokens": 3, "prompt_tokens_details": {"cached_tokens": 9}}, (None, 3, None)),
         ({"prompt_tokens": "10", "completion_tokens": True}, (None, None, None)),

@@ -1,8 +1,8 @@
-"""The gateway's one seam: a mode turns a chat-completions request into a reply.
+"""The gateway's one seam: a mode turns a model request (in any dialect) into a reply.
 
 Modes: `script` (reference decisions), `live` (proxy and log), `record` (proxy, write a tape),
 `replay` (serve from a tape, fail closed). The server owns HTTP, SSE framing and the request log;
-a mode only decides what the model says.
+a mode only decides what the model says, in the request's dialect (windtunnel._wire).
 """
 
 from __future__ import annotations
@@ -14,13 +14,15 @@ from typing import Any, Protocol, runtime_checkable
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChatRequest:
-    """One POST /v1/chat/completions as received. `headers` holds only allowlisted headers."""
+    """One model request as received. `headers` holds only allowlisted headers; `wire` names its dialect
+    (windtunnel._wire.registry.DIALECTS), picked by the route."""
 
     method: str
     path: str
     body: Mapping[str, Any]
     headers: Mapping[str, str] = field(default_factory=dict)
     session: str | None = None
+    wire: str = "openai-chat"
 
     @property
     def stream(self) -> bool:
@@ -31,12 +33,13 @@ class ChatRequest:
 class ModeReply:
     """What the mode answers.
 
-    Success: `completion` (an OpenAI chat.completion object) and, for streamed requests when the mode
-    has them, `events` (the chat.completion.chunk objects, in order; the server frames them as SSE).
-    When a streamed request gets only `completion`, the server derives the chunks from it.
+    Success: `completion` (the native answer of the request's dialect: a chat.completion, an Anthropic
+    message, a Responses response) and, for streamed requests when the mode has them, `events` (the
+    dialect's stream events, in order; the server frames them as SSE). When a streamed request gets only
+    `completion`, the server derives the events from it.
     Refusal: `error` (one sentence naming the cause, e.g. "script exhausted: ...") and an HTTP `status`;
-    the client gets an OpenAI-style error body, never a default answer.
-    Live streams: `chunks` instead of `completion`, an async iterator of chunk objects the server passes
+    the client gets its dialect's error body, never a default answer.
+    Live streams: `chunks` instead of `completion`, an async iterator of event objects the server passes
     through as they arrive (a proxied upstream stream); the mode closes its source when the iterator ends
     or is closed, and raises from it to report a stream that broke off.
     `context`: mode-specific facts the server adds to the request's log entry (script mode: `case`).

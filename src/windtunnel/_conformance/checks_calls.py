@@ -12,7 +12,14 @@ from windtunnel._conversation.build import from_trace
 from windtunnel._conversation.compare import KnownTools, judge
 from windtunnel._conversation.model import DiffKind
 from windtunnel._runner.evidence import served_tools
-from windtunnel._trace.shapes import call_argument_text, call_arguments, call_name, read_response
+from windtunnel._trace.shapes import (
+    answer,
+    call_argument_text,
+    call_arguments,
+    call_name,
+    read_response,
+    said,
+)
 
 SHAPES_PROBE = "The shape probe answered."
 
@@ -94,11 +101,8 @@ def raw_tool_call_shapes(subject: Subject) -> dict[str, Any]:
     with subject.scripted(RAW_SCRIPT) as session:
         subject.needs_model_evidence(session)
         record = session.turn("Store zulu, echo the payload, read note alpha twice, echo again.")
-    emitted = [
-        c
-        for request in record.requests or []
-        for c in (request.get("response") or {}).get("tool_calls") or []
-    ]
+    # Each call in its dialect's own shape (chat tool_calls, Anthropic tool_use, Responses function_call).
+    emitted = [c.native for request in record.requests or [] for c in answer(request).calls]
     reported = record.read.tool_calls
     evidence = {
         "emitted": [[call_name(c), call_argument_text(c)] for c in emitted],
@@ -158,8 +162,8 @@ ID_SCRIPT = (
 
 
 def tool_call_ids(subject: Subject) -> dict[str, Any]:
-    """In every model call, each tool result answers a tool_call_id of the assistant message before it, and
-    every tool call got its answer."""
+    """In every model call, each tool result answers a call id of the assistant message before it, and
+    every tool call got its answer (paired in the call's dialect: windtunnel._conformance.evidence)."""
     with subject.scripted(ID_SCRIPT) as session:
         subject.needs_model_evidence(session)
         record = session.turn("Read alpha and echo, then store beta.")
@@ -167,11 +171,9 @@ def tool_call_ids(subject: Subject) -> dict[str, Any]:
     problems = {
         f"model call {position}": found
         for position, request in enumerate(requests)
-        if (found := tool_id_problems(request.get("messages") or []))
+        if (found := tool_id_problems(said(request)))
     }
-    answered = (
-        [m for m in (requests[-1].get("messages") or []) if m.get("role") == "tool"] if requests else []
-    )
+    answered = [item for item in said(requests[-1]) if item.role == "tool"] if requests else []
     evidence = {"model_calls": len(requests), "tool_results": len(answered), "problems": problems}
     if problems:
         first = next(iter(problems.items()))

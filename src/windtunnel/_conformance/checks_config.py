@@ -13,7 +13,9 @@ from windtunnel._conformance.subject import Subject, TurnRecord, call, say, tool
 from windtunnel._core.agent_runtime import AgentConfig, ModelSpec, SamplingConfig
 from windtunnel._runner.lifecycle import provisioned
 from windtunnel._runtimes.manifest import CONFIG_FIELDS
-from windtunnel._trace.shapes import message_text, offered_tool_names
+from windtunnel._trace.shapes import offered_tool_names, said
+from windtunnel._wire.registry import dialect_of
+from windtunnel._wire.tools import bare
 from windtunnel.errors import UnsupportedConfigError
 
 # Every value differs from what an SDK or model sends when nothing is configured (temperature 1, top_p
@@ -67,7 +69,8 @@ def _normalised(turn: Any) -> str:
         },
         sort_keys=True,
     )
-    ids = list(dict.fromkeys(re.findall(r"call_[A-Za-z0-9_]+", text)))
+    # Tool-call ids of every dialect: chat and Responses call_..., Anthropic toolu_..., Responses items fc_...
+    ids = list(dict.fromkeys(re.findall(r"(?:call|toolu|fc)_[A-Za-z0-9_]+", text)))
     for position, identifier in enumerate(ids):
         text = text.replace(identifier, f"call#{position}")
     return text
@@ -104,7 +107,8 @@ def sampling(subject: Subject) -> dict[str, Any]:
             subject.needs_model_evidence(session)
             turn = session.turn("Read note alpha.")
         runs.append(turn)
-        seen = [r.get("sampling", {}) for r in turn.requests or []]
+        # Each call's sampling read in its dialect (Responses' max_output_tokens is max_tokens, ...).
+        seen = [dialect_of(r).neutral_sampling(r.get("sampling") or {}) for r in turn.requests or []]
         evidence["runs"].append({"configured": wanted, "seen": seen})
         problem = _missing(wanted, seen)
         if problem is not None:
@@ -163,13 +167,12 @@ def config_reaches_model(subject: Subject) -> dict[str, Any]:
 
 
 def _config_problem(request: dict[str, Any], prompt: str | None, model: str | None) -> str | None:
-    messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
-    instructions = [message_text(m) for m in messages if m.get("role") in ("system", "developer")]
+    instructions = [item.text for item in said(request) if item.role == "system"]
     if prompt is not None and not any(prompt in text for text in instructions):
         return f"the configured system_prompt {prompt!r} is in no system message (sent: {instructions})"
     if model is not None and request.get("model") != model:
         return f"the request's model is {request.get('model')!r}, the configured model.name is {model!r}"
-    missing = sorted(set(KIT_TOOLS) - set(offered_tool_names(request)))
+    missing = sorted(set(KIT_TOOLS) - {bare(name) for name in offered_tool_names(request)})
     if missing:
         return f"the configured MCP servers' tools {missing} were not offered to the model"
     return None

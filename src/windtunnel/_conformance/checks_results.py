@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -12,7 +11,9 @@ from windtunnel._conformance.evidence import this_turn
 from windtunnel._conformance.model import CheckFailed
 from windtunnel._conformance.subject import Subject, call, say, tools
 from windtunnel._core.reference import ReferenceDecision
-from windtunnel._trace.shapes import call_name
+from windtunnel._trace.shapes import said
+from windtunnel._wire.dialect import Said
+from windtunnel._wire.tools import bare
 
 EXCERPT = 160
 
@@ -50,8 +51,7 @@ def tool_results_reach_model(subject: Subject) -> dict[str, Any]:
         subject.needs_model_evidence(session)
         record = session.turn("Store a note, read it back and echo a token.", f"wt-kit-results-{nonce}")
     requests = record.requests or []
-    messages = (requests[-1].get("messages") or []) if requests else []
-    answered = answered_results(messages if isinstance(messages, list) else [])
+    answered = answered_results(said(requests[-1]) if requests else [])
     problems = result_problems(answered, probe.tokens)
     evidence = {
         "results": [{"tool": name, "content": text[:EXCERPT]} for name, text in answered],
@@ -64,26 +64,23 @@ def tool_results_reach_model(subject: Subject) -> dict[str, Any]:
     return evidence
 
 
-def answered_results(messages: Sequence[Any]) -> list[tuple[str, str]]:
+def answered_results(items: Sequence[Said]) -> list[tuple[str, str]]:
     """(tool name, result text) for each tool result of the turn after the last user message.
 
-    A result pairs with its call by tool_call_id; one without a matching id takes the next unanswered call
-    of the assistant message before it (ids are tool_call_ids' concern, contents are this check's).
+    A result pairs with its call by id (in its dialect: windtunnel._conformance.evidence.tool_id_problems);
+    one without a matching id takes the next unanswered call of the assistant message before it (ids are
+    tool_call_ids' concern, contents are this check's). Names are the mock's own (mcp__notes__lookup ->
+    lookup), whatever qualification the harness offered them under.
     """
     pending: list[tuple[str, str]] = []  # (call id, tool name) not yet answered
     found: list[tuple[str, str]] = []
-    for message in this_turn(messages):
-        role = message.get("role")
-        if role == "assistant":
-            pending = [
-                (str(c.get("id") or ""), call_name(c) or "?")
-                for c in message.get("tool_calls") or []
-                if isinstance(c, Mapping)
-            ]
-        elif role == "tool":
-            position = _answered_position(pending, message.get("tool_call_id"))
+    for item in this_turn(items):
+        if item.role == "assistant":
+            pending = [(str(c.id or ""), bare(c.name) or "?") for c in item.calls]
+        elif item.role == "tool":
+            position = _answered_position(pending, item.answers)
             name = pending.pop(position)[1] if position is not None else "?"
-            found.append((name, result_text(message.get("content"))))
+            found.append((name, item.text))
     return found
 
 
@@ -98,22 +95,6 @@ def result_problems(answered: Sequence[tuple[str, str]], tokens: Mapping[str, st
     if missing:
         problems.append(f"the model was never sent a result for {', '.join(missing)}")
     return problems
-
-
-def result_text(content: Any) -> str:
-    """A tool message's content as text: a string, a list of content parts, or anything JSON."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            part["text"] if isinstance(part, Mapping) and isinstance(part.get("text"), str) else _json(part)
-            for part in content
-        )
-    return "" if content is None else _json(content)
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _answered_position(pending: list[tuple[str, str]], call_id: Any) -> int | None:

@@ -12,14 +12,14 @@ from windtunnel._conformance.subject import Subject, say
 from windtunnel._core.abilities import StateProbingRuntime
 from windtunnel._core.agent_runtime import AgentConfig, AgentHandle
 from windtunnel._runner.lifecycle import provisioned
-from windtunnel._trace.shapes import message_text, read_response
+from windtunnel._trace.shapes import read_response, said
 from windtunnel.errors import WindTunnelError
 
 
 def _conversation(requests: list[dict[str, Any]] | None) -> str:
     """The conversation the model was sent (user, assistant and tool messages; memory notes excluded)."""
-    messages = [m for r in requests or [] for m in r.get("messages") or [] if m.get("role") != "system"]
-    return json.dumps(messages, ensure_ascii=False)
+    messages = [item.native for r in requests or [] for item in said(r) if item.role != "system"]
+    return json.dumps(messages, ensure_ascii=False, default=str)
 
 
 def _calls_without_turn(requests: list[dict[str, Any]] | None, text: str) -> list[int]:
@@ -27,8 +27,8 @@ def _calls_without_turn(requests: list[dict[str, Any]] | None, text: str) -> lis
     late, dropped, or answered from an older message). A turn with no model call at all is one of them."""
     missing = []
     for position, request in enumerate(requests or [{}]):
-        users = [m for m in request.get("messages") or [] if m.get("role") == "user"]
-        if not users or text not in message_text(users[-1]):
+        users = [item for item in said(request) if item.role == "user"]
+        if not users or text not in users[-1].text:
             missing.append(position)
     return missing
 

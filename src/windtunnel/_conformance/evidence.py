@@ -7,6 +7,7 @@ from typing import Any
 
 from windtunnel._conformance.model import CheckFailed
 from windtunnel._trace.models import ErrorKind, Trace
+from windtunnel._wire.dialect import Said
 from windtunnel.errors import HarnessError
 
 # Kinds of run error that Wind Tunnel's own machinery causes (mocks, probes, preconditions, setup).
@@ -35,18 +36,19 @@ def raise_for_run_error(trace: Trace, evidence: Mapping[str, Any] | None = None)
     )
 
 
-def this_turn(messages: Sequence[Any]) -> list[Mapping[str, Any]]:
-    """The messages after the last user message: this turn's own, whatever history came before."""
-    dicts = [m for m in messages if isinstance(m, Mapping)]
-    users = [i for i, m in enumerate(dicts) if m.get("role") == "user"]
-    return dicts[users[-1] + 1 :] if users else dicts
+def this_turn(said: Sequence[Said]) -> list[Said]:
+    """The items after the last user message: this turn's own, whatever history came before."""
+    users = [i for i, item in enumerate(said) if item.role == "user"]
+    return list(said[users[-1] + 1 :]) if users else list(said)
 
 
-def tool_id_problems(messages: Sequence[Any]) -> list[str]:
+def tool_id_problems(said: Sequence[Said]) -> list[str]:
     """Where a conversation's tool results do not pair up with the calls they answer.
 
-    Every `tool` message must answer a `tool_call_id` of the assistant message before it, once; every
-    call of that assistant message must be answered before the conversation moves on.
+    Every tool result must answer the id of a call of the assistant item before it, once (chat:
+    `tool_call_id`; Anthropic: `tool_result.tool_use_id` <-> `tool_use.id`; Responses:
+    `function_call_output.call_id` <-> `function_call.call_id`); every call of that assistant item must be
+    answered before the conversation moves on. Positions count the items of windtunnel._trace.shapes.said.
     """
     problems: list[str] = []
     pending: dict[str, bool] | None = None
@@ -56,29 +58,27 @@ def tool_id_problems(messages: Sequence[Any]) -> list[str]:
             if not answered:
                 problems.append(f"call {call_id!r} (assistant message before {position}) got no tool result")
 
-    for position, message in enumerate(messages):
-        role = message.get("role") if isinstance(message, Mapping) else None
-        if role == "tool":
-            call_id = message.get("tool_call_id")
+    for position, item in enumerate(said):
+        if item.role == "tool":
+            call_id = item.answers
             if pending is None or call_id not in pending:
                 problems.append(
-                    f"message {position}: a tool result answers tool_call_id {call_id!r}, which the assistant "
+                    f"message {position}: a tool result answers call id {call_id!r}, which the assistant "
                     "message before it did not call"
                 )
             elif pending[call_id]:
-                problems.append(f"message {position}: a second tool result for tool_call_id {call_id!r}")
+                problems.append(f"message {position}: a second tool result for call id {call_id!r}")
             else:
                 pending[call_id] = True
             continue
         close(position)
         pending = None
-        if role == "assistant" and message.get("tool_calls"):
+        if item.role == "assistant" and item.calls:
             pending = {}
-            for call in message["tool_calls"]:
-                call_id = call.get("id") if isinstance(call, Mapping) else None
-                if not isinstance(call_id, str) or not call_id:
-                    problems.append(f"message {position}: a tool call without an id: {call!r}")
+            for call in item.calls:
+                if not isinstance(call.id, str) or not call.id:
+                    problems.append(f"message {position}: a tool call without an id: {dict(call.native)!r}")
                 else:
-                    pending[call_id] = False
-    close(len(messages))
+                    pending[call.id] = False
+    close(len(said))
     return problems

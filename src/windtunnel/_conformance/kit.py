@@ -69,8 +69,8 @@ CHECKS: tuple[Check, ...] = (
     Check(
         "tool_call_ids",
         "tool results answer their calls",
-        f"{_CONTAINERS}: WT_MODEL_BASE_URL is OpenAI-compatible: each tool message answers a tool_call_id of "
-        "the assistant message before it, every call answered",
+        f"{_CONTAINERS}: in the gateway's dialect the runtime speaks, each tool result answers a call id of the "
+        "assistant message before it (tool_call_id, tool_use_id, call_id), every call answered",
         checks_calls.tool_call_ids,
     ),
     Check(

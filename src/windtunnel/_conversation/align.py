@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from windtunnel._conversation.model import CallView, DiffKind, ToolCallRow, View
+from windtunnel._wire.tools import bare
 
 _SEEN = {
     View.MODEL: "the model emitted",
@@ -43,7 +44,13 @@ class _Row:
 
 
 def key(view: CallView) -> str:
-    return json.dumps([view.name, view.arguments], sort_keys=True, default=str)
+    """What pairs calls across views: the mock's own (bare) tool name and the decoded arguments. A harness
+    may offer a tool qualified (Claude Code's mcp__notes__lookup) where the mock knows it as lookup."""
+    return json.dumps([_bare(view), view.arguments], sort_keys=True, default=str)
+
+
+def _bare(view: CallView) -> str | None:
+    return bare(view.name) if view.name is not None else None
 
 
 def describe(view: CallView) -> str:
@@ -88,7 +95,7 @@ def _place(rows: list[_Row], view: View, calls: list[tuple[int | None, CallView]
             placed[position] = _take(row, view, call, position)
     for position, (_, call) in enumerate(calls):
         if position not in placed and (
-            row := _first(rows, view, lambda other, call=call: other.name == call.name)
+            row := _first(rows, view, lambda other, call=call: _bare(other) == _bare(call))
         ):
             placed[position] = _take(row, view, call, position)
     for position, (step, call) in enumerate(calls):

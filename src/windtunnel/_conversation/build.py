@@ -21,12 +21,15 @@ from windtunnel._conversation.model import (
 )
 from windtunnel._trace.models import Trace
 from windtunnel._trace.shapes import (
+    answer,
     call_argument_text,
     call_arguments,
     call_name,
-    message_text,
     offered_tool_names,
+    said,
 )
+from windtunnel._wire.dialect import Said, ToolCall
+from windtunnel._wire.registry import CHAT, dialect_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +96,9 @@ def _answer_disagreements(
         for position, row in enumerate(rows)
         if (problem := result_problem(row)) is not None
     ]
-    last = _response(requests[-1]) if requests else {}
-    if requests and not last.get("tool_calls"):  # the turn ended with the model's answer
-        problem = final_problem(final, _text(last.get("content")) or "")
+    last = answer(requests[-1]) if requests else None
+    if last is not None and not last.calls:  # the turn ended with the model's answer
+        problem = final_problem(final, last.text)
         if problem is not None:
             found.append(Disagreement(turn=turn, row=None, kind=DiffKind.FINAL_ANSWER, text=problem))
     return found
@@ -131,17 +134,16 @@ def from_trace(trace: Trace, title: str | None = None) -> Conversation:
 
 
 def model_call_view(request: Mapping[str, Any]) -> ModelCallView:
-    response = _response(request)
-    messages = request.get("messages")
+    answered = answer(request)
     status = request.get("status")
     return ModelCallView(
         index=request.get("index") if isinstance(request.get("index"), int) else None,
         model=str(request["model"]) if request.get("model") is not None else None,
-        messages=list(messages) if isinstance(messages, list) else [],
+        messages=_shown(request),
         tools=offered_tool_names(request),
         sampling=dict(request.get("sampling") or {}),
-        content=_text(response.get("content")),
-        tool_calls=list(response.get("tool_calls") or []),
+        content=answered.text or None,
+        tool_calls=[dict(call.native) for call in answered.calls],
         status=status if isinstance(status, int) else None,
         error=_text(request.get("error")),
     )
@@ -169,28 +171,51 @@ def runtime_view(call: Any) -> CallView:
     )
 
 
+def model_view(call: ToolCall) -> CallView:
+    """A call the model emitted, read in its dialect: the id is the one its result answers (a Responses
+    call_id, an Anthropic tool_use id); the name as emitted (align keys on the mock's bare name)."""
+    return CallView(
+        name=call.name,
+        arguments=call.arguments,
+        argument_text=call_argument_text(call.native),
+        call_id=call.id,
+    )
+
+
 def _model_calls(requests: Sequence[Mapping[str, Any]]) -> list[tuple[int, CallView]]:
-    calls = []
-    for step, request in enumerate(requests):
-        for call in _response(request).get("tool_calls") or []:
-            calls.append((step, runtime_view(call)))
-    return calls
+    return [
+        (step, model_view(call)) for step, request in enumerate(requests) for call in answer(request).calls
+    ]
 
 
 def _with_result(row: ToolCallRow, requests: Sequence[Mapping[str, Any]]) -> ToolCallRow:
-    """The row, with the tool message a later model call carried for the model view's call id."""
+    """The row, with the tool result a later model call carried for the model view's call id."""
     call_id = row.model.call_id if row.model else None
     if call_id is None or row.step is None:
         return row
     for request in requests[row.step + 1 :]:
-        for message in request.get("messages") or []:
-            if (
-                isinstance(message, Mapping)
-                and message.get("role") == "tool"
-                and message.get("tool_call_id") == call_id
-            ):
-                return row.model_copy(update={"result_to_model": message_text(message)})
+        for item in said(request):
+            if item.role == "tool" and item.answers == call_id:
+                return row.model_copy(update={"result_to_model": item.text})
     return row
+
+
+def _shown(request: Mapping[str, Any]) -> list[Any]:
+    """The prompt as the conversation viewer shows it: chat messages as logged; another dialect's items as
+    chat-like messages (role, content text, tool_call_id, its native tool calls) built from its reading."""
+    if dialect_of(request) is CHAT:
+        messages = request.get("messages")
+        return list(messages) if isinstance(messages, list) else []
+    return [_as_message(item) for item in said(request)]
+
+
+def _as_message(item: Said) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": item.role, "content": item.text}
+    if item.answers is not None:
+        message["tool_call_id"] = item.answers
+    if item.calls:
+        message["tool_calls"] = [dict(call.native) for call in item.calls]
+    return message
 
 
 def _split_mock_calls(
@@ -222,12 +247,6 @@ def _split_mock_calls(
 def _started(turn: TurnEvidence) -> float | None:
     times = [float(r["at"]) for r in turn.requests or [] if isinstance(r.get("at"), int | float)]
     return min(times) if times else None
-
-
-def _response(request: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The assistant message the gateway served (empty when it refused the call)."""
-    response = request.get("response")
-    return response if isinstance(response, Mapping) else {}
 
 
 def _text(value: Any) -> str | None:

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from windtunnel._conversation.align import describe
 from windtunnel._conversation.model import CallView, Conversation, DiffKind, Disagreement, ToolCallRow
+from windtunnel._wire.tools import bare
 
 INTEGRITY_KINDS = frozenset(
     {
@@ -76,7 +77,7 @@ def judge(conversation: Conversation, served: Served, kinds: frozenset[DiffKind]
 
 def _unserved(name: str | None, served: Served) -> bool:
     names = served.get()
-    return names is not None and name not in names
+    return names is not None and (name if name is None else bare(name)) not in names
 
 
 def result_problem(row: ToolCallRow) -> str | None:

@@ -5,7 +5,10 @@
     GET    /wt/script          {"global": {...}|null, "sessions": {S: {...}}} with total/served/remaining
     GET    /wt/log?since=N     {"entries": [entries with index >= N], "next": next index}
     DELETE /wt/log             {"cleared": n}
-    GET    /wt/health          {"status": "ok", "mode", "models", "requests"}
+    GET    /wt/health          {"status": "ok", "mode", "models", "side_models", "requests"}
+    PUT    /wt/side            {"models": [str, ...]} -> {"side_models": [...]}: the model names whose calls
+                               are side traffic (titles, summaries, quota checks), answered beside the script
+    GET    /wt/side            {"side_models": [...]}
 
 Errors are OpenAI-style bodies {"error": {"message", "type", "param", "code"}}; `param` names the bad field.
 """
@@ -20,8 +23,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from windtunnel._chat.wire import error_body
 from windtunnel._gateway.script import ScriptMode, parse_install
+from windtunnel._wire.openai_chat import error_body
 from windtunnel.errors import UsageError
 
 if TYPE_CHECKING:
@@ -57,12 +60,24 @@ def admin_routes(state: GatewayState) -> list[Route]:
                 "status": "ok",
                 "mode": state.mode.name,
                 "models": list(state.models),
+                "side_models": sorted(state.side_models),
                 "requests": state.log.next_index,
                 "uptime_s": round(time.time() - state.started_at, 3),
             }
         )
 
+    async def side(request: Request) -> Response:
+        if request.method == "PUT":
+            try:
+                models = _side_models(json.loads(await request.body()))
+            except (ValueError, UsageError) as exc:
+                message = getattr(exc, "message", None) or f"the body is not JSON: {exc}"
+                return JSONResponse(error_body(message, "invalid_request", param="models"), status_code=400)
+            state.side_models = frozenset(models)
+        return JSONResponse({"side_models": sorted(state.side_models)})
+
     return [
+        Route("/wt/side", side, methods=["GET", "PUT"]),
         Route("/wt/script", script, methods=["GET", "PUT", "DELETE"]),
         Route("/wt/log", log, methods=["GET", "DELETE"]),
         Route("/wt/health", health, methods=["GET"]),
@@ -82,3 +97,12 @@ async def _install(mode: ScriptMode, request: Request) -> Response:
         return JSONResponse(error_body(exc.message, "invalid_script", param=field), status_code=400)
     script = mode.store.install(install.case, install.decisions, install.session)
     return JSONResponse({"installed": script.summary()})
+
+
+def _side_models(body: Any) -> list[str]:
+    models = body.get("models") if isinstance(body, dict) else None
+    if not isinstance(models, list) or not all(isinstance(name, str) and name for name in models):
+        raise UsageError(
+            'side models: send {"models": ["name", ...]}, a list of non-empty model names', field="models"
+        )
+    return list(models)

@@ -1,47 +1,59 @@
-"""The gateway's HTTP app: OpenAI-compatible chat completions (JSON and SSE), model listing, and /wt/ admin.
+"""The gateway's HTTP app: every dialect's model routes at once, model listing, side traffic and /wt/ admin.
 
-Routes (each also without the /v1 prefix):
+Routes (each model route also without the /v1 prefix); the route picks the dialect (windtunnel._wire):
 
-    POST /v1/chat/completions   answered by the mode; refusals are OpenAI error bodies, never a default answer
-    GET  /v1/models             the configured model names
+    POST /v1/chat/completions         OpenAI chat completions (JSON, or SSE data: frames ending [DONE])
+    POST /v1/messages                 Anthropic Messages (JSON, or SSE event:+data: frames; ?beta=true too)
+    POST /v1/messages/count_tokens    Anthropic token count: side traffic, {"input_tokens": n}
+    POST /v1/responses                OpenAI Responses (JSON, or SSE event:+data: frames)
+    GET  /v1/responses                refused (405): a WebSocket upgrade, so clients fall back to HTTP
+    GET  /v1/models                   the configured model names (Anthropic's list shape for an Anthropic client)
     GET  /v1/models/{model}
+    HEAD|GET /, /api/hello            200: harness preflights (Claude Code checks the base URL is up)
 
-The admin routes are in windtunnel._gateway.admin (tapes: windtunnel._gateway.tape_admin). The app owns
-HTTP, SSE framing and the request log; the mode (windtunnel._chat.mode) only decides what the model says.
+A model call is answered by the mode, unless its model is a declared side model (titles, summaries, quota
+checks a harness makes beside the turn): a side responder answers those, logged with `side`, and they never
+consume a scripted decision. Refusals are the dialect's error body, with `x-should-retry: false`, never a
+default answer. The admin routes are in windtunnel._gateway.admin (tapes: windtunnel._gateway.tape_admin).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.websockets import WebSocket
 
 from windtunnel._chat.mode import ChatRequest, GatewayMode, ModeReply
-from windtunnel._chat.wire import error_body, first_message
+from windtunnel._core.reference import ReferenceDecision
 from windtunnel._gateway.admin import admin_routes
+from windtunnel._gateway.calls import SESSION_HEADER, Call, close, refusal, streamed
 from windtunnel._gateway.log import request_fields
-from windtunnel._gateway.request_check import STRICT_MODES, field_problem, parse_request
-from windtunnel._gateway.sse import DONE_FRAME, ChunkAssembler, chunks_from_completion, frame
 from windtunnel._gateway.state import GatewayState
 from windtunnel._gateway.tape_admin import tape_routes
 from windtunnel._limits import DEFAULT_MAX_BODY_BYTES
 from windtunnel._net.body_limit import BodyLimit
+from windtunnel._wire.anthropic_messages import prompt_tokens
+from windtunnel._wire.body import Problem, messages_problem, model_problem, parse_body
+from windtunnel._wire.dialect import Dialect
+from windtunnel._wire.registry import CHAT, MESSAGES, RESPONSES
 from windtunnel.errors import TapeError
 
 logger = logging.getLogger(__name__)
 
-SESSION_HEADER = "x-wt-session"
+STRICT_MODES = frozenset({"script", "replay"})
+"""Modes where the gateway itself plays the model, and so refuses what the real API would refuse; in live
+and record modes the upstream is the authority and answers for itself."""
+SIDE_ANSWER = "ok"
+"""What the side responder says: a title, a summary or a quota check needs an answer, not a scripted one."""
 PASSED_HEADERS: frozenset[str] = frozenset(
     {
         "accept",
@@ -51,6 +63,10 @@ PASSED_HEADERS: frozenset[str] = frozenset(
         "openai-organization",
         "openai-project",
         "x-request-id",
+        "anthropic-version",
+        "anthropic-beta",
+        "x-app",
+        "originator",
         SESSION_HEADER,
     }
 )
@@ -59,15 +75,21 @@ PASSED_HEADERS: frozenset[str] = frozenset(
 _ENTRY_FIELDS = frozenset(
     {"index", "at", "method", "path", "session", "mode", "status", "usage", "usage_sent", "response"}
     | {"error", "error_code", "latency_ms", "model", "messages", "tools", "sampling", "stream", "extra"}
+    | {"wire", "side", "history"}
 )
 
 
 def create_app(
-    mode: GatewayMode, *, models: Sequence[str], max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    mode: GatewayMode,
+    *,
+    models: Sequence[str],
+    side_models: Sequence[str] = (),
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> Starlette:
     """The gateway as an ASGI app; `app.state.gateway` is its GatewayState. Shutdown closes the mode.
+    `side_models` are the model names a runtime's side calls use (answered beside the script).
     A request body over `max_body_bytes` is refused with 413 before it is read (windtunnel._limits)."""
-    state = GatewayState(mode=mode, models=tuple(models))
+    state = GatewayState(mode=mode, models=tuple(models), side_models=frozenset(side_models))
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -79,9 +101,11 @@ def create_app(
             except TapeError as exc:
                 state.shutdown_error = exc
 
-    routes = [
+    routes: list[BaseRoute] = [
         *_model_routes(state, "/v1"),
         *_model_routes(state, ""),
+        Route("/", _up, methods=["GET", "HEAD"]),
+        Route("/api/hello", _up, methods=["GET", "HEAD"]),
         *admin_routes(state),
         *tape_routes(state),
     ]
@@ -96,22 +120,38 @@ def create_app(
     return app
 
 
-def _model_routes(state: GatewayState, prefix: str) -> list[Route]:
-    async def chat(request: Request) -> Response:
-        return await _chat(state, request)
+def _model_routes(state: GatewayState, prefix: str) -> list[BaseRoute]:
+    def answering(dialect: Dialect) -> Any:
+        async def endpoint(request: Request) -> Response:
+            return await _model_call(state, dialect, request)
 
-    async def models(_request: Request) -> Response:
+        return endpoint
+
+    async def count_tokens(request: Request) -> Response:
+        return await _count_tokens(state, request)
+
+    async def models(request: Request) -> Response:
+        if _anthropic(request):
+            data = [_anthropic_model(name) for name in state.models]
+            ends = {"first_id": data[0]["id"], "last_id": data[-1]["id"]} if data else {}
+            return JSONResponse({"data": data, "has_more": False, **ends})
         return JSONResponse({"object": "list", "data": [_model(name) for name in state.models]})
 
     async def model(request: Request) -> Response:
         name = request.path_params["model"]
+        dialect = MESSAGES if _anthropic(request) else CHAT
         if name not in state.models:
-            body = error_body(f"the model {name!r} does not exist", "model_not_found", param="model")
-            return JSONResponse(body, status_code=404)
-        return JSONResponse(_model(name))
+            message = f"the model {name!r} does not exist"
+            return refusal(dialect, 404, message, "not_found" if dialect is MESSAGES else "model_not_found")
+        return JSONResponse(_anthropic_model(name) if dialect is MESSAGES else _model(name))
 
     return [
-        Route(f"{prefix}/chat/completions", chat, methods=["POST"]),
+        Route(f"{prefix}/chat/completions", answering(CHAT), methods=["POST"]),
+        Route(f"{prefix}/messages", answering(MESSAGES), methods=["POST"]),
+        Route(f"{prefix}/messages/count_tokens", count_tokens, methods=["POST"]),
+        Route(f"{prefix}/responses", answering(RESPONSES), methods=["POST"]),
+        Route(f"{prefix}/responses", _no_websocket, methods=["GET"]),
+        WebSocketRoute(f"{prefix}/responses", _refuse_websocket),
         Route(f"{prefix}/models", models, methods=["GET"]),
         Route(f"{prefix}/models/{{model:path}}", model, methods=["GET"]),
     ]
@@ -121,68 +161,68 @@ def _model(name: str) -> dict[str, Any]:
     return {"id": name, "object": "model", "created": 0, "owned_by": "windtunnel"}
 
 
-async def _http_error(_request: Request, exc: Exception) -> Response:
+def _anthropic(request: Request) -> bool:
+    """GET /v1/models is shared: an Anthropic client (it sends anthropic-version) gets Anthropic's shape."""
+    return "anthropic-version" in request.headers
+
+
+def _anthropic_model(name: str) -> dict[str, Any]:
+    return {"type": "model", "id": name, "display_name": name, "created_at": "1970-01-01T00:00:00Z"}
+
+
+async def _up(_request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+WEBSOCKET_REFUSED = (
+    "the gateway serves the Responses API over HTTP POST /v1/responses only: WebSocket upgrades are refused, "
+    "so clients fall back to HTTP (Codex: set supports_websockets = false to skip the attempt)"
+)
+
+
+async def _no_websocket(_request: Request) -> Response:
+    """A GET on /v1/responses is a WebSocket upgrade attempt (a server without WebSocket support sees it
+    as plain HTTP): refused, so the client falls back to POST."""
+    return refusal(RESPONSES, 405, WEBSOCKET_REFUSED, "websocket_refused")
+
+
+async def _refuse_websocket(websocket: WebSocket) -> None:
+    # Closing before accepting makes the server answer the handshake with 403: the upgrade is refused.
+    await websocket.close(code=1008, reason="websockets refused: use HTTP POST /v1/responses")
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
-    return JSONResponse(error_body(str(detail), "not_found" if status == 404 else "bad_method"), status)
+    dialect = MESSAGES if "/messages" in request.url.path else CHAT
+    return refusal(dialect, status, str(detail), "not_found" if status == 404 else "bad_method")
 
 
-class _Call:
-    """One model call in flight: its log entry, filled in as the call proceeds and logged exactly once."""
-
-    def __init__(self, state: GatewayState, request: Request) -> None:
-        self.state = state
-        self.started = time.perf_counter()
-        self.logged = False
-        self.entry: dict[str, Any] = {
-            "index": None,  # set when logged
-            "at": time.time(),
-            "method": request.method,
-            "path": request.url.path,
-            "session": request.headers.get(SESSION_HEADER),
-            "case": None,
-            "mode": state.mode.name,
-            "stream": False,
-        }
-
-    def finish(
-        self, status: int, *, message: Any = None, usage: Any = None, usage_sent: bool = False
-    ) -> None:
-        self._log(status, response=message, usage=usage, usage_sent=usage_sent, error=None, error_code=None)
-
-    def refuse(self, status: int, error: str, code: str, *, param: str | None = None) -> Response:
-        self._log(status, response=None, usage=None, usage_sent=False, error=error, error_code=code)
-        return JSONResponse(error_body(error, code, param=param), status_code=status)
-
-    def broke_off(self, error: str, code: str, *, message: Any, usage: Any) -> None:
-        """A stream that started but did not finish: what was sent is kept, with the cause."""
-        self._log(200, response=message, usage=usage, usage_sent=False, error=error, error_code=code)
-
-    def _log(self, status: int, **fields: Any) -> None:
-        if self.logged:
-            return
-        self.logged = True
-        self.entry.update(fields, status=status, latency_ms=(time.perf_counter() - self.started) * 1000)
-        self.state.log.append(self.entry)
-
-
-async def _chat(state: GatewayState, request: Request) -> Response:
-    call = _Call(state, request)
-    body, problem = parse_request(await request.body())
-    if problem is None and state.mode.name in STRICT_MODES:
-        problem = field_problem(body)
+async def _model_call(state: GatewayState, dialect: Dialect, request: Request) -> Response:
+    call = Call(state, request, dialect)
+    body, problem = parse_body(await request.body())
+    if problem is None:
+        problem = _problem(state, call, body)
     if problem is not None:
         message, param = problem
         return call.refuse(400, message, "invalid_request", param=param)
-    call.entry.update(request_fields(body))
-    headers = {k: v for k, v in request.headers.items() if k in PASSED_HEADERS}
+    call.body = body
+    call.entry.update(request_fields(body, dialect), history=call.history)
+    if body.get("model") in state.side_models:
+        return _side(call, body, f"side model {body['model']}")
     chat = ChatRequest(
         method=request.method,
         path=request.url.path,
         body=body,
-        headers=headers,
+        headers={k: v for k, v in request.headers.items() if k in PASSED_HEADERS},
         session=call.entry["session"],
+        wire=dialect.name,
     )
+    return await _answer(state, call, chat)
+
+
+async def _answer(state: GatewayState, call: Call, chat: ChatRequest) -> Response:
+    """The mode's reply to a model call, sent in the call's dialect (JSON or stream) or refused."""
     try:
         reply = await state.mode.complete(chat)
     except Exception as exc:  # a broken mode still yields a logged refusal, never a hung or empty answer
@@ -194,81 +234,48 @@ async def _chat(state: GatewayState, request: Request) -> Response:
     if reply.error is not None:
         return call.refuse(reply.status, reply.error, reply.error_code or "refused")
     if chat.stream:
-        return _streamed(call, reply, body)
+        return streamed(call, reply, chat.body)
     if reply.completion is None:
-        await _close(reply)
+        await close(reply)
         return call.refuse(
             500, f"gateway mode {state.mode.name} answered without a completion", "mode_failed"
         )
-    usage = reply.completion.get("usage")
-    call.finish(
-        reply.status, message=first_message(reply.completion), usage=usage, usage_sent=usage is not None
-    )
+    usage_sent = call.dialect.usage(reply.completion) is not None
+    call.answered(reply.status, reply.completion, usage_sent=usage_sent)
     return JSONResponse(reply.completion, status_code=reply.status)
 
 
-def _streamed(call: _Call, reply: ModeReply, body: Mapping[str, Any]) -> Response:
-    if reply.chunks is not None:
-        stream = _passthrough(call, reply)
-    elif reply.completion is not None or reply.events is not None:
-        stream = _prepared(call, reply, body)
-    else:
-        return call.refuse(
-            500, f"gateway mode {call.state.mode.name} answered without a completion", "mode_failed"
-        )
-    return StreamingResponse(
-        stream,
-        status_code=reply.status,
-        media_type="text/event-stream",
-        headers={"cache-control": "no-cache"},
-    )
+def _problem(state: GatewayState, call: Call, body: dict[str, Any]) -> Problem | None:
+    """What the dialect refuses in this body: its required fields always; where the gateway plays the model,
+    also the types and ranges the real API refuses and an earlier answer it cannot recall."""
+    dialect = call.dialect
+    problem = dialect.required_problem(body)
+    if problem is None and state.mode.name in STRICT_MODES:
+        problem = dialect.field_problem(body)
+        if problem is None:
+            call.history, problem = dialect.recall(body, state.memory)
+    return problem
 
 
-async def _prepared(call: _Call, reply: ModeReply, body: Mapping[str, Any]) -> AsyncIterator[bytes]:
-    """A stream whose chunks are all known: logged first, then sent in one write (it is all in memory)."""
-    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-    if reply.events is not None:
-        chunks = [dict(event) for event in reply.events]
-    else:
-        assert reply.completion is not None  # checked by _streamed
-        chunks = chunks_from_completion(reply.completion, include_usage=include_usage)
-    assembled = ChunkAssembler().add_all(chunks)
-    message = first_message(reply.completion) if reply.completion else assembled.result()
-    usage = reply.completion.get("usage") if reply.completion else assembled.usage
-    call.finish(reply.status, message=message, usage=usage, usage_sent=assembled.usage is not None)
-    yield b"".join(frame(chunk) for chunk in chunks) + DONE_FRAME
+def _side(call: Call, body: dict[str, Any], reason: str) -> Response:
+    """Side traffic: answered by the side responder in the call's dialect; the mode never sees it."""
+    call.entry["side"] = reason
+    response = call.dialect.render(ReferenceDecision(content=SIDE_ANSWER), body)
+    if body.get("stream"):
+        return streamed(call, ModeReply(completion=response), body)
+    call.answered(200, response, usage_sent=True)
+    return JSONResponse(response)
 
 
-async def _passthrough(call: _Call, reply: ModeReply) -> AsyncIterator[bytes]:
-    """A live stream: each chunk is sent as it arrives; the entry is logged before [DONE] goes out."""
-    assert reply.chunks is not None
-    assembled = ChunkAssembler()
-    upstream_error: Any = None
-    try:
-        async for chunk in reply.chunks:
-            assembled.add(chunk)
-            upstream_error = upstream_error or chunk.get("error")
-            yield frame(chunk)
-        if upstream_error is not None:
-            # An in-band error event from upstream: passed on as is, and the call logged as refused.
-            text = f"upstream sent an error event: {json.dumps(upstream_error)[:500]}"
-            call.broke_off(text, "upstream_error", message=assembled.result(), usage=assembled.usage)
-        sent = assembled.usage is not None
-        call.finish(reply.status, message=assembled.result(), usage=assembled.usage, usage_sent=sent)
-        yield DONE_FRAME
-    except Exception as exc:  # noqa: BLE001 - the stream broke off: tell the client in-band, as OpenAI does
-        code = str(getattr(exc, "reason", None) or "stream_broken")
-        call.broke_off(str(exc), code, message=assembled.result(), usage=assembled.usage)
-        yield frame(error_body(str(exc), code))
-    finally:
-        if not call.logged:
-            cause = "the client went away before the stream ended"
-            call.broke_off(cause, "client_disconnected", message=assembled.result(), usage=assembled.usage)
-        with anyio.CancelScope(shield=True):
-            await _close(reply)
-
-
-async def _close(reply: ModeReply) -> None:
-    close = getattr(reply.chunks, "aclose", None)
-    if close is not None:
-        await close()
+async def _count_tokens(state: GatewayState, request: Request) -> Response:
+    """Anthropic's token count (Claude Code asks it beside the turn): an estimate, logged as side traffic."""
+    call = Call(state, request, MESSAGES)
+    body, problem = parse_body(await request.body())
+    if problem is None:
+        problem = model_problem(body) or messages_problem(body)
+    if problem is not None:
+        return call.refuse(400, problem[0], "invalid_request", param=problem[1])
+    call.entry.update(request_fields(body, MESSAGES), side="count_tokens")
+    answer = {"input_tokens": prompt_tokens(body)}
+    call.finish(200, message=answer)
+    return JSONResponse(answer)

@@ -56,6 +56,11 @@ class GatewayClient:
         """What is installed: {"global": summary|None, "sessions": {name: summary}} with remaining counts."""
         return self._call("GET", "/wt/script")
 
+    def set_side_models(self, models: Sequence[str]) -> list[str]:
+        """Declare the model names whose calls are side traffic (answered beside the script, never from it)."""
+        declared: list[str] = self._call("PUT", "/wt/side", json={"models": list(models)})["side_models"]
+        return declared
+
     def log(self, since: int = 0) -> list[dict[str, Any]]:
         """Log entries whose index is >= `since`, oldest first (see windtunnel._gateway.log)."""
         entries: list[dict[str, Any]] = self._call("GET", "/wt/log", params={"since": since})["entries"]

@@ -1,7 +1,9 @@
-"""Live mode: proxy every model call to an OpenAI-compatible upstream, streams passed through as they arrive.
+"""Live mode: proxy every model call to its upstream, in its dialect, streams passed through as they arrive.
 
-The API key is given to the constructor, sent only in the upstream request's Authorization header and
-masked in every message this mode produces; the gateway never logs headers.
+The API key is given to the constructor, sent only in the upstream request's auth header (Anthropic's
+`x-api-key` for the Messages dialect, `Authorization: Bearer` otherwise) and masked in every message this
+mode produces; the gateway never logs headers. A chat stream ends at `data: [DONE]`; the other dialects'
+streams end when the upstream closes them after their last event.
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ class LiveMode:
         self.upstream_url = upstream.rstrip("/")
         self.label = upstream_label(upstream)
         self._key = api_key or None
-        self._auth = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._forward = {name.lower() for name in forward_headers} - {"authorization", "cookie", "api-key"}
+        self._forward -= {"x-api-key"}
         self._client = httpx.AsyncClient(timeout=timeout)
 
     def forward_url(self, path: str) -> str:
@@ -51,7 +53,9 @@ class LiveMode:
 
     async def complete(self, request: ChatRequest) -> ModeReply:
         url = self.forward_url(request.path)
-        headers = {k: v for k, v in request.headers.items() if k.lower() in self._forward} | self._auth
+        headers = {k: v for k, v in request.headers.items() if k.lower() in self._forward} | self._auth(
+            request
+        )
         try:
             if request.stream:
                 return await self._stream(url, request, headers)
@@ -65,6 +69,15 @@ class LiveMode:
         except ValueError:
             return self._failed(f"answered non-JSON: {response.content[:200]!r}", "upstream_bad_reply")
         return ModeReply(status=response.status_code, completion=completion)
+
+    def _auth(self, request: ChatRequest) -> dict[str, str]:
+        if not self._key:
+            return {}
+        return (
+            {"x-api-key": self._key}
+            if request.wire == "anthropic-messages"
+            else {"authorization": f"Bearer {self._key}"}
+        )
 
     async def _stream(self, url: str, request: ChatRequest, headers: dict[str, str]) -> ModeReply:
         outgoing = self._client.build_request("POST", url, json=dict(request.body), headers=headers)
@@ -84,9 +97,12 @@ class LiveMode:
                 )
             finally:
                 await response.aclose()
-        return ModeReply(status=response.status_code, chunks=self._passthrough(response))
+        done_ends = request.wire == "openai-chat"
+        return ModeReply(status=response.status_code, chunks=self._passthrough(response, done_ends=done_ends))
 
-    async def _passthrough(self, response: httpx.Response) -> AsyncIterator[Mapping[str, Any]]:
+    async def _passthrough(
+        self, response: httpx.Response, *, done_ends: bool
+    ) -> AsyncIterator[Mapping[str, Any]]:
         try:
             async for line in response.aiter_lines():
                 if not line.startswith("data:"):
@@ -102,6 +118,8 @@ class LiveMode:
             ) from exc
         finally:
             await response.aclose()
+        if not done_ends:
+            return
         raise GatewayError(
             f"upstream {self.label} ended its stream without data: [DONE]", reason="upstream_stream_broken"
         )

@@ -8,22 +8,30 @@ An entry (a JSON object) holds:
     session      the X-WT-Session header, or null
     case         the reference case whose script answered (script mode), else null
     mode         the gateway mode's name
+    wire         the call's dialect: openai-chat, anthropic-messages or openai-responses (windtunnel._wire)
+    side         why the call was side traffic answered beside the turn (a side model, count_tokens), else
+                 null; side calls never consume a scripted decision, and evidence readers skip them
     model        the requested model
-    messages     the rendered prompt exactly as received
+    messages     the rendered prompt exactly as received, in the dialect's own shape (chat and Anthropic
+                 `messages`, Responses `input`)
+    history      Responses only: the earlier conversation a previous_response_id named, as recalled
     tools        the tools offered, exactly as received (null when none were sent)
-    sampling     every sampling/decoding parameter present in the body (temperature, top_p, max_tokens,
-                 max_completion_tokens, tool_choice, seed, stop, response_format, n, ...)
+    sampling     every sampling/decoding parameter of the dialect present in the body (chat: temperature,
+                 top_p, max_tokens, max_completion_tokens, tool_choice, seed, stop, ...; Anthropic:
+                 max_tokens, top_k, stop_sequences, ...; Responses: max_output_tokens, reasoning, ...)
     stream       whether the reply was streamed
-    extra        every other body field (stream_options, user, metadata, ...)
+    extra        every other body field (stream_options, user, metadata, Anthropic `system`, Responses
+                 `instructions`, ...)
     status       the HTTP status served
     usage        the usage of the served answer (null when refused)
     usage_sent   whether the client received that usage (a stream without include_usage does not)
-    response     the assistant message served (null when refused)
+    response     the answer served, native (chat: the assistant message; Anthropic: the message; Responses:
+                 the response object); null when refused
     error        one sentence naming why the call was refused or broke off, else null
     error_code   no_script, script_exhausted, invalid_request, upstream_error, ... or null
     latency_ms   from arrival to the last byte handed to the server (streams: to the last chunk)
 
-`request_body(entry)` rebuilds the request body from those parts (for tape fingerprints).
+The parts split the native body without loss: `request_body(entry)` rebuilds it (for tape fingerprints).
 """
 
 from __future__ import annotations
@@ -32,21 +40,23 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from windtunnel._chat.wire import SAMPLING_KEYS
+from windtunnel._wire.dialect import Dialect
+from windtunnel._wire.registry import CHAT, dialect_of
 
-_OWN_KEYS = frozenset({"model", "messages"}) | SAMPLING_KEYS
 
-
-def request_fields(body: Mapping[str, Any]) -> dict[str, Any]:
-    """model, messages, tools, sampling, stream and extra of a request body, values as received."""
+def request_fields(body: Mapping[str, Any], dialect: Dialect = CHAT) -> dict[str, Any]:
+    """wire, model, messages, tools, sampling, stream and extra of a request body, values as received."""
     tools = body.get("tools")
     # An explicit `"tools": null` stays in `extra`, so request_body() gives back exactly what was sent.
-    own = _OWN_KEYS | {"tools"} if tools is not None else _OWN_KEYS
+    own = {"model", dialect.messages_key, *dialect.sampling_keys} | (
+        {"tools"} if tools is not None else set()
+    )
     return {
+        "wire": dialect.name,
         "model": body.get("model"),
-        "messages": body.get("messages"),
+        "messages": body.get(dialect.messages_key),
         "tools": tools,
-        "sampling": {key: body[key] for key in SAMPLING_KEYS if key in body},
+        "sampling": {key: body[key] for key in dialect.sampling_keys if key in body},
         "stream": bool(body.get("stream")),
         "extra": {key: value for key, value in body.items() if key not in own},
     }
@@ -55,9 +65,10 @@ def request_fields(body: Mapping[str, Any]) -> dict[str, Any]:
 def request_body(entry: Mapping[str, Any]) -> dict[str, Any]:
     """The request body a log entry was made from (key order aside)."""
     body: dict[str, Any] = {**entry.get("extra", {}), **entry.get("sampling", {})}
-    for key in ("model", "messages", "tools"):
+    named = {"model": "model", "messages": dialect_of(entry).messages_key, "tools": "tools"}
+    for key, field in named.items():
         if entry.get(key) is not None:
-            body[key] = entry[key]
+            body[field] = entry[key]
     return body
 
 

@@ -1,9 +1,10 @@
 """Script mode: answer each model call with the next reference decision of the installed script, never a default.
 
 A script belongs to a reference case and is installed globally or for one session (the X-WT-Session
-header); a session's own script wins over the global one. Each request pops the next decision. A request
-with no script, or past the script's end, is refused with an OpenAI-style error (`no_script`,
-`script_exhausted`), so the run fails with the cause named instead of scoring a made-up answer.
+header); a session's own script wins over the global one. Each request pops the next decision, rendered in
+the request's dialect. A request with no script, or past the script's end, is refused with the dialect's
+error (`no_script`, `script_exhausted`), so the run fails with the cause named instead of scoring a made-up
+answer; so is a scripted tool name that no offered tool (or several) answers to (`tool_not_offered`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from windtunnel._chat.mode import ChatRequest, ModeReply
-from windtunnel._chat.wire import completion_object, decision_message, estimate_usage
 from windtunnel._core.reference import ReferenceDecision
 from windtunnel._scenario.serialize import decisions_from_json
+from windtunnel._wire.registry import DIALECTS
+from windtunnel._wire.tools import ToolNameError
 from windtunnel.errors import UsageError
 
 REFUSED = 422
@@ -144,11 +146,12 @@ class ScriptMode:
             return ModeReply(
                 status=REFUSED, error=taken.error, error_code=taken.error_code, context={"case": taken.case}
             )
-        message = decision_message(taken.decision)
-        body = request.body
-        usage = estimate_usage(body.get("messages"), body.get("tools"), message)
-        completion = completion_object(message, model=str(body.get("model")), usage=usage)
-        return ModeReply(completion=completion, context={"case": taken.case, "decision": taken.index})
+        context = {"case": taken.case, "decision": taken.index}
+        try:
+            completion = DIALECTS[request.wire].render(taken.decision, request.body)
+        except ToolNameError as exc:
+            return ModeReply(status=REFUSED, error=str(exc), error_code="tool_not_offered", context=context)
+        return ModeReply(completion=completion, context=context)
 
     async def aclose(self) -> None:
         """Nothing to release: scripts live in memory."""

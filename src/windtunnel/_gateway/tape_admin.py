@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from windtunnel._chat.wire import error_body
+from windtunnel._wire.openai_chat import error_body
 from windtunnel.errors import TapeError
 
 if TYPE_CHECKING:

@@ -31,8 +31,10 @@ def reset_mocks(mcps: Sequence[MCPHandle]) -> None:
 
 
 def drain_model_requests(handle: AgentHandle) -> list[dict[str, Any]] | None:
+    """The gateway's log of the agent's model calls since the last drain. Side traffic (a harness's title,
+    summary, quota or token-count calls, logged with `side`) is not the agent loop: it is left out."""
     if isinstance(handle, ModelEvidenceHandle):
-        return handle.model_requests()
+        return [entry for entry in handle.model_requests() if not entry.get("side")]
     return None
 
 

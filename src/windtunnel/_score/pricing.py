@@ -5,6 +5,11 @@ prompt tokens read from it, `output` for completion tokens. A call costs
 
     (prompt - cached) * input + cached * cache_read + completion * output, over 1,000,000.
 
+`prompt` counts cached input once, whichever spelling the usage came in (windtunnel._trace.usage: Anthropic's
+cache counts are added to its `input_tokens`, OpenAI's `cached_tokens` are already part of the prompt), so
+`cached` is always a part of `prompt`. Anthropic's cache writes (`cache_creation_input_tokens`) are priced at
+the `input` rate.
+
 Unknown is never zero: a run whose model label is unknown or not in the table, whose usage is unknown, or
 one of whose calls lacks a count the price needs (the cached count only when cache_read differs from
 input), has an unknown cost, and says why.

@@ -11,10 +11,17 @@ from typing import Any
 
 from windtunnel import __version__
 from windtunnel._tapes.errors import TapeNotRecorded
-from windtunnel._tapes.fingerprint import FINGERPRINT_VERSION, fingerprint, normalize_upstream, request_parts
+from windtunnel._tapes.fingerprint import (
+    FINGERPRINT_VERSION,
+    VOLATILE_RULES,
+    fingerprint,
+    normalize_upstream,
+    request_parts,
+)
 from windtunnel._tapes.model import Interaction, Lineage, RecordedRequest, RecordedResponse, Tape, TapeHeader
 from windtunnel._tapes.policy import Clock, is_scripted, utcnow
 from windtunnel._tapes.secrets import SecretScanner
+from windtunnel._wire.registry import CHAT, dialect_for_path
 
 
 class TapeBuilder:
@@ -89,8 +96,13 @@ class TapeBuilder:
             scenario=self.lineage.get("scenario") or None,
             scripted=is_scripted(self.upstream),  # the only place the mark is set
         )
+        dialects = {dialect_for_path(i.request.path) for i in self.interactions}
         header = TapeHeader(
-            tape=self.name, recorded_at=started, fingerprint_version=FINGERPRINT_VERSION, lineage=lineage
+            tape=self.name,
+            recorded_at=started,
+            fingerprint_version=FINGERPRINT_VERSION,
+            lineage=lineage,
+            volatile_rules=VOLATILE_RULES if dialects - {CHAT} else None,
         )
         return Tape(header=header, interactions=tuple(self.interactions))
 

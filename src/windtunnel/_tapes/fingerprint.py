@@ -1,6 +1,7 @@
 """Request fingerprints: SHA-256 over a version prefix and RFC 8785 JSON of an allowlist of request parts.
 
-Only what can change the model's answer counts: method, upstream, path, and the allowlisted body fields.
+Only what can change the model's answer counts: method, upstream, path, and the allowlisted body fields of
+the path's dialect (windtunnel._wire), volatile parts normalised by the declared VOLATILE_RULES.
 Headers never count (auth, request ids, user-agent), and neither do body fields outside the allowlist
 (`user`, `metadata`, `store`: ids and bookkeeping). Secrets are redacted before hashing, the same way on
 record and on replay (known patterns, plus the key values in use when the caller passes its scanner), so a
@@ -17,36 +18,23 @@ from urllib.parse import urlsplit, urlunsplit
 
 import rfc8785
 
-from windtunnel._chat.wire import SAMPLING_KEYS
 from windtunnel._tapes.secrets import SecretScanner, redact
+from windtunnel._wire.registry import CHAT, dialect_for_path
 
 FINGERPRINT_VERSION = 1
 FINGERPRINT_PREFIX = b"wt-tape-fp-v1\n"
 
-BODY_FIELDS: frozenset[str] = (
-    frozenset(
-        {
-            # what the model sees
-            "model",
-            "messages",
-            "tools",
-            "tool_choice",
-            "parallel_tool_calls",
-            "functions",
-            "function_call",
-            "response_format",
-            "modalities",
-            "audio",
-            "prediction",
-            "reasoning_effort",
-            # transport shape of the answer
-            "stream",
-            "stream_options",
-        }
-    )
-    | SAMPLING_KEYS
-)  # sampling and limits: the very fields the gateway logs, so a log rebuilds the body
-"""Body fields that take part in the fingerprint; every other body field is dropped before recording."""
+BODY_FIELDS: frozenset[str] = CHAT.fingerprint_fields
+"""Chat's body fields that take part in the fingerprint (sampling and limits: the very fields the gateway
+logs, so a log rebuilds the body); every other body field is dropped before recording. Each dialect
+declares its own (windtunnel._wire): Anthropic keeps `system`, Responses `instructions` and `input`."""
+
+VOLATILE_RULES = "wt-volatile-v1"
+"""The rule set that normalises fields that change between identical runs before a request is hashed:
+Anthropic `cache_control` markers anywhere in the body, and Claude Code's attribution line
+(`x-anthropic-billing-header: ...`) in the system prompt. Chat requests have none (their fingerprints are
+those of version 1 unchanged); per-session ids (`metadata.user_id`, `prompt_cache_key`, `user`, `store`)
+are outside every dialect's allowlist already."""
 
 # rfc8785 refuses integers JSON cannot carry exactly (I-JSON); they are hashed as tagged strings.
 _MAX_SAFE_INT = 2**53 - 1
@@ -73,14 +61,31 @@ def request_parts(
     `scanner` also redacts the key values in use; record and replay must pass scanners that know the same
     keys, or a request holding a key would hash differently on the two sides (known patterns always go).
     """
+    route = urlsplit(path).path
+    fields = dialect_for_path(route).fingerprint_fields
+    kept = {key: body[key] for key in sorted(fields) if key in body}
     parts = {
         "method": method.upper(),
         "upstream": normalize_upstream(upstream),
-        "path": urlsplit(path).path,
-        "body": {key: body[key] for key in sorted(BODY_FIELDS) if key in body},
+        "path": route,
+        "body": kept if dialect_for_path(route) is CHAT else _normalised(kept),
     }
     redacted: dict[str, Any] = scanner.redact(parts) if scanner is not None else redact(parts)
     return redacted
+
+
+def _normalised(value: Any) -> Any:
+    """`value` with the volatile parts of VOLATILE_RULES removed."""
+    if isinstance(value, Mapping):
+        return {key: _normalised(item) for key, item in value.items() if key != "cache_control"}
+    if isinstance(value, list):
+        return [_normalised(item) for item in value]
+    if isinstance(value, str) and _ATTRIBUTION in value:
+        return "\n".join(line for line in value.split("\n") if not line.startswith(_ATTRIBUTION))
+    return value
+
+
+_ATTRIBUTION = "x-anthropic-billing-header:"
 
 
 def fingerprint(parts: Mapping[str, Any]) -> str:

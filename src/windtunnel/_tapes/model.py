@@ -63,6 +63,9 @@ class TapeHeader(_Strict):
     recorded_at: AwareDatetime
     fingerprint_version: int
     lineage: Lineage
+    # The rule set that normalised volatile request fields before hashing (fingerprint.VOLATILE_RULES);
+    # absent on tapes that hold only chat requests, whose fingerprints no rule touches.
+    volatile_rules: str | None = None
 
 
 class RecordedRequest(_Strict):

@@ -1,8 +1,10 @@
-"""Record mode: proxy every model call to an OpenAI-compatible upstream and write what it answered to a tape.
+"""Record mode: proxy every model call to its upstream, in its dialect, and write what it answered to a tape.
 
 The runtime gets exactly what the tape keeps (secrets redacted), so a recorded run and its replay see the
-same answers. The API key goes only into the upstream request's Authorization header; it is redacted
-wherever it appears and scanned for before writing and after reloading.
+same answers. The API key goes only into the upstream request's auth header (Anthropic's `x-api-key` for the
+Messages dialect, `Authorization: Bearer` otherwise); it is redacted wherever it appears and scanned for
+before writing and after reloading. A stream's events are kept whatever its dialect (each carries its
+`type`); a chat stream ends at `data: [DONE]`, the others when the upstream closes them.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ class RecordMode:
         )
         self._known = self.builder.known_secrets
         self._scanner = self.builder.scanner
-        self._auth = {"authorization": f"Bearer {api_key}"} if api_key else {}
+        self._key = api_key or None
         self._client = httpx.AsyncClient(timeout=timeout)
         self._tape: Tape | None = None
         self._closed = False
@@ -98,7 +100,11 @@ class RecordMode:
                 error_code="tape_already_written",
             )
         url = self.forward_url(request.path)
-        headers = {**self._forwarded(request.headers), "content-type": "application/json", **self._auth}
+        headers = {
+            **self._forwarded(request.headers),
+            "content-type": "application/json",
+            **self._auth(request),
+        }
         try:
             response = await self._call(url, request, headers)
         except (httpx.HTTPError, ValueError) as exc:
@@ -114,6 +120,13 @@ class RecordMode:
             request.method, request.path, request.body, response, headers=headers_kept
         )
         return reply_for(interaction, tape=str(self.tape_path))
+
+    def _auth(self, request: ChatRequest) -> dict[str, str]:
+        if self._key is None:
+            return {}
+        if request.wire == "anthropic-messages":
+            return {"x-api-key": self._key}
+        return {"authorization": f"Bearer {self._key}"}
 
     async def _call(self, url: str, request: ChatRequest, headers: dict[str, str]) -> RecordedResponse:
         async with self._client.stream(

@@ -16,13 +16,13 @@ from typing import Any
 
 from windtunnel._chat.mode import ChatRequest, ModeReply
 from windtunnel._tapes.diff import nearest
-from windtunnel._tapes.errors import TapeExhausted, TapeMismatch, TapeUnused, error_code
-from windtunnel._tapes.fingerprint import fingerprint, normalize_upstream, request_parts
+from windtunnel._tapes.errors import TapeCorrupt, TapeExhausted, TapeMismatch, TapeUnused, error_code
+from windtunnel._tapes.fingerprint import VOLATILE_RULES, fingerprint, normalize_upstream, request_parts
 from windtunnel._tapes.model import Interaction, Tape
 from windtunnel._tapes.policy import MAX_AGE, Clock, enforce_fresh, rerecord_command, utcnow
 from windtunnel._tapes.secrets import SecretScanner
 from windtunnel._tapes.store import load_tape
-from windtunnel._tapes.stream import assemble_completion
+from windtunnel._wire.registry import dialect_for_path
 from windtunnel.errors import TapeError
 
 REFUSAL_STATUS = 400
@@ -83,6 +83,7 @@ class ReplayMode:
     ) -> None:
         known = tuple(value for value in known_secrets if value)
         self.tape = tape if isinstance(tape, Tape) else load_tape(tape, known_secrets=known)
+        _check_rules(self.tape)
         self._scanner = SecretScanner(known)
         self.upstream = normalize_upstream(upstream or self.tape.header.lineage.upstream)
         self.strict = strict
@@ -217,6 +218,19 @@ class ReplayMode:
         )
 
 
+def _check_rules(tape: Tape) -> None:
+    """A tape hashed with volatile-field rules this version does not know would match nothing: say so."""
+    rules = tape.header.volatile_rules
+    if rules not in (None, VOLATILE_RULES):
+        raise TapeCorrupt(
+            f"tape {tape.label} was fingerprinted with the volatile-field rules {rules!r}; this Wind Tunnel "
+            f"applies {VOLATILE_RULES!r}, so none of its requests could match",
+            hint=f"re-record the tape: {rerecord_command(tape)}",
+            tape=tape.label,
+            line=1,
+        )
+
+
 def reply_for(interaction: Interaction, *, tape: str | None = None) -> ModeReply:
     """The recorded answer as a ModeReply: a completion, a stream of events, or the upstream's error.
 
@@ -229,7 +243,7 @@ def reply_for(interaction: Interaction, *, tape: str | None = None) -> ModeReply
         return ModeReply(status=response.status, error=error, error_code="upstream_error", context=context)
     if response.events is not None:
         events = tuple(response.events)
-        completion = assemble_completion(events)
+        completion = dialect_for_path(interaction.request.path).assemble(events)
         return ModeReply(status=response.status, completion=completion, events=events, context=context)
     return ModeReply(status=response.status, completion=response.body, context=context)
 

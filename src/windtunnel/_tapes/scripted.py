@@ -12,16 +12,14 @@ answered exactly the script, and then the tape holds nothing a live model decide
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from typing import Any
 
-from windtunnel._chat.wire import decision_message, first_message
 from windtunnel._core.reference import ReferenceCase, ReferenceDecision
 from windtunnel._scenario.model import Scenario
 from windtunnel._tapes.model import Interaction, Tape
 from windtunnel._tapes.policy import SCRIPTED_UPSTREAM, is_scripted
-from windtunnel._tapes.stream import assemble_completion
+from windtunnel._wire.registry import dialect_for_path
+from windtunnel._wire.tools import bare
 from windtunnel.errors import UsageError
 
 
@@ -73,28 +71,18 @@ def _difference(interaction: Interaction, decision: ReferenceDecision) -> str | 
     response = interaction.response
     if response.status != 200:
         return f"HTTP {response.status}"
-    completion = assemble_completion(response.events) if response.events is not None else response.body
-    message = first_message(completion) if isinstance(completion, Mapping) else None
-    if message is None:
+    dialect = dialect_for_path(interaction.request.path)
+    answer = response.body
+    if response.events is not None:
+        answer = dialect.assemble(response.events)
+    said = (
+        dialect.answer({"response": dialect.logged_response(answer)}) if isinstance(answer, Mapping) else None
+    )
+    if said is None or said.role != "assistant":
         return "no assistant message"
-    expected = _essence(decision_message(decision, new_id=str))
-    found = _essence(message)
-    if found["content"] != expected["content"]:
+    if (said.text or None) != (decision.content or None):
         return "other content"
-    if found["tool_calls"] != expected["tool_calls"]:
+    found = [(bare(call.name), call.arguments if call.arguments != "" else {}) for call in said.calls]
+    if found != [(call.name, dict(call.arguments)) for call in decision.tool_calls]:
         return "other tool calls"
     return None
-
-
-def _essence(message: Mapping[str, Any]) -> dict[str, Any]:
-    """What a decision fixes: the content and each tool call's name and parsed arguments (ids are the
-    gateway's counters, and an empty text is the same as none)."""
-    calls = []
-    for call in message.get("tool_calls") or ():
-        function = (call.get("function") or {}) if isinstance(call, Mapping) else {}
-        try:
-            arguments = json.loads(function.get("arguments") or "{}")
-        except (TypeError, ValueError):
-            arguments = function.get("arguments")
-        calls.append((function.get("name"), arguments))
-    return {"content": message.get("content") or None, "tool_calls": calls}

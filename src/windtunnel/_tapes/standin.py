@@ -1,7 +1,9 @@
-"""A stand-in OpenAI-compatible upstream for tests and benchmarks (no live model is reachable here).
+"""A stand-in upstream for tests and benchmarks, in every dialect (no live model is reachable here).
 
-It answers POST /v1/chat/completions deterministically, as JSON or as SSE chunks: with tools offered and
-a user turn last, one call to the first tool; otherwise `echo: <last message>`. It checks the bearer key
+It answers POST /v1/chat/completions, /v1/messages and /v1/responses deterministically, as JSON or as a
+stream: with tools offered and a user turn last, one call to the first tool; otherwise
+`echo: <last message>`. Chat answers are built here; the Messages and Responses answers are that decision
+rendered by the dialect (windtunnel._wire), as the gateway would render it. It checks the bearer key
 when given one, reports a model name different from the requested one (as hosted APIs do), and keeps
 every request it received. A user message containing `ECHO_AUTH` makes it echo the Authorization header
 back, the way a misbehaving upstream leaks a key, so tests can prove the recorder redacts it.
@@ -19,6 +21,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from windtunnel._core.reference import ReferenceDecision, ReferenceToolCall
+from windtunnel._wire.registry import dialect_for_path
+
 CREATED = 1_700_000_000
 
 
@@ -28,7 +33,36 @@ class StandinUpstream:
     def __init__(self, *, api_key: str | None = None) -> None:
         self.api_key = api_key
         self.received: list[dict[str, Any]] = []
-        self.app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+        self.app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                Route("/v1/messages", self._other, methods=["POST"]),
+                Route("/v1/responses", self._other, methods=["POST"]),
+            ]
+        )
+
+    async def _other(self, request: Request) -> Response:
+        """Anthropic Messages and OpenAI Responses: the stand-in's decision in the route's dialect."""
+        body = await request.json()
+        self.received.append({"headers": dict(request.headers), "body": body})
+        dialect = dialect_for_path(request.url.path)
+        sent = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix(
+            "Bearer "
+        )
+        if self.api_key is not None and sent != self.api_key:
+            return JSONResponse(dialect.error_body("invalid api key", "invalid_api_key"), status_code=401)
+        said = dialect.transcript({"messages": body.get(dialect.messages_key), "extra": body})
+        text = said[-1].text if said else ""
+        tools = dialect.offered_tools(body.get("tools"))
+        if tools and said and said[-1].role == "user":
+            decision = ReferenceDecision(tool_calls=(ReferenceToolCall(tools[0], {"echo": text}),))
+        else:
+            decision = ReferenceDecision(content=f"echo: {text}")
+        answer = {**dialect.render(decision, body), "model": _reported(body)}
+        if not body.get("stream"):
+            return JSONResponse(answer)
+        frames = b"".join(dialect.frame(event) for event in dialect.events(answer, body))
+        return Response(frames, media_type="text/event-stream")
 
     async def _chat(self, request: Request) -> Response:
         body = await request.json()

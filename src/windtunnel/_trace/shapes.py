@@ -1,8 +1,10 @@
 """Reading a send() result in any accepted shape, without changing what was recorded.
 
 Shapes: flat `{"content", "tool_calls"}`; the `{"message": {...}}` wrapper; an OpenAI chat completion
-(`choices[0].message`). Tool calls may be OpenAI wire shape (`{"function": {"name", "arguments": "<json>"}}`)
-or flat (`{"name", "arguments": {...}}`); evaluators read both through `call_name`/`call_arguments`.
+(`choices[0].message`). Tool calls may be OpenAI wire shape (`{"function": {"name", "arguments": "<json>"}}`),
+flat (`{"name", "arguments": {...}}`), an Anthropic `tool_use` block (`{"name", "input": {...}}`) or a
+Responses `function_call` item (`{"name", "arguments": "<json>"}`); evaluators read every one through
+`call_name`/`call_arguments`. The gateway log's calls read in their dialect: `said`, `answer`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from windtunnel._wire.dialect import Said
+from windtunnel._wire.reading import decoded
+from windtunnel._wire.registry import dialect_of
 from windtunnel.errors import EnvelopeError
 
 Shape = Literal["flat", "wrapper", "openai"]
@@ -98,44 +103,37 @@ def call_arguments(call: Any) -> Any:
     """The arguments of a tool call in either shape, decoded when they are JSON text; raw when not JSON."""
     if not isinstance(call, Mapping):
         return None
-    function = call.get("function")
-    raw = function.get("arguments") if isinstance(function, Mapping) else call.get("arguments")
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    return raw
+    return decoded(_raw_arguments(call))
 
 
 def call_argument_text(call: Any) -> str | None:
     """The argument text exactly as emitted: the JSON string of the wire shape, or the object re-encoded."""
     if not isinstance(call, Mapping):
         return None
-    function = call.get("function")
-    raw = function.get("arguments") if isinstance(function, Mapping) else call.get("arguments")
+    raw = _raw_arguments(call)
     if isinstance(raw, str):
         return raw
     return json.dumps(raw, ensure_ascii=False) if raw is not None else None
 
 
-# -- the gateway log's request shapes (what the model was sent) ----------------------------------------
-def message_text(message: Mapping[str, Any]) -> str:
-    """A chat message's text: a string content, or the text parts of a list content."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
-    return ""
+def _raw_arguments(call: Mapping[str, Any]) -> Any:
+    function = call.get("function")
+    if isinstance(function, Mapping):
+        return function.get("arguments")
+    return call["input"] if "input" in call and "arguments" not in call else call.get("arguments")
+
+
+# -- the gateway log's request shapes (what the model was sent), in the logged call's dialect ------------
+def said(request: Mapping[str, Any]) -> list[Said]:
+    """The conversation a logged model call sent, item by item (windtunnel._wire.dialect.Said)."""
+    return dialect_of(request).transcript(request)
+
+
+def answer(request: Mapping[str, Any]) -> Said:
+    """What a logged model call answered, as an assistant item (empty when it was refused)."""
+    return dialect_of(request).answer(request) or Said(role="assistant", text="")
 
 
 def offered_tool_names(request: Mapping[str, Any]) -> list[str]:
-    """The names of the tools a logged request offered the model, in order."""
-    names = []
-    for tool in request.get("tools") or []:
-        function = tool.get("function") if isinstance(tool, Mapping) else None
-        name = function.get("name") if isinstance(function, Mapping) else None
-        if isinstance(name, str):
-            names.append(name)
-    return names
+    """The names of the tools a logged request offered the model, in order, qualified as offered."""
+    return dialect_of(request).offered_tools(request.get("tools"))

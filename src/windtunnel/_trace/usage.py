@@ -7,8 +7,17 @@ from typing import Any
 
 from windtunnel._trace.models import ModelCall, Usage
 
-_CACHED = ("cached_tokens", "prompt_tokens_details.cached_tokens", "cache_read_input_tokens", "cacheRead")
+_CACHED = (
+    "cached_tokens",
+    "prompt_tokens_details.cached_tokens",
+    "input_tokens_details.cached_tokens",
+    "cache_read_input_tokens",
+    "cacheRead",
+)
 _PROMPT = ("prompt_tokens", "input_tokens", "input")
+_ANTHROPIC_CACHE = ("cache_read_input_tokens", "cache_creation_input_tokens")
+"""Anthropic counts cached input apart from `input_tokens` (additive); OpenAI's cached_tokens (chat's
+prompt_tokens_details, Responses' input_tokens_details) are part of the prompt count (a subset)."""
 _COMPLETION = ("completion_tokens", "output_tokens", "output")
 
 
@@ -32,20 +41,29 @@ def _first(usage: Mapping[str, Any], spellings: Sequence[str]) -> int | None:
 
 
 def normalise_call(usage: Mapping[str, Any], conversation: str) -> ModelCall:
-    """One usage dict -> one entry. Spellings in order, first match wins; cacheRead adds to the prompt."""
+    """One usage dict -> one entry. Spellings in order, first match wins. The prompt counts cached input
+    once whichever spelling arrives: cacheRead and Anthropic's cache counts add to it, OpenAI's are in it."""
     own = usage.get("conversation")
     if isinstance(own, str):
         conversation = own
-    prompt = _first(usage, _PROMPT)
-    cache_read = _count(usage, "cacheRead")
-    if prompt is not None and cache_read is not None:
-        prompt += cache_read
+    prompt = _prompt(usage)
     return ModelCall(
         conversation=str(conversation),
         prompt_tokens=prompt,
         cached_tokens=_first(usage, _CACHED),
         completion_tokens=_first(usage, _COMPLETION),
     )
+
+
+def _prompt(usage: Mapping[str, Any]) -> int | None:
+    prompt = _first(usage, _PROMPT)
+    if prompt is None:
+        return None
+    additive = ["cacheRead"]
+    anthropic = _count(usage, "prompt_tokens") is None and "input_tokens_details" not in usage
+    if anthropic and _count(usage, "input_tokens") is not None:
+        additive += _ANTHROPIC_CACHE
+    return prompt + sum(_count(usage, key) or 0 for key in additive)
 
 
 def model_calls(usages: Sequence[Mapping[str, Any] | None], session_id: str) -> list[ModelCall] | None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from windtunnel._chat.wire import completion_object, decision_message
 from windtunnel._core.reference import ReferenceDecision, ReferenceToolCall
-from windtunnel._gateway.sse import DONE_FRAME, PIECE, ChunkAssembler, chunks_from_completion, frame
+from windtunnel._wire.openai_chat import completion_object, decision_message
+from windtunnel._wire.openai_chat_stream import DONE_FRAME, assemble_completion, chunks_from_completion
+from windtunnel._wire.sse import PIECE, frame
 
 USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 LONG_ARGS = {"note": "n" * (3 * PIECE), "amount": 12.5}
@@ -38,13 +39,13 @@ def test_tool_calls_stream_as_openai_deltas_and_reassemble() -> None:
         "logprobs": None,
         "finish_reason": "tool_calls",
     }
-    assembler = ChunkAssembler().add_all(chunks)
-    assert assembler.result() == {
+    assembled = assemble_completion(chunks)["choices"][0]
+    assert assembled["message"] == {
         "role": "assistant",
         "content": None,
         "tool_calls": full["choices"][0]["message"]["tool_calls"],
     }
-    assert assembler.finish_reason == "tool_calls"
+    assert assembled["finish_reason"] == "tool_calls"
 
 
 def test_content_streams_in_pieces_and_usage_comes_last_when_asked() -> None:
@@ -55,9 +56,9 @@ def test_content_streams_in_pieces_and_usage_comes_last_when_asked() -> None:
     assert chunks[-1]["choices"] == []
     assert chunks[-1]["usage"] == USAGE
     assert chunks[-2]["choices"][0]["finish_reason"] == "stop"
-    assembler = ChunkAssembler().add_all(chunks)
-    assert assembler.result()["content"] == text
-    assert assembler.usage == USAGE
+    assembled = assemble_completion(chunks)
+    assert assembled["choices"][0]["message"]["content"] == text
+    assert assembled["usage"] == USAGE
 
 
 def test_frames_are_data_lines_with_a_blank_line() -> None:

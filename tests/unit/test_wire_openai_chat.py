@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from windtunnel._chat.wire import (
+from windtunnel._core.reference import ReferenceDecision, ReferenceToolCall
+from windtunnel._wire.openai_chat import (
     completion_object,
     decision_message,
     error_body,
@@ -13,7 +14,6 @@ from windtunnel._chat.wire import (
     finish_reason,
     first_message,
 )
-from windtunnel._core.reference import ReferenceDecision, ReferenceToolCall
 
 REFUND = ReferenceToolCall("issue_refund", {"order_id": "A-1042", "amount": 12.5, "notes": ["ü", None]})
 
