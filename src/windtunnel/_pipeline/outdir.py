@@ -45,6 +45,9 @@ OWNED = (
     layout.TAPES_DIR,
     layout.KEYS_DIR,
     layout.ATTESTATIONS_DIR,
+    layout.SHARD,
+    layout.MERGE,
+    layout.SHARDS_DIR,
 )
 """The top-level names a certify run writes into --out (files and directories)."""
 
