@@ -1,0 +1,74 @@
+"""`wt merge` and `wt verify --require-passed` as a CI fan-in job runs them: real subprocesses on synthetic
+shards; exit 0 merged and PASSED, 1 a shard refused (one line naming it and why)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from tests.unit.shard_bundles import make_shards
+from windtunnel._bundle import Signer
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def wt(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "windtunnel._cli.main", *map(str, args)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Signer]:
+    """A signing key file, its public key file, and the signer."""
+    where = tmp_path_factory.mktemp("keys")
+    pem = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    (where / "signing.pem").write_bytes(pem)
+    signer = Signer.from_pem(pem)
+    (where / "signer.pub.pem").write_bytes(signer.public_pem)
+    return where / "signing.pem", where / "signer.pub.pem", signer
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory: pytest.TempPathFactory, keys: tuple[Path, Path, Signer]) -> list[Path]:
+    return make_shards(tmp_path_factory.mktemp("plan"), 2, keys[2])
+
+
+def test_merge_then_gate_passes(shards: list[Path], keys: tuple[Path, Path, Signer], tmp_path: Path) -> None:
+    key, pub, _ = keys
+    merged = wt("merge", *shards, "--out", tmp_path / "merged", "--key", key, "--trust", pub)
+    assert merged.returncode == 0, merged.stderr
+    assert merged.stdout.startswith(f"PASSED: merged 2 shards into {tmp_path / 'merged'}")
+    gate = wt("verify", tmp_path / "merged", "--key", pub, "--require-passed")
+    assert gate.returncode == 0, gate.stdout
+    assert "verdict: PASSED" in gate.stdout
+
+
+def test_a_refused_merge_exits_1_with_one_line_naming_the_shard(
+    shards: list[Path], keys: tuple[Path, Path, Signer], tmp_path: Path
+) -> None:
+    key, _, _ = keys  # no --trust: the signer's own public key is the one trusted
+    done = wt("merge", shards[0], shards[0], "--out", tmp_path / "merged", "--key", key)
+    assert done.returncode == 1
+    errors = [line for line in done.stderr.splitlines() if line.startswith("wt: error:")]  # after progress
+    assert len(errors) == 1, done.stderr
+    assert errors[0].startswith("wt: error: cannot merge: ")
+    assert f"{shards[0]} and {shards[0]} are each shard 1/2" in errors[0]
+
+
+def test_without_a_trusted_key_nothing_merges(shards: list[Path], tmp_path: Path) -> None:
+    done = wt("merge", *shards, "--out", tmp_path / "merged")  # an ephemeral dev key trusts no shard
+    assert done.returncode == 1
+    assert f"{shards[0]} is not signed by a trusted key" in done.stderr
