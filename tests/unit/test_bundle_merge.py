@@ -216,7 +216,7 @@ def test_a_merged_bundle_whose_checks_differ_from_its_shards_does_not_seal(
     (forged / "junit.xml").write_text(junit_for(dropped))
     verdict = Verdict.from_checks(dropped, signing_key=signer.origin)
     (forged / "verdict.json").write_text(verdict.model_dump_json())
-    with pytest.raises(BundleSealError, match="is not what the shards' checks merge into"):
+    with pytest.raises(BundleSealError, match=r"is not what the shards' checks merge into"):
         seal_bundle(forged, signer=signer, archive=tmp_path / "forged.tar.gz")
 
 
@@ -226,5 +226,5 @@ def test_a_shard_swapped_inside_a_merged_bundle_is_caught(
     swapped = tmp_path / "swapped"
     shutil.copytree(merged, swapped)
     (swapped / "shards" / "1" / "shard.json").write_text((shards[1] / "shard.json").read_text())
-    with pytest.raises(BundleSealError, match="shards/1 differs from its signed statement at shard.json"):
+    with pytest.raises(BundleSealError, match=r"shards/1 differs from its signed statement at shard\.json"):
         seal_bundle(swapped, signer=signer, archive=tmp_path / "swapped.tar.gz")

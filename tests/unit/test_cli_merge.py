@@ -62,9 +62,9 @@ def test_a_refused_merge_exits_1_with_one_line_naming_the_shard(
     key, _, _ = keys  # no --trust: the signer's own public key is the one trusted
     done = wt("merge", shards[0], shards[0], "--out", tmp_path / "merged", "--key", key)
     assert done.returncode == 1
-    errors = [line for line in done.stderr.splitlines() if line.startswith("wt: error:")]  # after progress
+    errors = [line for line in done.stderr.splitlines() if not line.startswith("wt merge: ")]  # not progress
     assert len(errors) == 1, done.stderr
-    assert errors[0].startswith("wt: error: cannot merge: ")
+    assert errors[0].startswith("wt: VerificationError: cannot merge: ")
     assert f"{shards[0]} and {shards[0]} are each shard 1/2" in errors[0]
 
 
