@@ -23,12 +23,16 @@ UNITS = (OTHER, REFERENCE)
 """The plan of these tests: the in-memory runtime and the reference (which every shard runs as control)."""
 
 
-def provided_signer() -> Signer:
-    """A key as a user provides it (not an ephemeral dev key)."""
-    pem = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+def private_key_pem() -> bytes:
+    """A fresh P-256 signing key as a user's key file holds it (PKCS#8 PEM)."""
+    return ec.generate_private_key(ec.SECP256R1()).private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
-    return Signer.from_pem(pem, source="test key")
+
+
+def provided_signer(pem: bytes | None = None) -> Signer:
+    """A key as a user provides it (not an ephemeral dev key)."""
+    return Signer.from_pem(pem or private_key_pem(), source="test key")
 
 
 def steps(status_for: Callable[[str], CheckStatus] | None = None) -> tuple[Step, ...]:

@@ -8,10 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 
-from tests.unit.shard_bundles import make_shards
+from tests.unit.shard_bundles import make_shards, private_key_pem, provided_signer
 from windtunnel._bundle import Signer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,11 +30,9 @@ def wt(*args: str | Path) -> subprocess.CompletedProcess[str]:
 def keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Signer]:
     """A signing key file, its public key file, and the signer."""
     where = tmp_path_factory.mktemp("keys")
-    pem = ec.generate_private_key(ec.SECP256R1()).private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
+    pem = private_key_pem()
     (where / "signing.pem").write_bytes(pem)
-    signer = Signer.from_pem(pem)
+    signer = provided_signer(pem)
     (where / "signer.pub.pem").write_bytes(signer.public_pem)
     return where / "signing.pem", where / "signer.pub.pem", signer
 
