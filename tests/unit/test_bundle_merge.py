@@ -228,3 +228,42 @@ def test_a_shard_swapped_inside_a_merged_bundle_is_caught(
     (swapped / "shards" / "1" / "shard.json").write_text((shards[1] / "shard.json").read_text())
     with pytest.raises(BundleSealError, match=r"shards/1 differs from its signed statement at shard\.json"):
         seal_bundle(swapped, signer=signer, archive=tmp_path / "swapped.tar.gz")
+
+
+def test_a_file_edited_inside_a_shard_of_a_merged_bundle_is_caught(merged: Path, signer: Signer) -> None:
+    evidence = next((merged / "shards" / "2" / "evidence").rglob("*.json"))
+    original = evidence.read_bytes()
+    try:
+        evidence.write_bytes(original.replace(b"passed", b"failed"))
+        report = verify_bundle(merged, signer.public_pem)
+        assert (report.valid, report.check) == (False, "agreement.shards")
+        assert (
+            f"shard shards/2 differs from its signed statement at {evidence.relative_to(merged / 'shards' / '2')}"
+            in (report.reason or "")
+        )
+    finally:
+        evidence.write_bytes(original)
+    assert verify_bundle(merged, signer.public_pem).valid
+
+
+def test_a_stray_file_in_shards_is_caught(merged: Path, signer: Signer) -> None:
+    stray = merged / "shards" / "3" / "extra.json"
+    stray.parent.mkdir()
+    try:
+        stray.write_text("{}")
+        report = verify_bundle(merged, signer.public_pem)
+        assert (report.valid, report.check) == (False, "agreement.shards")
+        assert "shards/3/extra.json lies in shards/ but in none of the shards" in (report.reason or "")
+    finally:
+        shutil.rmtree(stray.parent)
+
+
+def test_the_merged_statement_names_shards_not_their_files(merged: Path) -> None:
+    """The subjects stay under cosign's 1024 whatever the number of shards: a shard is one subject."""
+    statement = json.loads(envelope_from_json((merged / ATTESTATION).read_text(), source="m").payload)
+    names = [subject["name"] for subject in statement["subject"]]
+    assert not [name for name in names if name.startswith("shards/")]
+    assert [name for name in names if name.startswith("statement:")] == [
+        "statement:shards/1",
+        "statement:shards/2",
+    ]

@@ -117,3 +117,15 @@ def parse_manifest(text: str) -> dict[str, str]:
 
 def subject_files(files: Iterable[str]) -> list[str]:
     return sorted(name for name in files if name not in ATTESTATIONS)
+
+
+def in_shards(name: str) -> bool:
+    """Whether a file lies in a merged bundle's shards/: its shard's own statement signs it."""
+    return name.startswith(f"{SHARDS_DIR}/")
+
+
+def signed_directly(files: Iterable[str], *, merged: bool) -> list[str]:
+    """The files a statement names one by one. A merged bundle's statement names each shard's statement
+    instead of the shard's files (which that statement names by digest), so it stays under MAX_SUBJECTS
+    whatever the number of shards; any other bundle names every file."""
+    return [name for name in files if not (merged and in_shards(name))]

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from windtunnel._bundle import layout
-from windtunnel._bundle.canonical import sha256_hex
+from windtunnel._bundle.canonical import sha256_file, sha256_hex
 from windtunnel._bundle.content import Contents, fail
 from windtunnel._bundle.dsse import envelope_from_json
 from windtunnel._bundle.errors import SigningKeyError
@@ -38,9 +38,10 @@ def sharding_predicate(contents: Contents) -> dict[str, Any]:
     return predicate
 
 
-def check_merged(root: Path, statement: Statement, contents: Contents) -> None:
-    """Each shard under its prefix is intact (its own statement signed by the key merge.json names covers
-    its files exactly), of the plan and index merge.json says, and checks.json is the merge of theirs."""
+def check_merged(root: Path, statement: Statement, contents: Contents, files: list[str]) -> None:
+    """Each shard under its prefix is intact (its own statement, signed by the key merge.json names and
+    named by digest in the merged statement, covers its files exactly), of the plan and index merge.json
+    says, nothing else lies in shards/, and checks.json is the merge of the shards' checks."""
     signed = {key: statement.predicate.get(key) for key in ("shard", "merge") if key in statement.predicate}
     if signed != sharding_predicate(contents):
         raise fail(
@@ -54,12 +55,17 @@ def check_merged(root: Path, statement: Statement, contents: Contents) -> None:
         return
     if statement.statement_subjects != statement_subjects(merge):
         raise fail(CHECK, f"the signed shard statements differ from the shards {layout.MERGE} names")
-    parts = [(shard.prefix, _shard_checks(root, statement, merge, shard)) for shard in merge.shards]
+    prefixes = tuple(f"{shard.prefix}/" for shard in merge.shards)
+    if stray := [name for name in files if layout.in_shards(name) and not name.startswith(prefixes)]:
+        raise fail(
+            CHECK, f"{stray[0]} lies in {layout.SHARDS_DIR}/ but in none of the shards {layout.MERGE} names"
+        )
+    parts = [(shard.prefix, _shard_checks(root, files, merge, shard)) for shard in merge.shards]
     if merged_checks(parts) != contents.checks:
         raise fail(CHECK, f"{layout.CHECKS} is not what the shards' checks merge into")
 
 
-def _shard_checks(root: Path, statement: Statement, merge: MergeInfo, shard: MergedShard) -> ChecksFile:
+def _shard_checks(root: Path, files: list[str], merge: MergeInfo, shard: MergedShard) -> ChecksFile:
     if shard.prefix != shard_prefix(shard.index):
         raise fail(CHECK, f"shard {shard.index} lies at {shard.prefix}, expected {shard_prefix(shard.index)}")
     base = root / shard.prefix
@@ -77,16 +83,14 @@ def _shard_checks(root: Path, statement: Statement, merge: MergeInfo, shard: Mer
     if keyid_of(key) != shard.keyid or not signature_valid(key, envelope.signatures[0].sig, envelope.pae()):
         raise fail(CHECK, f"shard {shard.prefix}'s statement is not signed by the key {layout.MERGE} names")
     own = parse_statement(envelope.payload).file_subjects
-    held = {
-        name.removeprefix(f"{shard.prefix}/"): digest
-        for name, digest in statement.file_subjects.items()
-        if name.startswith(f"{shard.prefix}/")
-    }
-    for name in layout.ATTESTATIONS:
-        held.pop(name, None)
-    if own != held:
-        differing = sorted(set(own.items()) ^ set(held.items()))
-        raise fail(CHECK, f"shard {shard.prefix} differs from its signed statement at {differing[0][0]}")
+    held = layout.subject_files(
+        n.removeprefix(f"{shard.prefix}/") for n in files if n.startswith(f"{shard.prefix}/")
+    )
+    if differing := sorted(set(own) ^ set(held)):
+        raise fail(CHECK, f"shard {shard.prefix} differs from its signed statement at {differing[0]}")
+    for name in held:
+        if sha256_file(base / name) != own[name]:
+            raise fail(CHECK, f"shard {shard.prefix} differs from its signed statement at {name}")
     if (info.plan_digest, info.index, info.count) != (merge.plan_digest, shard.index, merge.count):
         raise fail(
             CHECK,

@@ -81,7 +81,7 @@ def seal_bundle(
         )
     host = host or HostFacts.here()
     contents = _prepare(root, signer, now or datetime.now(UTC), host)
-    files = _listing(root)
+    files = layout.signed_directly(_listing(root), merged=contents.merge is not None)
     _write(root, layout.MANIFEST, layout.render_manifest({name: sha256_file(root / name) for name in files}))
     statement = _statement(root, [*files, layout.MANIFEST], contents, signer)
     _sign(root, statement, signer)
