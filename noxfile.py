@@ -129,6 +129,7 @@ BENCHES = (
     ("bench_tapes.py",),
     ("bench_certify.py", "--parallel"),
     ("bench_cold.py",),
+    ("bench_merge.py",),
 )
 """Every benchmark, each printing the machine's load and its ratios to anchors measured in the same run."""
 
