@@ -29,9 +29,12 @@ from load import load_line
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # the test helpers make the synthetic shards
 
+# What `wt merge` and `wt verify` call, measured without a process start each (which would swamp one verify
+# of a small shard): the private modules, as the tests import them.
 from tests.unit.shard_bundles import make_shards, provided_signer  # noqa: E402
-from windtunnel._bundle import Signer, verify_bundle  # noqa: E402
-from windtunnel._pipeline.merge_shards import merge_shards  # noqa: E402
+
+from windtunnel._bundle import Signer, verify_bundle  # noqa: E402, TID251
+from windtunnel._pipeline.merge_shards import merge_shards  # noqa: E402, TID251
 
 LINEAR = 2.0
 """Per-shard merge time at the largest size may be at most this many times that at the smallest."""
@@ -67,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best counts")
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",")]
-    print(load_line())  # noqa: T201
+    print(load_line())
     signer = provided_signer()
     per_shard: dict[int, float] = {}
     with tempfile.TemporaryDirectory(prefix="wt-bench-merge-") as scratch:
@@ -76,23 +79,23 @@ def main(argv: list[str] | None = None) -> int:
         for size in sizes:
             made = time.monotonic()
             shards = make_shards(root / f"plan-{size}", size, signer)
-            print(f"made {size} shards in {time.monotonic() - made:.1f} s (wall)")  # noqa: T201
+            print(f"made {size} shards in {time.monotonic() - made:.1f} s (wall)")
             if not verify:
                 verify = best_cpu(lambda: verify_bundle(shards[0], signer.public_pem), args.repeat)
-                print(f"verify of one shard: {verify * 1000:.1f} ms CPU")  # noqa: T201
+                print(f"verify of one shard: {verify * 1000:.1f} ms CPU")
             total = merge_seconds(shards, signer, root / f"plan-{size}", args.repeat)
             per_shard[size] = total / size
-            print(  # noqa: T201
+            print(
                 f"merge of {size:>4} shards: {total:.2f} s CPU, {per_shard[size] * 1000:.1f} ms per shard, "
                 f"{per_shard[size] / verify:.2f}x one verify"
             )
     small, large = min(sizes), max(sizes)
     growth = per_shard[large] / per_shard[small]
     worst = max(per_shard.values()) / verify
-    print(f"per-shard time, {large} shards vs {small}: {growth:.2f}x (target <= {LINEAR}x: linear)")  # noqa: T201
-    print(f"per-shard merge vs one verify: {worst:.2f}x at worst (target <= {VERIFY_RATIO}x)")  # noqa: T201
+    print(f"per-shard time, {large} shards vs {small}: {growth:.2f}x (target <= {LINEAR}x: linear)")
+    print(f"per-shard merge vs one verify: {worst:.2f}x at worst (target <= {VERIFY_RATIO}x)")
     ok = growth <= LINEAR and worst <= VERIFY_RATIO
-    print("targets met" if ok else "a target was missed")  # noqa: T201
+    print("targets met" if ok else "a target was missed")
     return 0 if ok else 1
 
 
