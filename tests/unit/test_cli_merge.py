@@ -3,27 +3,14 @@ shards; exit 0 merged and PASSED, 1 a shard refused (one line naming it and why)
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import json
 from pathlib import Path
 
 import pytest
 
 from tests.unit.shard_bundles import make_shards, private_key_pem, provided_signer
+from tests.wt_process import wt
 from windtunnel._bundle import Signer
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def wt(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "windtunnel._cli.main", *map(str, args)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -68,3 +55,28 @@ def test_without_a_trusted_key_nothing_merges(shards: list[Path], tmp_path: Path
     done = wt("merge", *shards, "--out", tmp_path / "merged")  # an ephemeral dev key trusts no shard
     assert done.returncode == 1
     assert f"{shards[0]} is not signed by a trusted key" in done.stderr
+
+
+def test_print_plan_shows_the_split_every_job_computes_and_runs_nothing(tmp_path: Path) -> None:
+    done = wt(
+        "certify",
+        "--runtime",
+        "reference",
+        "--runtime",
+        "minimal",
+        "--print-plan",
+        "3",
+        "--out",
+        tmp_path / "o",
+    )
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert plan["units"] == ["minimal", "reference"] and plan["count"] == 3
+    assert [(p["index"], p["units"]) for p in plan["shards"]] == [
+        (1, ["minimal"]),
+        (2, ["reference"]),
+        (3, []),
+    ]
+    again = wt("certify", "--runtime", "minimal", "--runtime", "reference", "--print-plan", "2")
+    assert json.loads(again.stdout)["digest"] == plan["digest"]  # the order named and the split do not count
+    assert not (tmp_path / "o").exists()  # nothing ran, --out untouched
