@@ -267,3 +267,15 @@ def test_the_merged_statement_names_shards_not_their_files(merged: Path) -> None
         "statement:shards/1",
         "statement:shards/2",
     ]
+
+
+def test_a_merged_bundle_is_replaced_by_the_next_merge_into_the_same_out(
+    shards: list[Path], tmp_path: Path, signer: Signer
+) -> None:
+    out = tmp_path / "out"
+    merge_shards(shards, out=out, signer=signer, trusted=[signer.public_pem])
+    again = merge_shards(shards, out=out, signer=signer, trusted=[signer.public_pem])
+    assert again.verdict.result is CertificationResult.PASSED and verify_bundle(out, signer.public_pem).valid
+    (out / "shards" / "1" / "mine.txt").write_text("not Wind Tunnel's")
+    with pytest.raises(UsageError, match=r"also shards/1/mine\.txt, which that bundle does not list"):
+        merge_shards(shards, out=out, signer=signer, trusted=[signer.public_pem])
