@@ -111,6 +111,8 @@ def test_the_report_renders_the_merged_bundle_as_one(merged: Path) -> None:
     page = render_bundle_report(merged)
     assert f"{OTHER}/conformance/surface" in page and "reference/conformance/surface" in page
     assert "shards/1/evidence/" in page and "shards/2/evidence/" in page
+    assert "merged from 2 shards of plan" in page and 'href="shards/2/report.html"' in page
+    assert "Shard 1 of 2 of plan" in render_bundle_report(merged / "shards" / "1")
 
 
 # -- refusals -------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from windtunnel._bundle.content import Contents, fail, load_contents
 from windtunnel._bundle.dsse import Envelope, envelope_from_json
 from windtunnel._bundle.keys import fingerprint_of, keyid_of, load_public_key, signature_valid
 from windtunnel._bundle.merge_checks import shard_prefix
-from windtunnel._bundle.models import HostInfo, RunInfo, RuntimeInfo
+from windtunnel._bundle.models import HostInfo, RunInfo, RuntimeInfo, TapeEntry, TapeIndex
 from windtunnel._bundle.shard_models import MergedShard, MergeInfo, ShardInfo
 from windtunnel._bundle.verify import verify_bundle
 from windtunnel.errors import VerificationError
@@ -183,6 +183,15 @@ def merged_run(shards: Sequence[Shard], *, run_id: str, tool_version: str, host:
         swept=[f"{s.prefix}: {line}" for s in shards for line in s.contents.run.swept],
         tiers=runs[0].tiers,
     )
+
+
+def merged_tapes(shards: Sequence[Shard]) -> TapeIndex:
+    """Every tape a shard replayed, once (by name, as the first shard listed it)."""
+    tapes: dict[str, TapeEntry] = {}
+    for shard in shards:
+        for tape in shard.contents.tapes.tapes if shard.contents.tapes is not None else []:
+            tapes.setdefault(tape.name, tape)
+    return TapeIndex(tapes=list(tapes.values()))
 
 
 def _refuse(message: str) -> VerificationError:

@@ -19,7 +19,7 @@ from windtunnel import __version__
 from windtunnel._bundle import HostInfo, Signer, Verdict, junit_for, layout, seal_bundle
 from windtunnel._bundle.archive import extract_archive
 from windtunnel._bundle.layout import LayoutError
-from windtunnel._bundle.merge import Shard, check_shard_set, merged_run, verified_shard
+from windtunnel._bundle.merge import Shard, check_shard_set, merged_run, merged_tapes, verified_shard
 from windtunnel._bundle.merge_checks import merged_checks
 from windtunnel._bundle.shard_models import MergeInfo
 from windtunnel._files import write_atomic
@@ -70,6 +70,7 @@ def _publish(out: Path, ordered: Sequence[Shard], merge: MergeInfo, signer: Sign
     write_atomic(out / layout.CHECKS, checks.model_dump_json(indent=2))
     write_atomic(out / layout.JUNIT, junit_for(checks))
     write_atomic(out / layout.VERDICT, verdict.model_dump_json(indent=2))
+    write_atomic(out / layout.TAPE_INDEX, merged_tapes(ordered).model_dump_json(indent=2))
     write_atomic(out / layout.REPORT, render_bundle_report(out))
     with deferred_stop():  # a stop signal waits for the seal: never a half-signed bundle
         sealed = seal_bundle(out, signer=signer)
