@@ -130,6 +130,7 @@ BENCHES = (
     ("bench_dialects.py",),
     ("bench_certify.py", "--parallel"),
     ("bench_cold.py",),
+    ("bench_merge.py",),
 )
 """Every benchmark, each printing the machine's load and its ratios to anchors measured in the same run."""
 

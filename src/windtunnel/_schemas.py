@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from windtunnel._bundle.shard_models import MergeInfo, ShardInfo, ShardPlan
 from windtunnel._conversation.model import Conversation
 from windtunnel._score.models import Score
 from windtunnel._tapes.model import Interaction, TapeHeader
@@ -23,6 +24,9 @@ MODELS: dict[str, type[BaseModel]] = {
     "tape-header": TapeHeader,
     "tape-interaction": Interaction,
     "conversation": Conversation,
+    "plan": ShardPlan,
+    "shard": ShardInfo,
+    "merge": MergeInfo,
 }
 VERSIONED_BY: dict[str, str] = {"tape-interaction": "tape-header"}
 """Models that are lines of a file whose header line carries the schema_version (a tape's interactions)."""

@@ -131,6 +131,26 @@ CASES = [
     case("certify key a directory", ["certify", "--key", "{tmp}", "--out", "{tmp}/o"], "Is a directory"),
     case("certify key not a key", ["certify", "--key", "{tmp}/afile", "--out", "{tmp}/o"], "signing key"),
     case("certify key empty", ["certify", "--key", "", "--out", "{tmp}/o"], f"--key: {EMPTY}"),
+    # wt certify --shard / --print-plan, wt merge
+    *(
+        case(
+            f"certify shard {spec}",
+            ["certify", "--shard", spec, "--out", "{tmp}/o"],
+            "expected I/N with 1 <= I <= N",
+        )
+        for spec in ("0/2", "3/2", "x/y", "1/0")
+    ),
+    case("certify print-plan zero", ["certify", "--print-plan", "0"], f"--print-plan: 0 {RANGE}"),
+    case("merge no shard", ["merge", "--out", "{tmp}/o"], "the following arguments are required: SHARD"),
+    case("merge missing", ["merge", "{tmp}/nothing", "--out", "{tmp}/o"], "nothing does not exist"),
+    case("merge not a bundle", ["merge", "{tmp}/foreign", "--out", "{tmp}/o"], "is not a bundle"),
+    case("merge not an archive", ["merge", "{tmp}/afile", "--out", "{tmp}/o"], "is not a bundle archive"),
+    case(
+        "merge trust missing",
+        ["merge", "{tmp}/afile", "--trust", "{tmp}/no.pem", "--out", "{tmp}/o"],
+        "no.pem",
+    ),
+    case("merge no out", ["merge", "{tmp}/afile"], "the following arguments are required: --out"),
     # wt images and wt report
     case("images action", ["images", "frobnicate"], "argument ACTION: invalid choice: 'frobnicate'"),
     case(

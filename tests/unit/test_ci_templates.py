@@ -26,12 +26,16 @@ from windtunnel._pipeline.publish import publish
 
 REPO = Path(__file__).resolve().parents[2]
 ACTION = REPO / ".github" / "actions" / "certify" / "action.yml"
+MERGE_ACTION = REPO / ".github" / "actions" / "merge" / "action.yml"
 GITLAB = REPO / "ci" / "windtunnel.gitlab-ci.yml"
 TEMPLATES = {
     ACTION: "vendor.github-actions",
+    MERGE_ACTION: "vendor.github-actions",
     REPO / "ci" / "github-workflow.example.yml": "vendor.github-workflows",
+    REPO / "ci" / "github-workflow-sharded.example.yml": "vendor.github-workflows",
     GITLAB: "vendor.gitlab-ci",
     REPO / "ci" / "gitlab-ci.example.yml": "vendor.gitlab-ci",
+    REPO / "ci" / "gitlab-ci-sharded.example.yml": "vendor.gitlab-ci",
 }
 NO_ENGINE = "unix:///nonexistent/docker.sock"
 """Where the tests point DOCKER_HOST: no engine answers, and no traffic leaves the machine."""
@@ -49,7 +53,9 @@ def check_jsonschema(path: Path, schema: str) -> subprocess.CompletedProcess[str
     )
 
 
-@pytest.mark.parametrize(("path", "schema"), TEMPLATES.items(), ids=[p.name for p in TEMPLATES])
+@pytest.mark.parametrize(
+    ("path", "schema"), TEMPLATES.items(), ids=[str(p.relative_to(REPO)) for p in TEMPLATES]
+)
 def test_each_template_is_valid_against_its_platforms_schema(path: Path, schema: str) -> None:
     done = check_jsonschema(path, schema)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -91,9 +97,10 @@ class Job:
     outputs: dict[str, dict[str, str]] = field(default_factory=dict)
     failed: int | None = None
     log: str = ""
+    action: Path = ACTION
 
     def run(self, only: set[str] | None = None) -> Job:
-        action = yaml.safe_load(ACTION.read_text())
+        action = yaml.safe_load(self.action.read_text())
         defaults = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
         self.inputs = {**defaults, **self.inputs}
         for spec in action["runs"]["steps"]:
@@ -133,7 +140,7 @@ class Job:
             if expression.startswith("inputs."):
                 return self.inputs[expression.removeprefix("inputs.")]
             if expression == "github.action_path":
-                return str(ACTION.parent)
+                return str(self.action.parent)
             if expression.startswith("steps."):
                 step_id, _, output = expression.removeprefix("steps.").partition(".outputs.")
                 return self.outputs.get(step_id, {}).get(output, "")
@@ -208,13 +215,24 @@ def test_verify_passes_only_a_passed_bundle_signed_by_the_pinned_key(
     assert ("VALID" in job.log) if trusted else ("INVALID" in job.log)
 
 
-def gitlab_job(workspace: Path, **variables: str) -> tuple[int, str]:
+def gitlab_template(job: str) -> dict[str, Any]:
+    """A hidden job of the template with its `extends` applied (GitLab merges hashes, replaces the rest)."""
+    jobs = yaml.safe_load(GITLAB.read_text())
+    template = dict(jobs[job])
+    parent = gitlab_template(template.pop("extends")) if "extends" in template else {}
+    merged = {**parent, **template}
+    merged["variables"] = {**parent.get("variables", {}), **template.get("variables", {})}
+    return merged
+
+
+def gitlab_job(workspace: Path, job: str = ".windtunnel-certify", **variables: str) -> tuple[int, str]:
     """The template's script lines in order under bash, as GitLab runs them: the first failure ends the job."""
-    template = yaml.safe_load(GITLAB.read_text())[".windtunnel-certify"]
-    assert (
-        template["services"][0]["name"] == "docker:dind"
-        and template["variables"]["DOCKER_HOST"] == "tcp://docker:2375"
-    )
+    template = gitlab_template(job)
+    if job != ".windtunnel-merge":  # the certify jobs run against their own docker:dind; merging needs none
+        assert (
+            template["services"][0]["name"] == "docker:dind"
+            and template["variables"]["DOCKER_HOST"] == "tcp://docker:2375"
+        )
     env = sandbox_env(**{**{k: str(v) for k, v in template["variables"].items()}, **variables})
     env["DOCKER_HOST"] = NO_ENGINE  # never the dind alias from here
     log = ""
@@ -273,3 +291,101 @@ def test_the_gitlab_templates_verify_line_accepts_a_passed_bundle_signed_by_the_
         check=False,
     )
     assert done.returncode == 0 and "verdict: PASSED" in done.stdout, done.stdout + done.stderr
+
+
+# -- sharded certification: a matrix of certify jobs, one merge job that gates ---------------------------
+def shard_archives(workspace: Path, pem: bytes, count: int, under: str) -> list[Path]:
+    """Synthetic shards 1..count (the real plan split, publish and seal) signed with `pem`, as archives in
+    workspace/under; the gate pins that key."""
+    from tests.unit.shard_bundles import make_shards, provided_signer
+
+    key = provided_signer(pem)
+    pinned_key(workspace, key)
+    (workspace / under).mkdir(parents=True, exist_ok=True)
+    archives = []
+    for index, shard in enumerate(make_shards(workspace / ".made", count, key), start=1):
+        archive = workspace / under / f"shard-{index}-{count}.tar.gz"
+        shutil.copy(f"{shard}.tar.gz", archive)
+        archives.append(archive)
+    return archives
+
+
+MERGE_STEPS = {"refuse a key the bundle brings along", "merge", "verify against the pinned key"}
+PINNED = ".github/windtunnel-signer.pub.pem"
+
+
+def merge_job(workspace: Path, pem: bytes) -> Job:
+    inputs = {"public-key": PINNED, "shards": "shards/*.tar.gz", "signing-key": pem.decode()}
+    return Job(workspace, inputs, sandbox_env(), action=MERGE_ACTION).run(only=MERGE_STEPS)
+
+
+def test_the_merge_action_merges_the_shards_and_gates_on_the_merged_verdict(tmp_path: Path) -> None:
+    from tests.unit.shard_bundles import private_key_pem
+
+    pem = private_key_pem()
+    shard_archives(tmp_path, pem, 2, "shards")
+    job = merge_job(tmp_path, pem)
+    assert job.failed is None, job.log
+    assert job.outputs["merge"] == {"verdict": "PASSED"} and "verdict: PASSED" in job.log
+
+
+def test_the_merge_action_fails_on_a_missing_shard(tmp_path: Path) -> None:
+    from tests.unit.shard_bundles import private_key_pem
+
+    pem = private_key_pem()
+    shard_archives(tmp_path, pem, 2, "shards")[1].unlink()
+    job = merge_job(tmp_path, pem)
+    assert job.failed == 1 and "shard 2/2 of plan" in job.log and "is missing" in job.log
+    assert job.outputs["merge"] == {}
+
+
+def test_the_certify_action_passes_its_shard_to_wt_certify(tmp_path: Path) -> None:
+    pinned_key(tmp_path, signer())
+    job = Job(tmp_path, {"public-key": PINNED, "shard": "3/2"}, sandbox_env()).run(only={"certify"})
+    assert job.failed == 2 and "--shard '3/2' is not a shard of a plan" in job.log
+
+
+def test_the_gitlab_shard_job_needs_its_shard_and_passes_it(tmp_path: Path) -> None:
+    pinned_key(tmp_path, signer())
+    code, log = gitlab_job(tmp_path, ".windtunnel-certify-shard", WT_PUBLIC_KEY=PINNED)
+    assert code == 2 and "WT_SHARD is empty" in log
+    code, log = gitlab_job(
+        tmp_path,
+        ".windtunnel-certify-shard",
+        WT_PUBLIC_KEY=PINNED,
+        WT_SHARD="0/3",
+        WT_INSTALL=str(REPO),
+        **PIP_DRY_RUN,
+    )
+    assert code == 2 and "--shard '0/3' is not a shard of a plan" in log
+
+
+def test_the_gitlab_merge_job_merges_the_matrix_shards_and_gates(tmp_path: Path) -> None:
+    from tests.unit.shard_bundles import private_key_pem
+
+    pem = private_key_pem()
+    shard_archives(tmp_path, pem, 2, "out")
+    variables = {
+        "WT_PUBLIC_KEY": PINNED,
+        "WT_INSTALL": str(REPO),
+        "WT_SIGNING_KEY": pem.decode(),
+        **PIP_DRY_RUN,
+    }
+    code, log = gitlab_job(tmp_path, ".windtunnel-merge", **variables)
+    assert code == 0 and "verdict: PASSED" in log, log
+    (tmp_path / "out" / "shard-2-2.tar.gz").unlink()
+    code, log = gitlab_job(tmp_path, ".windtunnel-merge", **variables)
+    assert code == 1 and "shard 2/2 of plan" in log
+
+
+def test_the_sharded_examples_split_the_same_plan_they_merge() -> None:
+    github = yaml.safe_load((REPO / "ci" / "github-workflow-sharded.example.yml").read_text())
+    matrix = github["jobs"]["certify"]["strategy"]["matrix"]["shard"]
+    (certify,) = [s for s in github["jobs"]["certify"]["steps"] if "certify@" in s.get("uses", "")]
+    assert certify["with"]["shard"] == "${{ matrix.shard }}/" + str(len(matrix))
+    assert github["jobs"]["gate"]["needs"] == "certify"
+    gitlab = yaml.safe_load((REPO / "ci" / "gitlab-ci-sharded.example.yml").read_text())
+    (shards,) = gitlab["wind-tunnel-shard"]["parallel"]["matrix"]
+    count = len(shards["WT_SHARD"])
+    assert shards["WT_SHARD"] == [f"{i}/{count}" for i in range(1, count + 1)]
+    assert gitlab["wind-tunnel"]["needs"] == ["wind-tunnel-shard"]

@@ -224,3 +224,93 @@ def test_the_offline_simulation_starts_what_the_module_wires(
     secrets = [a["name"] for a in args_of(chain, "withSecretVariable")]
     assert runner["environment"] == {**_env(chain), **dict.fromkeys(secrets, "pem")}
     assert {v["bind"] for v in runner["volumes"].values()} == set(_caches(chain)) == set(wiring.RUNNER_MOUNTS)
+
+
+# -- sharded certification: `shard` on many engines, then `merge` -----------------------------------------
+def test_shard_and_merge_are_registered_with_their_arguments(module: Any) -> None:
+    functions = default_module()._objects["Windtunnel"].functions
+    shard, merge = functions["shard"], functions["merge"]
+    assert shard.return_type is dagger.Directory and not shard.check
+    assert list(shard.parameters) == [
+        "source",
+        "shard",
+        "runtime",
+        "signing_key",
+        "dind_image",
+        "docker_host",
+    ]
+    assert not shard.parameters["shard"].is_optional  # every part names itself: I/N
+    assert merge.return_type is module.Certification and not merge.check
+    assert list(merge.parameters) == ["source", "shards", "trust", "signing_key"]
+    assert not merge.parameters["shards"].is_optional
+    assert (
+        merge.parameters["trust"].is_optional and json.loads(merge.parameters["trust"].default_value) is None
+    )
+
+
+def test_a_shard_runs_certify_of_its_part_on_its_engine(module: Any, builders: Any) -> None:
+    wiring = module.wiring
+    chain = calls(
+        builders.runner(
+            dagger.dag.directory(),
+            ["minimal", "reference"],
+            run="r1",
+            engine_service=builders.engine(),
+            shard="2/3",
+        )
+    )
+    *_, last = args_of(chain, "withExec")
+    assert last == {"args": wiring.certify_command(["minimal", "reference"], "2/3"), "expect": "ANY"}
+    assert last["args"][-4:] == ["--shard", "2/3", "--out", wiring.BUNDLE_DIR]
+    assert args_of(chain, "withServiceBinding")  # each shard certifies against its own engine
+
+
+def test_merge_mounts_each_shard_and_trusted_key_and_needs_no_engine(module: Any, builders: Any) -> None:
+    wiring = module.wiring
+    shards = [dagger.dag.directory(), dagger.dag.directory()]
+    trust = [dagger.dag.directory().file("signer.pub.pem")]
+    chain = calls(
+        builders.merger(
+            dagger.dag.directory(), shards, trust=trust, signing_key=dagger.dag.set_secret("k", "p")
+        )
+    )
+    mounted = [a["path"] for a in args_of(chain, "withDirectory")]
+    assert mounted == [wiring.SOURCE_DIR, *wiring.shard_dirs(2)]
+    assert [a["path"] for a in args_of(chain, "withFile")] == wiring.trust_files(1)
+    assert [a["name"] for a in args_of(chain, "withSecretVariable")] == [wiring.KEY_ENV]
+    assert not args_of(chain, "withServiceBinding")
+    *_, last = args_of(chain, "withExec")
+    assert last == {"args": wiring.merge_command(2, 1), "expect": "ANY"}
+
+
+def test_the_merge_command_merges_real_shards(module: Any, tmp_path: Path) -> None:
+    """The wiring's `wt merge` line, run here with its container paths under tmp_path, on synthetic shards
+    signed by the key it trusts: a bundle that `wt verify --require-passed` accepts."""
+    import shutil
+    import subprocess
+
+    from tests.unit.shard_bundles import make_shards, private_key_pem, provided_signer
+
+    wiring = module.wiring
+    pem = private_key_pem()
+    signer = provided_signer(pem)
+    for index, shard in enumerate(make_shards(tmp_path / "made", 2, signer), start=1):
+        shutil.copytree(shard, f"{tmp_path}{wiring.SHARDS_DIR}/{index}")
+    (trusted,) = (Path(f"{tmp_path}{path}") for path in wiring.trust_files(1))
+    trusted.parent.mkdir(parents=True)
+    trusted.write_bytes(signer.public_pem)
+    key = tmp_path / "signing.pem"
+    key.write_bytes(pem)
+    command = [arg.replace("/wt/", f"{tmp_path}/wt/") for arg in wiring.merge_command(2, 1)]
+    wt = [sys.executable, "-m", "windtunnel._cli.main", *command[1:], "--key", str(key)]
+    done = subprocess.run(wt, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    gate = [sys.executable, "-m", "windtunnel._cli.main", "verify", f"{tmp_path}{wiring.BUNDLE_DIR}"]
+    verified = subprocess.run(
+        [*gate, "--key", str(trusted), "--require-passed"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert verified.returncode == 0, verified.stdout

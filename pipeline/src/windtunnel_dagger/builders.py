@@ -41,12 +41,13 @@ def runner(
     engine_service: dagger.Service | None,
     docker_host: dagger.Secret | None = None,
     signing_key: dagger.Secret | None = None,
+    shard: str | None = None,
 ) -> dagger.Container:
     """The source installed with pip, bound to the engine (or pointed at `docker_host`), running the
-    wiring's `wt certify`. Any exit code is accepted, so the bundle can be exported before the gate fails
-    on it; the bundle directory exists even when wt stops before writing one."""
-    ctr = dag.container().from_(RUNNER_IMAGE).with_directory(SOURCE_DIR, source).with_workdir(SOURCE_DIR)
-    ctr = ctr.with_exec(["pip", "install", "--disable-pip-version-check", "-q", "."])
+    wiring's `wt certify` (of one part of the plan with `shard` I/N). Any exit code is accepted, so the
+    bundle can be exported before the gate fails on it; the bundle directory exists even when wt stops
+    before writing one."""
+    ctr = installed(source)
     for path, volume in wiring.RUNNER_MOUNTS.items():
         ctr = ctr.with_mounted_cache(path, dag.cache_volume(volume))
     for name, value in wiring.runner_env(run).items():
@@ -59,7 +60,33 @@ def runner(
     if signing_key is not None:
         ctr = ctr.with_secret_variable(wiring.KEY_ENV, signing_key)
     ctr = ctr.with_exec(["mkdir", "-p", wiring.BUNDLE_DIR])
-    return ctr.with_exec(wiring.certify_command(runtimes), expect=dagger.ReturnType.ANY)
+    return ctr.with_exec(wiring.certify_command(runtimes, shard), expect=dagger.ReturnType.ANY)
+
+
+def installed(source: dagger.Directory) -> dagger.Container:
+    """The runner's Python with the source installed by pip: `wt` on its PATH."""
+    ctr = dag.container().from_(RUNNER_IMAGE).with_directory(SOURCE_DIR, source).with_workdir(SOURCE_DIR)
+    return ctr.with_exec(["pip", "install", "--disable-pip-version-check", "-q", "."])
+
+
+def merger(
+    source: dagger.Directory,
+    shards: Sequence[dagger.Directory],
+    *,
+    trust: Sequence[dagger.File] = (),
+    signing_key: dagger.Secret | None = None,
+) -> dagger.Container:
+    """`wt merge` of the shard bundles (each as `shard` exported it) into one signed bundle: no engine is
+    needed. Any exit code is accepted, so a refusal's message is in the log and the gate fails on it."""
+    ctr = installed(source)
+    for path, shard in zip(wiring.shard_dirs(len(shards)), shards, strict=True):
+        ctr = ctr.with_directory(path, shard)
+    for path, key in zip(wiring.trust_files(len(trust)), trust, strict=True):
+        ctr = ctr.with_file(path, key)
+    if signing_key is not None:
+        ctr = ctr.with_secret_variable(wiring.KEY_ENV, signing_key)
+    ctr = ctr.with_exec(["mkdir", "-p", wiring.BUNDLE_DIR])
+    return ctr.with_exec(wiring.merge_command(len(shards), len(trust)), expect=dagger.ReturnType.ANY)
 
 
 def test_container(source: dagger.Directory, python_image: str, extras: str) -> dagger.Container:

@@ -51,6 +51,14 @@ SigningKey = Annotated[
     ),
 ]
 DindImage = Annotated[str, Doc("The Docker engine's image (default: the pinned official docker:dind)")]
+Shard = Annotated[str, Doc("The part of the plan to certify, I/N (`wt certify --shard`; docs/ci.md)")]
+Shards = Annotated[
+    list[dagger.Directory], Doc("The shard bundles `shard` returned, one per part of the plan")
+]
+Trust = Annotated[
+    list[dagger.File] | None,
+    Doc("PEM public keys a shard may be signed by; none: the signing key's own public key"),
+]
 DockerHost = Annotated[
     dagger.Secret | None,
     Doc("DOCKER_HOST of an existing engine to use instead of starting docker:dind (e.g. tcp://host:2375)"),
@@ -103,6 +111,38 @@ class Windtunnel:
         bundle = ctr.directory(wiring.BUNDLE_DIR)
         return Certification(bundle=bundle, exit_code=exit_code, result=await _result(bundle))
 
+    @function(cache="never")
+    async def shard(
+        self,
+        source: Source,
+        shard: Shard,
+        runtime: Runtimes = None,
+        signing_key: SigningKey = None,
+        dind_image: DindImage = wiring.DIND_IMAGE,
+        docker_host: DockerHost = None,
+    ) -> dagger.Directory:
+        """Certify one part of the plan (the reference control runs in every part) and return its bundle;
+        call it once per part, on as many engines as you like, then `merge` the bundles."""
+        bundle: dagger.Directory = self._runner(
+            source, runtime, signing_key, dind_image, docker_host, shard=shard
+        ).directory(wiring.BUNDLE_DIR)
+        return bundle
+
+    @function(cache="never")
+    async def merge(
+        self,
+        source: Source,
+        shards: Shards,
+        trust: Trust = None,
+        signing_key: SigningKey = None,
+    ) -> Certification:
+        """Merge the shards of one plan into one signed bundle (`wt merge`): the bundle, the exit code (1 when
+        a shard is refused: missing, duplicated, extra, foreign or untrusted) and the verdict's result."""
+        ctr = builders.merger(source, shards, trust=trust or [], signing_key=signing_key)
+        exit_code = await ctr.exit_code()
+        bundle = ctr.directory(wiring.BUNDLE_DIR)
+        return Certification(bundle=bundle, exit_code=exit_code, result=await _result(bundle))
+
     @function()
     async def gate(self, bundle: Annotated[dagger.Directory, Doc("A bundle certify returned")]) -> str:
         """Fail unless the bundle's verdict is PASSED: the step after exporting that fails the pipeline."""
@@ -118,6 +158,8 @@ class Windtunnel:
         signing_key: dagger.Secret | None,
         dind_image: str,
         docker_host: dagger.Secret | None,
+        *,
+        shard: str | None = None,
     ) -> dagger.Container:
         engine = None if docker_host is not None else builders.engine(dind_image)
         return builders.runner(
@@ -127,6 +169,7 @@ class Windtunnel:
             engine_service=engine,
             docker_host=docker_host,
             signing_key=signing_key,
+            shard=shard,
         )
 
     @function()

@@ -37,6 +37,10 @@ CACHE_VOLUME = "windtunnel-cache"
 BUNDLE_DIR = "/wt/bundle"
 KEY_ENV = "WT_SIGNING_KEY"
 """The signing key, as a secret variable of the runner (never a file of the source, never in the bundle)."""
+SHARDS_DIR = "/wt/shards"
+"""Where `merge` mounts the shard bundles, one directory per shard: /wt/shards/1, /wt/shards/2, ..."""
+TRUST_DIR = "/wt/trust"
+"""Where `merge` mounts the public keys a shard may be signed by (never a key found inside a shard)."""
 RUN_ENV = "WT_DAGGER_RUN"
 """Unique per call: a certification must run, not replay a cached one."""
 
@@ -52,9 +56,35 @@ def runner_env(run: str) -> dict[str, str]:
     }
 
 
-def certify_command(runtimes: Sequence[str]) -> list[str]:
-    """The command users run, in the runner: `wt certify` with the runtimes, into BUNDLE_DIR."""
-    return ["wt", "certify", *(arg for name in runtimes for arg in ("--runtime", name)), "--out", BUNDLE_DIR]
+def certify_command(runtimes: Sequence[str], shard: str | None = None) -> list[str]:
+    """The command users run, in the runner: `wt certify` with the runtimes (and, for one part of a sharded
+    certification, `--shard I/N`), into BUNDLE_DIR."""
+    part = ["--shard", shard] if shard is not None else []
+    return [
+        "wt",
+        "certify",
+        *(arg for name in runtimes for arg in ("--runtime", name)),
+        *part,
+        "--out",
+        BUNDLE_DIR,
+    ]
+
+
+def shard_dirs(count: int) -> list[str]:
+    """Where `merge` mounts each of `count` shard bundles."""
+    return [f"{SHARDS_DIR}/{index}" for index in range(1, count + 1)]
+
+
+def trust_files(count: int) -> list[str]:
+    """Where `merge` mounts each of `count` trusted public keys."""
+    return [f"{TRUST_DIR}/{index}.pub.pem" for index in range(1, count + 1)]
+
+
+def merge_command(shards: int, trusted: int) -> list[str]:
+    """`wt merge` of the mounted shards into BUNDLE_DIR, trusting the mounted keys (with none: the signing
+    key's own public key, as `wt merge` does)."""
+    trust = [arg for path in trust_files(trusted) for arg in ("--trust", path)]
+    return ["wt", "merge", *shard_dirs(shards), "--out", BUNDLE_DIR, *trust]
 
 
 RUNNER_MOUNTS = {CACHE_DIR: CACHE_VOLUME}

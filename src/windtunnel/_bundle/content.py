@@ -17,6 +17,7 @@ from windtunnel._bundle.junit_map import JUnitShapeError, junit_statuses
 from windtunnel._bundle.models import ChecksFile, RunInfo, TapeIndex, Verdict
 from windtunnel._bundle.privacy_scan import HostFacts, scan_files
 from windtunnel._bundle.secret_scan import scan_file
+from windtunnel._bundle.shard_models import MergeInfo, ShardInfo
 from windtunnel._core.vocabulary import CheckStatus
 from windtunnel.errors import VerificationError
 
@@ -32,6 +33,10 @@ class Contents:
     verdict: Verdict
     junit: dict[str, CheckStatus]
     tapes: TapeIndex | None
+    shard: ShardInfo | None = None
+    """shard.json: the bundle is one shard of a plan (`wt certify --shard I/N`)."""
+    merge: MergeInfo | None = None
+    """merge.json: the bundle merges the shards of a plan (`wt merge`)."""
 
 
 def load_contents(root: Path) -> Contents:
@@ -43,12 +48,16 @@ def load_contents(root: Path) -> Contents:
     except (JUnitShapeError, UnicodeDecodeError) as exc:
         raise fail("content.format", str(exc)) from exc
     tapes = _load(root, layout.TAPE_INDEX, TapeIndex) if (root / layout.TAPE_INDEX).is_file() else None
+    shard = _load(root, layout.SHARD, ShardInfo) if (root / layout.SHARD).is_file() else None
+    merge = _load(root, layout.MERGE, MergeInfo) if (root / layout.MERGE).is_file() else None
     return Contents(
         run=_load(root, layout.RUN, RunInfo),
         checks=_load(root, layout.CHECKS, ChecksFile),
         verdict=_load(root, layout.VERDICT, Verdict),
         junit=junit,
         tapes=tapes,
+        shard=shard,
+        merge=merge,
     )
 
 

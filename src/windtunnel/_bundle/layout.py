@@ -25,6 +25,12 @@ TAPE_INDEX = f"{TAPES_DIR}/index.json"
 PUBLIC_KEY = f"{KEYS_DIR}/signer.pub.pem"
 ATTESTATION = f"{ATTESTATIONS_DIR}/certification.intoto.jsonl"
 SIGSTORE_BUNDLE = f"{ATTESTATIONS_DIR}/certification.sigstore.json"
+SHARD = "shard.json"
+"""A shard's place in its plan (`wt certify --shard I/N`): plan digest, index, count, its part."""
+MERGE = "merge.json"
+"""A merged bundle's shards (`wt merge`): each one's prefix, statement digest and signer."""
+SHARDS_DIR = "shards"
+"""A merged bundle keeps each shard's whole bundle under shards/<index>/."""
 
 REQUIRED = (RUN, CHECKS, JUNIT, VERDICT)
 """Result files the pipeline must write before sealing."""
@@ -33,6 +39,10 @@ ATTESTATIONS = frozenset({ATTESTATION, SIGSTORE_BUNDLE})
 """The only files that are not statement subjects: they carry the statement, so they cannot be in it."""
 
 IMAGE_PREFIX = "image:"
+STATEMENT_PREFIX = "statement:"
+"""A merged bundle's subject naming a shard's signed statement: statement:shards/<index>."""
+NOT_FILES = (IMAGE_PREFIX, STATEMENT_PREFIX)
+"""Subject names that are not files of the bundle."""
 COST_FILE = "cost.json"
 """A runtime's priced selftest runs: evidence/<runtime>/selftest/cost.json (docs/bundle.md)."""
 
@@ -107,3 +117,15 @@ def parse_manifest(text: str) -> dict[str, str]:
 
 def subject_files(files: Iterable[str]) -> list[str]:
     return sorted(name for name in files if name not in ATTESTATIONS)
+
+
+def in_shards(name: str) -> bool:
+    """Whether a file lies in a merged bundle's shards/: its shard's own statement signs it."""
+    return name.startswith(f"{SHARDS_DIR}/")
+
+
+def signed_directly(files: Iterable[str], *, merged: bool) -> list[str]:
+    """The files a statement names one by one. A merged bundle's statement names each shard's statement
+    instead of the shard's files (which that statement names by digest), so it stays under MAX_SUBJECTS
+    whatever the number of shards; any other bundle names every file."""
+    return [name for name in files if not (merged and in_shards(name))]

@@ -20,6 +20,7 @@ from windtunnel._bundle.dsse import IN_TOTO_PAYLOAD_TYPE, sign_envelope
 from windtunnel._bundle.errors import BundleSealError
 from windtunnel._bundle.keys import KeyOrigin, Signer
 from windtunnel._bundle.layout import LayoutError
+from windtunnel._bundle.merge_verify import sharding_predicate, statement_subjects
 from windtunnel._bundle.privacy_scan import HostFacts
 from windtunnel._bundle.sigstore import sigstore_bundle
 from windtunnel._bundle.statement import MAX_SUBJECTS, Statement
@@ -80,7 +81,7 @@ def seal_bundle(
         )
     host = host or HostFacts.here()
     contents = _prepare(root, signer, now or datetime.now(UTC), host)
-    files = _listing(root)
+    files = layout.signed_directly(_listing(root), merged=contents.merge is not None)
     _write(root, layout.MANIFEST, layout.render_manifest({name: sha256_file(root / name) for name in files}))
     statement = _statement(root, [*files, layout.MANIFEST], contents, signer)
     _sign(root, statement, signer)
@@ -148,6 +149,8 @@ def _statement(root: Path, files: list[str], contents: Contents, signer: Signer)
     subjects = {name: sha256_file(root / name) for name in files}
     for name, digest in contents.run.images.items():
         subjects[f"{layout.IMAGE_PREFIX}{name}"] = digest.removeprefix("sha256:")
+    if contents.merge is not None:  # a merged bundle signs each shard's statement by its digest
+        subjects.update(statement_subjects(contents.merge))
     if len(subjects) > MAX_SUBJECTS:
         raise BundleSealError(
             f"the bundle has {len(subjects)} subjects; cosign and sigstore-go accept at most {MAX_SUBJECTS}",
@@ -158,6 +161,7 @@ def _statement(root: Path, files: list[str], contents: Contents, signer: Signer)
         "verdict": contents.verdict.model_dump(mode="json"),
         "run": run.model_dump(mode="json", include={"run_id", "tool_version", "started_at", "ended_at"}),
         "signer": {"keyid": signer.keyid, "origin": signer.origin.value},
+        **sharding_predicate(contents),
     }
     return Statement(subjects=subjects, predicate=predicate)
 

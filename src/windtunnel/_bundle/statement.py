@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from windtunnel._bundle.canonical import is_sha256_hex
-from windtunnel._bundle.layout import IMAGE_PREFIX, LayoutError, check_name
+from windtunnel._bundle.layout import IMAGE_PREFIX, NOT_FILES, STATEMENT_PREFIX, LayoutError, check_name
 from windtunnel.errors import VerificationError
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -23,7 +23,8 @@ MAX_SUBJECTS = 1024
 @dataclass(frozen=True, slots=True)
 class Statement:
     subjects: Mapping[str, str]
-    """name -> sha256 hex; files by bundle-relative path, images as image:<name>."""
+    """name -> sha256 hex; files by bundle-relative path, images as image:<name>, a merged bundle's shard
+    statements as statement:shards/<index>."""
     predicate: Mapping[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
@@ -38,7 +39,11 @@ class Statement:
 
     @property
     def file_subjects(self) -> dict[str, str]:
-        return {name: digest for name, digest in self.subjects.items() if not name.startswith(IMAGE_PREFIX)}
+        return {name: digest for name, digest in self.subjects.items() if not name.startswith(NOT_FILES)}
+
+    @property
+    def statement_subjects(self) -> dict[str, str]:
+        return {name: digest for name, digest in self.subjects.items() if name.startswith(STATEMENT_PREFIX)}
 
     @property
     def image_subjects(self) -> dict[str, str]:
@@ -80,7 +85,7 @@ def _subjects(raw: object) -> dict[str, str]:
             raise _bad(f"subject {name!r} has no sha256 digest of 64 lowercase hex digits")
         if not name.startswith(IMAGE_PREFIX):
             try:
-                check_name(name)
+                check_name(name.removeprefix(STATEMENT_PREFIX))
             except LayoutError as exc:
                 raise _bad(f"subject {exc}") from exc
         if name in subjects:

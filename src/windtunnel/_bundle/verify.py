@@ -41,6 +41,7 @@ from windtunnel._bundle.keys import (
     signature_valid,
 )
 from windtunnel._bundle.layout import LayoutError
+from windtunnel._bundle.merge_verify import check_merged
 from windtunnel._bundle.privacy_scan import HostFacts
 from windtunnel._bundle.sigstore import check_sigstore_bundle
 from windtunnel._bundle.statement import Statement, parse_statement
@@ -206,6 +207,7 @@ def _verify_tree(root: Path, trust: _Trust, progress: _Progress, now: datetime, 
     progress.passed.append("content.format")
     check_contents(contents, files, now=now)
     _statement_agrees(statement, contents, progress)
+    check_merged(root, statement, contents, files)
     progress.passed.append("agreement")
     check_secrets(root, files)
     progress.passed.append("secrets")
@@ -267,7 +269,8 @@ def _files(root: Path) -> list[str]:
 
 
 def _subject_digests(root: Path, statement: Statement, files: list[str], progress: _Progress) -> None:
-    present = set(files)
+    # A merged bundle's shards/ files are named by their shards' statements (check_merged checks them).
+    present = set(layout.signed_directly(files, merged=bool(statement.statement_subjects)))
     for name, digest in sorted(statement.file_subjects.items()):
         if name not in present:
             raise fail(

@@ -10,17 +10,18 @@ from typing import Any
 from windtunnel._bundle import Signer, load_signer
 from windtunnel._bundle.keys import fingerprint_of
 from windtunnel._cli.common import RUNTIME_FORMS, add_tier
-from windtunnel._cli.values import file_path
+from windtunnel._cli.values import count, file_path
 from windtunnel._cli.verbs import add_verb
 from windtunnel._config import Settings, default_control_cache_dir
 from windtunnel._core.tiers import certify_tiers
-from windtunnel._core.vocabulary import CERTIFY_EXIT, CertificationResult
+from windtunnel._core.vocabulary import CERTIFY_EXIT, CertificationResult, Exit
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.executor_mode import MODES, choose, in_container, runner_flags
 from windtunnel._pipeline.outdir import out_lock, prepare_out_dir
 from windtunnel._pipeline.plan import PLAN, execute
 from windtunnel._pipeline.publish import Published, publish
+from windtunnel._pipeline.sharding import certify_plan, parse_shard, shard_config
 from windtunnel._pipeline.summary import summary_table
 from windtunnel.errors import EngineUnavailableError
 
@@ -56,6 +57,20 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="run the reference control's selftest afresh instead of reusing its result from an earlier run "
         "with the same inputs (kept in ~/.cache/windtunnel/control; docs/design.md)",
     )
+    parser.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="certify only the I-th of N parts of the plan (and the reference control), for `wt merge` to put "
+        "back together; every job computes the same split (docs/ci.md)",
+    )
+    parser.add_argument(
+        "--print-plan",
+        nargs="?",
+        const=1,
+        type=count,
+        metavar="N",
+        help="print the plan as JSON (its digest and each of N shards' part, default 1) and run nothing",
+    )
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument(
         "--plain",
@@ -74,16 +89,23 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
+    shard = parse_shard(args.shard) if args.shard is not None else None
+    if args.print_plan is not None:  # nothing runs, so --out is neither locked nor touched
+        plan = certify_plan(_config(args, settings), args.print_plan)
+        print(plan.model_dump_json(indent=2))  # noqa: T201
+        return Exit.OK
     # First, before the key or the runtimes: --out is locked and checked (only a bundle Wind Tunnel wrote
     # is replaced), and an earlier bundle must not outlive a run that stops on a bad flag.
     with out_lock(args.out):
         for line in prepare_out_dir(args.out):
             _progress(f"removed {line}")
         config = _config(args, settings)
+        config = shard_config(config, *shard) if shard is not None else config
         signer = load_signer(key_path=config.key_path, key_pem=config.key_pem)  # a bad key stops it here
         view = "json" if args.json else "plain" if args.plain else "auto"
         if choose(args.executor, _progress) == "container":
             flags = runner_flags(args.fail_fast, args.tier, no_cache=args.no_cache, json=args.json)
+            flags += ["--shard", args.shard] if shard is not None else []  # the runner splits the same plan
             return in_container(config, runtimes=tuple(args.runtime), flags=flags, progress=_progress)
         return _certify(config, signer, view)
 

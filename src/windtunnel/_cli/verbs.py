@@ -19,6 +19,7 @@ SUMMARIES: dict[str, str] = {
     "prove": "re-prove scenarios: negative controls, no leaked answer, grounded sources, gates that bite",
     "doctor": "bring-up diagnostics and the reset canary for one runtime",
     "certify": "certify runtimes: conformance, canary, selftest, tapes, then a signed bundle",
+    "merge": "merge the shards of one sharded certification into one signed bundle",
     "verify": "verify a signed certification bundle offline",
     "report": "render a bundle's report.html (checks, evidence and conversations) and optionally open it",
     "tapes": "list, verify, promote and re-record model-traffic tapes",
@@ -62,6 +63,15 @@ DESCRIPTIONS: dict[str, str] = {
     "signal exits at once). A runtime whose image does not build or that never gets ready is FAILED at "
     "its build stage, and the others are still certified. Without --runtime: the runtimes of [tool.windtunnel], else "
     "the bundled reference runtime.",
+    "merge": "Merge the shard bundles of one plan (`wt certify --shard I/N`, directories or .tar.gz) into "
+    "one bundle in --out, signed with --key or WT_SIGNING_KEY (else an ephemeral 'unverified dev key'). "
+    "Every shard is verified against the keys given with --trust (default: the signer's own public key), "
+    "never a key found inside a shard; the shards must be one per index of one plan digest. The verdict is "
+    "recomputed from the shards' checks; each shard's bundle is kept whole under shards/<index>/ and the "
+    "merged statement signs each shard's statement digest. Gate on it with `wt verify --require-passed`. "
+    "Exit 0 merged and PASSED; 1 merged and FAILED, or a shard refused (missing, duplicated, extra, "
+    "foreign, invalid or not signed by a trusted key: each is named); 2 bad usage (a path that is not a "
+    "bundle, an unreadable key).",
     "verify": "Verify a certification bundle (its directory or .tar.gz) against a key you trust: "
     "--key with the signer's public key from your own store, or --key-fingerprint with the signer's "
     "fingerprint (SHA256:<hex>, the SHA-256 of the key's DER SubjectPublicKeyInfo, as `wt certify` "

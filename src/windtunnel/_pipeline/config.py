@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from windtunnel._bundle.shard_models import ShardInfo
 from windtunnel._config import SUITE_VERSION, Settings, bundled_root, default_lock_dir
 from windtunnel._core.rates import Price
 from windtunnel._runtimes.resolve import REFERENCE, RuntimeDescription, resolve_runtimes
@@ -47,6 +48,9 @@ class CertifyConfig:
     control_cache: Path | None = None
     """Where the reference control's selftest result is kept and reused (windtunnel._pipeline.control_cache);
     None runs it afresh every time (`wt certify --no-cache`, and every run not started by `wt certify`)."""
+    shard: ShardInfo | None = None
+    """This run is one shard of a plan (`wt certify --shard I/N`, windtunnel._pipeline.sharding): publish
+    writes it as shard.json, which the statement signs."""
 
     @property
     def pricing(self) -> Mapping[str, Price]:

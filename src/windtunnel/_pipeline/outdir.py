@@ -45,6 +45,9 @@ OWNED = (
     layout.TAPES_DIR,
     layout.KEYS_DIR,
     layout.ATTESTATIONS_DIR,
+    layout.SHARD,
+    layout.MERGE,
+    layout.SHARDS_DIR,
 )
 """The top-level names a certify run writes into --out (files and directories)."""
 
@@ -185,7 +188,15 @@ def _sealed_names(out: Path) -> set[str]:
             hint=_FIX,
             path=str(out),
         ) from exc
-    return {*listed, layout.MANIFEST, MARKER, *layout.ATTESTATIONS}
+    names = {*listed, layout.MANIFEST, MARKER, *layout.ATTESTATIONS}
+    if (
+        layout.MERGE in listed
+    ):  # a merged bundle: each shard under shards/ lists its own files (docs/bundle.md)
+        for shard in sorted((out / layout.SHARDS_DIR).glob("*/")):
+            if (shard / layout.MANIFEST).is_file():
+                prefix = shard.relative_to(out).as_posix()
+                names |= {f"{prefix}/{name}" for name in _sealed_names(shard)}
+    return names
 
 
 def _owned(out: Path) -> set[str]:

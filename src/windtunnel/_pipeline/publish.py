@@ -164,6 +164,8 @@ def publish(config: CertifyConfig, outcome: CertifyOutcome, *, signer: Signer | 
     write_atomic(out / layout.JUNIT, junit_for(checks))
     write_atomic(out / layout.VERDICT, verdict.model_dump_json(indent=2))
     write_atomic(out / layout.TAPE_INDEX, tape_index(config).model_dump_json(indent=2))
+    if config.shard is not None:  # its place in the plan, signed: `wt merge` puts shards together by it
+        write_atomic(out / layout.SHARD, config.shard.model_dump_json(indent=2))
     # From the files just written, as `wt report` renders it: the same bundle gives the same page.
     write_atomic(out / layout.REPORT, render_bundle_report(out))
     if verdict.result is CertificationResult.HARNESS_INVALID:

@@ -62,6 +62,7 @@ def render_page(view: BundleView, *, link_base: str = "") -> str:
 signing key: {escape(verdict.signing_key.value)}</p>
 <p>Files: {link(layout.VERDICT)} · {link(layout.CHECKS)} · {link(layout.JUNIT)} · {link(layout.RUN)} ·
 {link(layout.TAPE_INDEX)}</p>
+{_shards(view, link)}
 {_failures(view, anchors)}
 <details><summary>images</summary><ul>{images}</ul></details>
 {cost_section(info, view.has, link_base)}
@@ -93,6 +94,24 @@ def _linker(base: str) -> Callable[[str], str]:
         return f'<a href="{escape(base + quote(name))}">{escape(name)}</a>'
 
     return link
+
+
+def _shards(view: BundleView, link: Callable[[str], str]) -> str:
+    """A merged bundle's shards (docs/ci.md, "Sharded certification"): each one's part and its own report."""
+    merge, shard = view.contents.merge, view.contents.shard
+    if shard is not None:
+        return f"<p>Shard {shard.index} of {shard.count} of plan <code>{escape(shard.plan_digest[:12])}</code>.</p>"
+    if merge is None:
+        return ""
+    parts = "".join(
+        f"<li>shard {s.index}/{merge.count}: {escape(', '.join(s.units) or 'the reference control only')} · "
+        f"run <code>{escape(s.run_id)}</code> · {link(f'{s.prefix}/{layout.REPORT}')}</li>"
+        for s in merge.shards
+    )
+    return (
+        f"<details><summary>merged from {merge.count} shards of plan <code>{escape(merge.plan_digest[:12])}"
+        f"</code> ({link(layout.MERGE)})</summary><ul>{parts}</ul></details>"
+    )
 
 
 def _failures(view: BundleView, anchors: dict[str, str]) -> str:
