@@ -13,7 +13,7 @@ fixtures `wt_stack`, `wt_gateway` and `wt_mcp` come with windtunnel's pytest plu
 
 from __future__ import annotations
 
-from windtunnel._drivers.stack import GatewaySpec
+from windtunnel._engine.stack import GatewaySpec
 from windtunnel._testing.containers import PlannedContainer, ProjectNetwork, ServiceReady
 from windtunnel._testing.reply import Reply
 from windtunnel._testing.script import ScriptedModel

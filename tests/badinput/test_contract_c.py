@@ -18,8 +18,8 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from windtunnel._drivers.http_inject import HttpInjectHandle
 from windtunnel._net.server_thread import ServerThread
-from windtunnel._runtimes.http_inject import HttpInjectHandle
 from windtunnel.errors import EnvelopeError, RuntimeFault, RuntimeTimeoutError, WindTunnelError
 
 LIMIT = 32 * 1024

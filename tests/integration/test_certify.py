@@ -26,10 +26,10 @@ from windtunnel._bundle.privacy_scan import HostFacts, scan_files, scan_text
 from windtunnel._config import load_settings
 from windtunnel._conformance import checks_config
 from windtunnel._core.vocabulary import CertificationResult, CheckStatus
-from windtunnel._drivers.cleanup import labelled
-from windtunnel._drivers.network import CALLER_LABEL, SESSION_LABEL
-from windtunnel._drivers.plugin import build_manifest_image
-from windtunnel._drivers.stack import GatewaySpec
+from windtunnel._drivers.container_plugin import build_manifest_image
+from windtunnel._engine.cleanup import labelled
+from windtunnel._engine.network import CALLER_LABEL, SESSION_LABEL
+from windtunnel._engine.stack import GatewaySpec
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.docker_executor import DockerExecutor

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel._drivers import reach
-from windtunnel._drivers.docker_env import context_host
-from windtunnel._drivers.prebuilt import ENV_VAR, encode, prebuilt_for
-from windtunnel._drivers.runner_peer import RUNNER_ENV
+from windtunnel._engine import reach
+from windtunnel._engine.docker_env import context_host
+from windtunnel._engine.prebuilt import ENV_VAR, encode, prebuilt_for
+from windtunnel._engine.runner_peer import RUNNER_ENV
 from windtunnel._pipeline.executor_mode import choose, runner_flags
 from windtunnel._pipeline.in_container import _inside, project_archive
 from windtunnel.errors import ConfigFileError, EngineUnavailableError
@@ -146,7 +146,7 @@ def test_an_unknown_docker_context_is_one_clear_error() -> None:
 def test_a_runtime_that_did_not_build_on_the_host_side_fails_its_build_in_the_runner(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from windtunnel._drivers.plugin import RuntimeBuildError, _prebuilt
+    from windtunnel._drivers.container_plugin import RuntimeBuildError, _prebuilt
 
     failed = {
         "failed": "the image of runtime 'x' did not build: step 2/3",

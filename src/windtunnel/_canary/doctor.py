@@ -81,7 +81,7 @@ def diagnose(
         try:
             if description.driver == "container":
                 with _step(report, "engine", on_step) as detail:
-                    from windtunnel._drivers.docker_env import docker_client, engine_version
+                    from windtunnel._engine.docker_env import docker_client, engine_version
 
                     detail.append(f"docker {engine_version(docker_client())}")
             with _step(report, "build", on_step) as detail:

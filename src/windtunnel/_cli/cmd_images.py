@@ -11,7 +11,8 @@ from windtunnel._cli.values import file_path
 from windtunnel._cli.verbs import Command, VerbGroup
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
-from windtunnel._drivers.base_image import (
+from windtunnel._drivers.container_plugin import build_manifest_image
+from windtunnel._engine.base_image import (
     DEFAULT_BASE_IMAGE,
     DEFAULT_SUITE,
     bootstrap_base_image,
@@ -19,14 +20,13 @@ from windtunnel._drivers.base_image import (
     ensure_base_image,
     require_bootstrap_tools,
 )
-from windtunnel._drivers.cleanup import sweep_leftovers
-from windtunnel._drivers.docker_env import docker_client
-from windtunnel._drivers.images import (
+from windtunnel._engine.cleanup import sweep_leftovers
+from windtunnel._engine.docker_env import docker_client
+from windtunnel._engine.images import (
     BuiltImage,
     build_windtunnel_image,
     windtunnel_source_root,
 )
-from windtunnel._drivers.plugin import build_manifest_image
 from windtunnel._runtimes.manifest import MANIFEST, RuntimeManifest, check_buildable, load_manifest
 from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel.errors import UsageError

@@ -28,15 +28,15 @@ from windtunnel._core.agent_runtime import (
     StateProbe,
 )
 from windtunnel._core.reference import ReferenceCase
-from windtunnel._drivers.fence import start_fenced
-from windtunnel._drivers.stack import ContainerStack, RunningContainer, logs_tail
+from windtunnel._drivers.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._drivers.state_probe import LatestStateProbe, read_state_dump
+from windtunnel._engine.fence import start_fenced
+from windtunnel._engine.stack import ContainerStack, RunningContainer, logs_tail
 
 # The runtime's env and alias come from the container plan that the Dagger executor reads too.
-from windtunnel._drivers.topology import DEFAULT_MODEL, runtime_service
+from windtunnel._engine.topology import DEFAULT_MODEL, runtime_service
 from windtunnel._gateway.client import LogCursor, start_scripted
 from windtunnel._runtimes.config_fields import refuse_fields
-from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel.errors import (
     HarnessError,
@@ -155,7 +155,7 @@ class ContainerHandle:
 
 
 class ContainerRuntime:
-    """Builds nothing itself: images come ready (see windtunnel._drivers.images); this starts containers."""
+    """Builds nothing itself: images come ready (see windtunnel._engine.images); this starts containers."""
 
     def __init__(
         self,
@@ -215,7 +215,7 @@ class ContainerRuntime:
 
     def probe_egress(self) -> EgressReport:
         """Probe the latest handle's fenced namespace: gateway and mocks must answer, nothing else may."""
-        from windtunnel._drivers.egress import run_egress_probe
+        from windtunnel._engine.egress import run_egress_probe
 
         latest = self.latest
         if latest is None or latest.torn_down:

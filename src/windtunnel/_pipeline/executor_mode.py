@@ -1,6 +1,6 @@
 """Which way `wt certify` reaches its containers: from this process (host) or from a runner container.
 
-`--executor auto` decides by a real reachability probe (windtunnel._drivers.reach); `host` and
+`--executor auto` decides by a real reachability probe (windtunnel._engine.reach); `host` and
 `container` choose outright. A process that already runs in a runner container is always `host`. In
 container mode the host side builds every image first (timed: where the cold time goes), then hands the
 run to windtunnel._pipeline.in_container.
@@ -21,16 +21,16 @@ MODES = ("auto", "host", "container")
 
 def choose(requested: str, progress: Callable[[str], None]) -> str:
     """`host` or `container`, saying why when it was decided here."""
-    from windtunnel._drivers.runner_peer import runner_name
+    from windtunnel._engine.runner_peer import runner_name
 
     if runner_name() is not None:
         return "host"  # already the runner inside the engine
     if requested != "auto":
         return requested
-    from windtunnel._drivers.base_image import ensure_base_image
-    from windtunnel._drivers.docker_env import docker_client
-    from windtunnel._drivers.plugin import DriverSettings
-    from windtunnel._drivers.reach import probe_reach
+    from windtunnel._drivers.container_plugin import DriverSettings
+    from windtunnel._engine.base_image import ensure_base_image
+    from windtunnel._engine.docker_env import docker_client
+    from windtunnel._engine.reach import probe_reach
 
     settings = DriverSettings.from_env(os.environ)
     client = docker_client()
@@ -50,10 +50,10 @@ def build_images(config: CertifyConfig, progress: Callable[[str], None]) -> tupl
     otherwise is left out (the runner then tries them itself): either way its build stage fails as it
     would on a local engine. The reference control's images must build.
     """
-    from windtunnel._drivers.base_image import ensure_base_image
-    from windtunnel._drivers.docker_env import docker_client
-    from windtunnel._drivers.plugin import DriverSettings, RuntimeBuildError, prepare_images
-    from windtunnel._drivers.prebuilt import FAILED
+    from windtunnel._drivers.container_plugin import DriverSettings, RuntimeBuildError, prepare_images
+    from windtunnel._engine.base_image import ensure_base_image
+    from windtunnel._engine.docker_env import docker_client
+    from windtunnel._engine.prebuilt import FAILED
     from windtunnel._pipeline.config import REFERENCE
 
     settings = DriverSettings.from_env(os.environ)

@@ -155,8 +155,8 @@ def ensure_images(runs: Sequence[RuntimeRun]) -> None:
     }
     if not wanted:
         return
-    from windtunnel._drivers.docker_env import docker_client
-    from windtunnel._drivers.plugin import ensure_image
+    from windtunnel._drivers.container_plugin import ensure_image
+    from windtunnel._engine.docker_env import docker_client
 
     client = docker_client()
     for name, ref in wanted.items():

@@ -12,14 +12,16 @@ from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from windtunnel._configfile import shown
 from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel._runtimes.plugin import PLUGIN_OPTIONAL_HOOKS
 from windtunnel.errors import PluginError
 
 ENTRY_POINT_GROUP = "windtunnel.runtimes"
 DRIVER_GROUP = "windtunnel.drivers"
-"""Driver kinds: `container` (a runtime.toml with an image) and `python` (`[driver] plugin = "module:attr"`).
-Each is a callable taking the RuntimeManifest and returning a runtime plugin."""
+"""Driver kinds, the one registry of them: the built-in `in_memory`, `http_inject`, `python` (`[driver] plugin =
+"module:attr"`) and `container` (a runtime.toml with an image), and any a third-party package registers. Each
+is a callable taking the RuntimeManifest and returning a runtime plugin."""
 
 DriverFactory = Callable[[RuntimeManifest], Any]
 
@@ -63,17 +65,24 @@ def load_attr(ref: str) -> Any:
     return value
 
 
+def driver_kinds() -> list[str]:
+    """The names of every registered driver kind."""
+    return sorted({entry.name for entry in entry_points(group=DRIVER_GROUP)})
+
+
 def load_driver(kind: str, manifest: RuntimeManifest) -> Any:
-    """The plugin the driver `kind` makes for `manifest`."""
+    """The plugin the driver `kind` makes for `manifest`; an unknown kind is one line naming the known ones."""
     entry = next((e for e in entry_points(group=DRIVER_GROUP) if e.name == kind), None)
     if entry is None:
-        known = ", ".join(sorted({e.name for e in entry_points(group=DRIVER_GROUP)})) or "none"
+        known = ", ".join(driver_kinds()) or "none"
         raise PluginError(
-            f"{manifest.path}: no driver {kind!r} is registered (registered drivers: {known})",
-            hint=f"reinstall windtunnel (`pip install -e .` of the checkout): it registers its drivers under "
-            f"the {DRIVER_GROUP!r} entry-point group",
+            f"{shown(manifest.path)}: [driver] kind = {kind!r} is not a registered driver kind (known: {known})",
+            hint=f"name one of {known} in [driver] kind, or install the package that registers {kind!r} under "
+            f"the {DRIVER_GROUP!r} entry-point group (reinstall windtunnel if a built-in one is missing)",
             plugin=manifest.name,
             entry_point=f"{DRIVER_GROUP}:{kind}",
+            path=str(manifest.path),
+            field="driver.kind",
         )
     factory: DriverFactory = load_entry(entry)
     return factory(manifest)

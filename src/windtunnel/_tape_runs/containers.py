@@ -16,9 +16,9 @@ from typing import Any
 from windtunnel._core.agent_runtime import AgentConfig, ModelSpec
 from windtunnel._core.reference import ReferenceCase
 from windtunnel._drivers.container import DEFAULT_MODEL, ContainerRuntime
-from windtunnel._drivers.network import CALLER_LABEL
-from windtunnel._drivers.stack import ANY_ADDRESS, ContainerStack, GatewaySpec
-from windtunnel._drivers.topology import ServicePlan
+from windtunnel._engine.network import CALLER_LABEL
+from windtunnel._engine.stack import ANY_ADDRESS, ContainerStack, GatewaySpec
+from windtunnel._engine.topology import ServicePlan
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._gateway.upstream_key import in_container
 from windtunnel._packs.pack import Pack

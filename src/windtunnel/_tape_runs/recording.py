@@ -16,7 +16,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from windtunnel._drivers.container import ContainerRuntime
-from windtunnel._drivers.plugin import DriverSettings, prepare_images
+from windtunnel._drivers.container_plugin import DriverSettings, prepare_images
 from windtunnel._packs.pack import Pack
 from windtunnel._runner.execute import RunResult
 from windtunnel._runtimes.resolve import RuntimeDescription
@@ -95,7 +95,7 @@ def print_nothing(_line: str) -> None:
 def runtime_images(description: RuntimeDescription, env: Mapping[str, str] | None = None) -> RuntimeImages:
     """Build (or reuse) the windtunnel and runtime images of a container runtime (resolved by the one
     resolver: a name, a directory, a config entry or an image)."""
-    from windtunnel._drivers.docker_env import docker_client
+    from windtunnel._engine.docker_env import docker_client
 
     manifest = description.manifest
     if manifest is None or description.driver != "container":

@@ -14,15 +14,15 @@ from docker.errors import DockerException
 
 from windtunnel._config import load_settings
 from windtunnel._core.agent_runtime import AgentConfig
-from windtunnel._drivers.base_image import ensure_base_image
-from windtunnel._drivers.docker_env import docker_client
-from windtunnel._drivers.plugin import (
+from windtunnel._drivers.container_plugin import (
     DriverSettings,
     prepare_runtime_image,
     prepare_windtunnel_image,
     sweep_dead_runs,
 )
-from windtunnel._drivers.stack import GatewaySpec
+from windtunnel._engine.base_image import ensure_base_image
+from windtunnel._engine.docker_env import docker_client
+from windtunnel._engine.stack import GatewaySpec
 from windtunnel._packs.loader import load_pack
 from windtunnel._runtimes.manifest import check_buildable
 from windtunnel._runtimes.resolve import resolve_runtime

@@ -27,6 +27,7 @@ from windtunnel._net.http1 import (
 )
 from windtunnel._net.tls import shared_tls_context
 from windtunnel._runtimes.config_fields import refuse_fields
+from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel.errors import (
     EnvelopeError,
     ResetFailedError,
@@ -322,3 +323,9 @@ class HttpInjectPlugin:
 
 
 plugin = HttpInjectPlugin()
+
+
+def driver(_manifest: RuntimeManifest) -> HttpInjectPlugin:
+    """The `http_inject` driver kind (`[driver] kind = "http_inject"` in a runtime.toml): the same plugin as the
+    runtime registered under that name; the manifest adds nothing it reads."""
+    return HttpInjectPlugin()

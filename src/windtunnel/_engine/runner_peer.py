@@ -4,10 +4,10 @@ When container addresses are not routable from the process that runs the stage p
 Docker Desktop, a docker:dind service), `wt certify` runs in a runner container inside the engine
 (windtunnel._pipeline.in_container), named by WT_RUNNER_CONTAINER. That runner joins each network a run
 creates, as the run creates it, so it reaches the gateway, the mocks and the runtime by their addresses as
-a local runner would. It only initiates connections; the egress fence (windtunnel._drivers.fence) lets
+a local runner would. It only initiates connections; the egress fence (windtunnel._engine.fence) lets
 the runtime answer it, since the runner is one more peer on the run's subnet (the fence blocks only the
 bridge's own address there, and everything off the subnet).
-Removing a network detaches whatever is still attached to it (windtunnel._drivers.cleanup), the runner too.
+Removing a network detaches whatever is still attached to it (windtunnel._engine.cleanup), the runner too.
 """
 
 from __future__ import annotations

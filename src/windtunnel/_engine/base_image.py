@@ -144,7 +144,7 @@ def ensure_base_image(
     """An image reference usable as the BASE_IMAGE build arg.
 
     Order: `base_image` if present locally; `base_image` pulled within `pull_timeout`; a previously
-    bootstrapped image, in the engine or loaded from its tar (windtunnel._drivers.base_transfer: saved
+    bootstrapped image, in the engine or loaded from its tar (windtunnel._engine.base_transfer: saved
     under `cache_dir`, or saved now from the local engine); a fresh bootstrap (cached under
     bootstrap_tag(suite) and saved as a tar for next time). For the default base image the bootstrapped
     one is tried before the pull, so warm runs on a machine with no registry never wait on one; an
@@ -166,7 +166,7 @@ def _find_or_make(
     pull_timeout: float,
     cache_dir: Path | None,
 ) -> str:
-    from windtunnel._drivers.base_transfer import save, saved_tar, transfer
+    from windtunnel._engine.base_transfer import save, saved_tar, transfer
 
     if image_present(client, base_image):
         return base_image

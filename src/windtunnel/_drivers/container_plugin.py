@@ -18,17 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from windtunnel._drivers.network import CALLER_LABEL
-from windtunnel._drivers.stack import ContainerStack, GatewaySpec
+from windtunnel._drivers.http_inject import DEFAULT_TIMEOUT_S
+from windtunnel._engine.network import CALLER_LABEL
+from windtunnel._engine.stack import ContainerStack, GatewaySpec
 from windtunnel._env_values import env_seconds
 from windtunnel._gateway.upstream_key import in_container, upstream_key
-from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S
 from windtunnel._runtimes.manifest import RuntimeManifest, check_buildable, load_manifest
 from windtunnel.errors import ConfigFileError, HarnessError, RuntimeFault
 
 if TYPE_CHECKING:
     from windtunnel._drivers.container import ContainerRuntime
-    from windtunnel._drivers.images import BuiltImage
+    from windtunnel._engine.images import BuiltImage
 
 log = logging.getLogger(__name__)
 
@@ -74,13 +74,13 @@ class Images:
     runtime: str
     digests: Mapping[str, str]
     netguard: str | None = None
-    """The egress fence's holder image (windtunnel._drivers.fence)."""
+    """The egress fence's holder image (windtunnel._engine.fence)."""
 
 
 def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSettings) -> Images:
     """Build (or reuse, by content hash) the windtunnel image and the runtime's image, offline."""
-    from windtunnel._drivers.base_image import ensure_base_image
-    from windtunnel._drivers.fence import ensure_netguard_image
+    from windtunnel._engine.base_image import ensure_base_image
+    from windtunnel._engine.fence import ensure_netguard_image
 
     check_buildable(manifest)
     prebuilt = _prebuilt(client, manifest.name)
@@ -105,8 +105,8 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
 
 
 def _prebuilt(client: Any, runtime: str) -> Images | None:
-    """In a runner container the host side built the images (windtunnel._drivers.prebuilt): use those."""
-    from windtunnel._drivers.prebuilt import FAILED, prebuilt_for, require_present
+    """In a runner container the host side built the images (windtunnel._engine.prebuilt): use those."""
+    from windtunnel._engine.prebuilt import FAILED, prebuilt_for, require_present
 
     found = prebuilt_for(os.environ, runtime)
     if found is None:
@@ -132,8 +132,8 @@ class RuntimeBuildError(RuntimeFault):
 def _runtime_image(client: Any, manifest: RuntimeManifest, base: str, cache_dir: Path | None) -> BuiltImage:
     """The runtime's own image; what fails in it is the runtime's (RuntimeBuildError), while the base image
     and the windtunnel image, built before it, stay Wind Tunnel's (HarnessError)."""
-    from windtunnel._drivers.images import ImageBuildError
-    from windtunnel._drivers.wheelhouse import WheelhouseError
+    from windtunnel._engine.images import ImageBuildError
+    from windtunnel._engine.wheelhouse import WheelhouseError
 
     try:
         return build_manifest_image(client, manifest, base_image=base, cache_dir=cache_dir)
@@ -149,7 +149,7 @@ def _runtime_image(client: Any, manifest: RuntimeManifest, base: str, cache_dir:
 
 def prepare_windtunnel_image(client: Any, base: str, settings: DriverSettings) -> BuiltImage:
     """The gateway/mocks image on the base image `base` (already in the engine), built from this checkout."""
-    from windtunnel._drivers.images import build_windtunnel_image, windtunnel_source_root
+    from windtunnel._engine.images import build_windtunnel_image, windtunnel_source_root
 
     return build_windtunnel_image(
         client, repo_root=windtunnel_source_root(), base_image=base, cache_dir=settings.cache_dir
@@ -173,7 +173,7 @@ def build_manifest_image(
 ) -> BuiltImage:
     """The image a runtime.toml describes: its build directory, Dockerfile, requirements, local packages,
     build arguments and name."""
-    from windtunnel._drivers.images import build_runtime_image
+    from windtunnel._engine.images import build_runtime_image
 
     if manifest.build_dir is None:
         raise ValueError(f"{manifest.path} names no build directory")  # check_buildable() comes first
@@ -198,7 +198,7 @@ def sweep_dead_runs(client: Any) -> list[str]:
     """
     from docker.errors import DockerException
 
-    from windtunnel._drivers.cleanup import sweep_leftovers
+    from windtunnel._engine.cleanup import sweep_leftovers
 
     try:
         removed = sweep_leftovers(client)
@@ -221,7 +221,7 @@ class ContainerRuntimePlugin:
 
     def build(self, runtime_name: str, label: str, soul_path: Path | None) -> ContainerRuntime:
         from windtunnel._drivers.container import ContainerRuntime, ReferenceContainerRuntime
-        from windtunnel._drivers.docker_env import docker_client
+        from windtunnel._engine.docker_env import docker_client
 
         settings = DriverSettings.from_env(os.environ if self._env is None else self._env)
         client = docker_client()

@@ -26,8 +26,8 @@ from docker.models.images import Image
 
 from windtunnel import __version__
 from windtunnel._config import WINDTUNNEL_DOCKERFILE, bundled_root, lock_dir
-from windtunnel._drivers.base_image import probe_python
-from windtunnel._drivers.wheelhouse import (
+from windtunnel._engine.base_image import probe_python
+from windtunnel._engine.wheelhouse import (
     REQUIREMENTS_FILE,
     LocalProject,
     build_wheelhouse,
