@@ -36,7 +36,6 @@ from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.plan import PLAN, Step, execute
 from windtunnel._pipeline.publish import publish
 from windtunnel._runtimes.manifest import load_manifest
-from windtunnel._tape_runs.containers import RuntimeImages
 from windtunnel.errors import ConfigFileError
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -277,7 +276,7 @@ def test_a_container_left_behind_is_a_failed_check_also_with_a_session_label(
     def leak(ctx: StageContext) -> list[CheckRecord]:
         # A stage that starts a fresh stack for its runtime (as the tapes stage does) and forgets it.
         assert ctx.run.runtime.stack.labels[CALLER_LABEL] == ctx.run_id
-        fresh = RuntimeImages.of(ctx.run.runtime).runtime(GatewaySpec())
+        fresh = ctx.run.runtime.with_gateway(GatewaySpec())
         fresh.stack.gateway()
         leaked[ctx.run.name] = fresh.stack
         return [ctx.check("leak", CheckStatus.PASSED, "left a gateway running")]

@@ -24,7 +24,7 @@ from windtunnel._engine.stack import ContainerStack, GatewaySpec
 from windtunnel._env_values import env_seconds
 from windtunnel._gateway.upstream_key import in_container, upstream_key
 from windtunnel._runtimes.manifest import RuntimeManifest, check_buildable, load_manifest
-from windtunnel.errors import ConfigFileError, HarnessError, RuntimeFault
+from windtunnel.errors import ConfigFileError, RuntimeFault
 
 if TYPE_CHECKING:
     from windtunnel._drivers.container import ContainerRuntime
@@ -162,6 +162,8 @@ def prepare_runtime_image(
     """The runtime's image (id or reference, digest): its `image` pulled or found, else built as its
     runtime.toml says. Call check_buildable(manifest) first."""
     if manifest.image_ref is not None:
+        from windtunnel._engine.prebuilt import ensure_image
+
         ensure_image(client, manifest.name, manifest.image_ref)
         return manifest.image_ref, str(client.images.get(manifest.image_ref).id)
     built = _runtime_image(client, manifest, base, settings.cache_dir)
@@ -243,29 +245,16 @@ class ContainerRuntimePlugin:
     def lock_key(self, runtime_name: str) -> str:
         return f"container:{runtime_name}"
 
+    # The ImagePlugin ability (windtunnel._runtimes.abilities): what verbs ask of an image-backed runtime.
+    def prebuilt_ref(self) -> str | None:
+        return self.manifest.image_ref
 
-def ensure_image(client: Any, name: str, ref: str) -> None:
-    """The image `ref` is in the engine: present, or pulled now; else a usage error saying how to load it."""
-    from docker.errors import DockerException, ImageNotFound
+    def build_image(self, client: Any, *, base_image: str, cache_dir: Path | None) -> BuiltImage:
+        check_buildable(self.manifest)
+        return build_manifest_image(client, self.manifest, base_image=base_image, cache_dir=cache_dir)
 
-    try:
-        client.images.get(ref)
-        return
-    except ImageNotFound:
-        pass
-    except DockerException as exc:
-        raise HarnessError(f"the Docker engine could not look up image {ref}: {exc}") from exc
-    try:
-        client.images.pull(ref)
-    except DockerException as exc:
-        reason = str(exc).splitlines()[0][:300]
-        raise ConfigFileError(
-            f"runtime {name!r}: image {ref} is not in the Docker engine, and pulling it failed: {reason}",
-            hint=f"load it first: `docker load -i IMAGE.tar`, `docker pull {ref}` where its registry is "
-            f"reachable, or `docker tag LOCAL_IMAGE {ref}`; or configure build = 'path/to/runtime-dir'",
-            runtime=name,
-            field="runtimes",
-        ) from exc
+    def prepare_images(self, client: Any, settings: DriverSettings) -> Images:
+        return prepare_images(client, self.manifest, settings)
 
 
 def container_plugin(runtime_dir: Path) -> ContainerRuntimePlugin:

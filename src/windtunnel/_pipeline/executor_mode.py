@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from windtunnel._pipeline.config import CertifyConfig
-from windtunnel.errors import WindTunnelError
+from windtunnel._runtimes.abilities import ImagePlugin
+from windtunnel.errors import RuntimeFault, WindTunnelError
 
 MODES = ("auto", "host", "container")
 
@@ -44,13 +45,14 @@ def choose(requested: str, progress: Callable[[str], None]) -> str:
 
 
 def build_images(config: CertifyConfig, progress: Callable[[str], None]) -> tuple[Any, dict[str, Any]]:
-    """Every container runtime's images, built in the engine here; the client and WT_PREBUILT_IMAGES' data.
+    """Every image-backed runtime's images (an ImagePlugin's), built in the engine here; the client and
+    WT_PREBUILT_IMAGES' data.
 
     A runtime whose own image does not build is named with its failure, and one whose images fail
     otherwise is left out (the runner then tries them itself): either way its build stage fails as it
     would on a local engine. The reference control's images must build.
     """
-    from windtunnel._drivers.container_plugin import DriverSettings, RuntimeBuildError, prepare_images
+    from windtunnel._drivers.container_plugin import DriverSettings
     from windtunnel._engine.base_image import ensure_base_image
     from windtunnel._engine.docker_env import docker_client
     from windtunnel._engine.prebuilt import FAILED
@@ -63,12 +65,13 @@ def build_images(config: CertifyConfig, progress: Callable[[str], None]) -> tupl
     progress(f"cold time: base image {time.perf_counter() - started:.1f} s")
     images: dict[str, Any] = {}
     for description in config.descriptions():
-        if description.manifest is None or description.driver != "container":
+        plugin = description.plugin
+        if not isinstance(plugin, ImagePlugin):
             continue
         started = time.perf_counter()
         try:
-            built = prepare_images(client, description.manifest, settings)
-        except RuntimeBuildError as exc:
+            built = plugin.prepare_images(client, settings)
+        except RuntimeFault as exc:  # its own image did not build (RuntimeBuildError): the runtime's failure
             if description.name == REFERENCE:
                 raise
             progress(f"the image of {description.name} did not build; its build stage will say why")

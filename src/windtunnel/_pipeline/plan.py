@@ -32,6 +32,7 @@ from windtunnel._pipeline.outdir import prepare_out_dir
 from windtunnel._pipeline.publish import write_started
 from windtunnel._pipeline.stage_tapes import tapes_stage
 from windtunnel._pipeline.stages import build_stage, canary_stage, conformance_stage, selftest_stage
+from windtunnel._runtimes.abilities import ImagePlugin
 
 __all__ = ["PLAN", "CertifyOutcome", "Executor", "Step", "execute", "harness_checks"]
 
@@ -143,20 +144,19 @@ def _run_runtime(
 
 
 def ensure_images(runs: Sequence[RuntimeRun]) -> None:
-    """Before any stage: every prebuilt image a container runtime of this run names is in the engine (a
-    usage error saying how to load it if not)."""
+    """Before any stage: every prebuilt image a runtime of this run names (an ImagePlugin's) is in the
+    engine (a usage error saying how to load it if not)."""
     wanted = {
-        run.name: run.description.manifest.image_ref
+        run.name: ref
         for run in runs
         if run.description is not None
-        and run.description.driver == "container"
-        and run.description.manifest is not None
-        and run.description.manifest.image_ref is not None
+        and isinstance(run.description.plugin, ImagePlugin)
+        and (ref := run.description.plugin.prebuilt_ref()) is not None
     }
     if not wanted:
         return
-    from windtunnel._drivers.container_plugin import ensure_image
     from windtunnel._engine.docker_env import docker_client
+    from windtunnel._engine.prebuilt import ensure_image
 
     client = docker_client()
     for name, ref in wanted.items():
