@@ -189,6 +189,7 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         source, table = found
         root = source.parent
         project = validated(ProjectModel, table, source, where=_where(source))
+        _check_pack_paths(project.packs, root, source)
     runs_dir = Path(env.get("WT_RUNS_DIR") or project.runs_dir or root / "runs")
     return Settings(
         root=root,
@@ -204,6 +205,23 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         if source and project.ladder is not None
         else None,
     )
+
+
+def _check_pack_paths(packs: Sequence[str], root: Path, source: Path) -> None:
+    """A `packs` entry written as a path (it has a `/`) must exist when the config is read, not when a verb
+    reaches the engine; a bare name (an installed pack) or a `module:attr` is looked up when packs load."""
+    for index, ref in enumerate(packs):
+        if ":" in ref or not ("/" in ref or ref.startswith(".")):
+            continue
+        path = Path(ref).expanduser()
+        path = path if path.is_absolute() else root / path
+        if not path.exists():
+            raise ConfigFileError(
+                f"{_where(source)}: packs[{index}] = {toml_value(ref)}: there is no pack at {shown(path)}",
+                hint="name an existing pack directory relative to the config file, or drop the entry",
+                path=str(source),
+                field=f"packs[{index}]",
+            )
 
 
 def bundled_root() -> Path | None:
