@@ -231,10 +231,3 @@ def bundled_root() -> Path | None:
 
     root = Path(windtunnel.__file__).resolve().parents[2]
     return root if (root / "pyproject.toml").is_file() and (root / WINDTUNNEL_DOCKERFILE).is_file() else None
-
-
-def resolve_packs(settings: Settings, explicit: Sequence[str]) -> tuple[tuple[str, ...], Path]:
-    """Pack references to load and the directory they are relative to: --pack-path wins over config."""
-    if explicit:
-        return tuple(explicit), Path.cwd()
-    return settings.packs, settings.root

@@ -48,8 +48,6 @@ CONTENT_HASH_LABEL = "windtunnel.content-hash"
 IMAGE_KIND_LABEL = "windtunnel.image"
 WHEELHOUSE_LABEL = "windtunnel.wheelhouse"
 PRUNE_AFTER = "1h"
-BUILD_STAGE_LABEL = "windtunnel.build-stage"
-"""Set by a Dockerfile on its intermediate stages, so their untagged images can be told apart."""
 WINDTUNNEL_TAG = f"windtunnel/windtunnel:{__version__}"
 WINDTUNNEL_SOURCES: tuple[str, ...] = ("pyproject.toml", "README.md", "LICENSE", "src")
 """The files of the repo that go into the windtunnel wheel, and so into its image's hash."""

@@ -1,4 +1,4 @@
-"""A stand-in OpenAI-compatible upstream for tests and benchmarks (no live model is reachable here).
+"""A stand-in OpenAI-compatible upstream for the tests (no live model is reachable where they run).
 
 It answers POST /v1/chat/completions deterministically, as JSON or as SSE chunks: with tools offered and
 a user turn last, one call to the first tool; otherwise `echo: <last message>`. It checks the bearer key
