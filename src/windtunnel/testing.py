@@ -13,6 +13,7 @@ fixtures `wt_stack`, `wt_gateway` and `wt_mcp` come with windtunnel's pytest plu
 
 from __future__ import annotations
 
+from windtunnel._core.doors import publish
 from windtunnel._engine.stack import GatewaySpec
 from windtunnel._testing.containers import PlannedContainer, ProjectNetwork, ServiceReady
 from windtunnel._testing.reply import Reply
@@ -32,3 +33,4 @@ __all__ = [
     "ProjectNetwork",
     "ServiceReady",
 ]
+publish(__name__, globals(), __all__)
