@@ -5,7 +5,6 @@ Nothing reads the environment at import time; `load_settings()` is called once p
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from pydantic import field_validator, model_validator
 from windtunnel._configfile import Strict, read_toml, shown, spec, toml_value, validated
 from windtunnel._core.ladder import LADDER_HINT, Ladder, parse_ladder
 from windtunnel._core.rates import PRICING_HINT, Price, parse_pricing
+from windtunnel._env_values import process_env
 from windtunnel.errors import ConfigFileError
 
 SUITE_VERSION = "4"
@@ -180,7 +180,7 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
     """Read the project's config (nearest windtunnel.toml or pyproject.toml with [tool.windtunnel]) through
     its model: a problem is one ConfigFileError naming the file, the key, the value and the fix."""
     cwd = (cwd or Path.cwd()).resolve()
-    env = dict(os.environ if env is None else env)
+    env = dict(process_env() if env is None else env)
     found = _find_config(cwd)
     root: Path = cwd
     source: Path | None = None

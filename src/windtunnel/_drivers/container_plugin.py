@@ -12,7 +12,6 @@ session or CI job can remove what it started).
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from windtunnel._drivers.http_inject import DEFAULT_TIMEOUT_S
 from windtunnel._engine.network import CALLER_LABEL
 from windtunnel._engine.stack import ContainerStack, GatewaySpec
-from windtunnel._env_values import env_seconds
+from windtunnel._env_values import env_seconds, process_env
 from windtunnel._gateway.upstream_key import in_container, upstream_key
 from windtunnel._runtimes.manifest import RuntimeManifest, check_buildable, load_manifest
 from windtunnel.errors import ConfigFileError, RuntimeFault
@@ -108,7 +107,7 @@ def _prebuilt(client: Any, runtime: str) -> Images | None:
     """In a runner container the host side built the images (windtunnel._engine.prebuilt): use those."""
     from windtunnel._engine.prebuilt import FAILED, prebuilt_for, require_present
 
-    found = prebuilt_for(os.environ, runtime)
+    found = prebuilt_for(process_env(), runtime)
     if found is None:
         return None
     if FAILED in found:  # it did not build on the host side: the runtime's failure, as here
@@ -225,7 +224,7 @@ class ContainerRuntimePlugin:
         from windtunnel._drivers.container import ContainerRuntime, ReferenceContainerRuntime
         from windtunnel._engine.docker_env import docker_client
 
-        settings = DriverSettings.from_env(os.environ if self._env is None else self._env)
+        settings = DriverSettings.from_env(process_env() if self._env is None else self._env)
         client = docker_client()
         sweep_dead_runs(client)
         images = prepare_images(client, self.manifest, settings)

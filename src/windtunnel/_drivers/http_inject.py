@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from windtunnel import _limits as limits
 from windtunnel._core.agent_runtime import AgentConfig, MCPHandle, Message, Response
-from windtunnel._env_values import env_seconds
+from windtunnel._env_values import env_seconds, process_env
 from windtunnel._net.http1 import (
     Http1Client,
     Http1Error,
@@ -344,9 +344,7 @@ class HttpInjectPlugin:
         self._env = env
 
     def _env_map(self) -> Mapping[str, str]:
-        import os
-
-        return os.environ if self._env is None else self._env
+        return process_env() if self._env is None else self._env
 
     def _settings(self) -> tuple[str, float]:
         env = self._env_map()
@@ -373,7 +371,7 @@ class HttpInjectPlugin:
 plugin = HttpInjectPlugin()
 
 
-def driver(_manifest: RuntimeManifest) -> HttpInjectPlugin:
+def driver(_manifest: RuntimeManifest, *, env: Mapping[str, str] | None = None) -> HttpInjectPlugin:
     """The `http_inject` driver kind (`[driver] kind = "http_inject"` in a runtime.toml): the same plugin as the
     runtime registered under that name; the manifest adds nothing it reads."""
-    return HttpInjectPlugin()
+    return HttpInjectPlugin(env)

@@ -19,6 +19,7 @@ from docker.errors import DockerException, ImageNotFound
 
 from windtunnel import __version__
 from windtunnel._config import lock_dir
+from windtunnel._env_values import process_env
 from windtunnel._locks import machine_lock
 from windtunnel.errors import HarnessError
 
@@ -154,7 +155,7 @@ def ensure_base_image(
         return base_image
     # One bootstrap per machine: a concurrent caller (whatever base image it asked for) waits, then finds
     # the image the first one made.
-    with machine_lock(f"base-image {bootstrap_tag(suite)}", lock_dir(os.environ)):
+    with machine_lock(f"base-image {bootstrap_tag(suite)}", lock_dir(process_env())):
         return _find_or_make(client, base_image, suite, mirror, pull_timeout, cache_dir)
 
 

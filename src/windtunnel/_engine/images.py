@@ -36,6 +36,7 @@ from windtunnel._engine.wheelhouse import (
     read_requirements,
     tree_files,
 )
+from windtunnel._env_values import process_env
 from windtunnel._locks import machine_lock
 from windtunnel.errors import HarnessError
 
@@ -103,7 +104,7 @@ def build_image(
     )
     # One build per content hash on this machine: a concurrent caller (another session, an xdist worker)
     # waits here and then reuses the image instead of building a twin under the same tag.
-    with machine_lock(f"image-build {content_hash}", lock_dir(os.environ)):
+    with machine_lock(f"image-build {content_hash}", lock_dir(process_env())):
         existing = find_by_content_hash(client, content_hash)
         if existing is not None:
             _ensure_tag(existing, tag)

@@ -12,12 +12,12 @@ Removing a network detaches whatever is still attached to it (windtunnel._engine
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from docker.errors import DockerException
 
+from windtunnel._env_values import process_env
 from windtunnel.errors import HarnessError
 
 RUNNER_ENV = "WT_RUNNER_CONTAINER"
@@ -25,7 +25,7 @@ RUNNER_ENV = "WT_RUNNER_CONTAINER"
 
 def runner_name(env: Mapping[str, str] | None = None) -> str | None:
     """The name of the runner container this process runs in, or None for a runner on the host."""
-    return (os.environ if env is None else env).get(RUNNER_ENV) or None
+    return (process_env() if env is None else env).get(RUNNER_ENV) or None
 
 
 def join(network: Any) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from windtunnel._config import SUITE_VERSION, Settings, bundled_root, default_lock_dir
 from windtunnel._core.rates import Price
+from windtunnel._env_values import process_env
 from windtunnel._runtimes.resolve import REFERENCE, RuntimeDescription, resolve_runtimes
 from windtunnel.errors import ConfigFileError, UnknownRuntimeError
 
@@ -47,6 +48,11 @@ class CertifyConfig:
     control_cache: Path | None = None
     """Where the reference control's selftest result is kept and reused (windtunnel._pipeline.control_cache);
     None runs it afresh every time (`wt certify --no-cache`, and every run not started by `wt certify`)."""
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        """The environment as the project's settings read it once (the process's without settings)."""
+        return self.project.env if self.project is not None and self.project.env else process_env()
 
     @property
     def pricing(self) -> Mapping[str, Price]:

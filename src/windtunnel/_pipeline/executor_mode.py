@@ -8,9 +8,8 @@ run to windtunnel._pipeline.in_container.
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from windtunnel._pipeline.config import CertifyConfig
@@ -20,11 +19,12 @@ from windtunnel.errors import RuntimeFault, WindTunnelError
 MODES = ("auto", "host", "container")
 
 
-def choose(requested: str, progress: Callable[[str], None]) -> str:
-    """`host` or `container`, saying why when it was decided here."""
+def choose(requested: str, progress: Callable[[str], None], env: Mapping[str, str]) -> str:
+    """`host` or `container`, saying why when it was decided here; `env` is the environment as the CLI's
+    Settings read it."""
     from windtunnel._engine.runner_peer import runner_name
 
-    if runner_name() is not None:
+    if runner_name(env) is not None:
         return "host"  # already the runner inside the engine
     if requested != "auto":
         return requested
@@ -33,12 +33,12 @@ def choose(requested: str, progress: Callable[[str], None]) -> str:
     from windtunnel._engine.docker_env import docker_client
     from windtunnel._engine.reach import probe_reach
 
-    settings = DriverSettings.from_env(os.environ)
-    client = docker_client()
+    settings = DriverSettings.from_env(env)
+    client = docker_client(env=env)
     started = time.perf_counter()
     base = ensure_base_image(client, settings.base_image, cache_dir=settings.cache_dir)
     progress(f"cold time: base image {time.perf_counter() - started:.1f} s (the probe runs on it)")
-    reach = probe_reach(client, base, os.environ.get("DOCKER_HOST"))
+    reach = probe_reach(client, base, env.get("DOCKER_HOST"))
     mode = "host" if reach.routable else "container"
     progress(f"executor {mode}: {reach.evidence}")
     return mode
@@ -58,8 +58,8 @@ def build_images(config: CertifyConfig, progress: Callable[[str], None]) -> tupl
     from windtunnel._engine.prebuilt import FAILED
     from windtunnel._pipeline.config import REFERENCE
 
-    settings = DriverSettings.from_env(os.environ)
-    client = docker_client()
+    settings = DriverSettings.from_env(config.env)
+    client = docker_client(env=config.env)
     started = time.perf_counter()
     ensure_base_image(client, settings.base_image, cache_dir=settings.cache_dir)
     progress(f"cold time: base image {time.perf_counter() - started:.1f} s")

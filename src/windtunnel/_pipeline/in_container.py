@@ -107,11 +107,11 @@ def _create(
     key = _key(config)
     if key is not None:
         command += ["--key", KEY_PATH]
-    env = {k: os.environ[k] for k in KEPT_ENV if os.environ.get(k)}
+    env = {k: config.env[k] for k in KEPT_ENV if config.env.get(k)}
     env |= {RUNNER_ENV: name, PREBUILT_ENV: encode(images), "WT_SESSION_LABEL": session}
     checkout = _checkout(config.root)
     env["PYTHONPATH"] = f"{WORKDIR if checkout is None else SOURCE}/src"  # windtunnel from its checkout
-    socket = os.environ.get("WT_ENGINE_SOCKET", ENGINE_SOCKET)
+    socket = config.env.get("WT_ENGINE_SOCKET", ENGINE_SOCKET)
     labels = {**run_labels(session, session=session), ROLE_LABEL: "runner"}
     try:
         runner = client.containers.create(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
@@ -21,9 +21,11 @@ ENTRY_POINT_GROUP = "windtunnel.runtimes"
 DRIVER_GROUP = "windtunnel.drivers"
 """Driver kinds, the one registry of them: the built-in `in_memory`, `http_inject`, `python` (`[driver] plugin =
 "module:attr"`) and `container` (a runtime.toml with an image), and any a third-party package registers. Each
-is a callable taking the RuntimeManifest and returning a runtime plugin."""
+is a callable taking the RuntimeManifest and returning a runtime plugin; one that reads settings from the
+environment also takes the keyword `env`, the environment as the caller's Settings read it once (the CLI's
+`Settings.env`), so it never reads the process environment itself."""
 
-DriverFactory = Callable[[RuntimeManifest], Any]
+DriverFactory = Callable[..., Any]
 
 
 def available_runtimes() -> list[str]:
@@ -70,8 +72,9 @@ def driver_kinds() -> list[str]:
     return sorted({entry.name for entry in entry_points(group=DRIVER_GROUP)})
 
 
-def load_driver(kind: str, manifest: RuntimeManifest) -> Any:
-    """The plugin the driver `kind` makes for `manifest`; an unknown kind is one line naming the known ones."""
+def load_driver(kind: str, manifest: RuntimeManifest, *, env: Mapping[str, str] | None = None) -> Any:
+    """The plugin the driver `kind` makes for `manifest` (given `env` when it takes it); an unknown kind is
+    one line naming the known ones."""
     entry = next((e for e in entry_points(group=DRIVER_GROUP) if e.name == kind), None)
     if entry is None:
         known = ", ".join(driver_kinds()) or "none"
@@ -85,7 +88,16 @@ def load_driver(kind: str, manifest: RuntimeManifest) -> Any:
             field="driver.kind",
         )
     factory: DriverFactory = load_entry(entry)
+    if env is not None and _takes_env(factory):
+        return factory(manifest, env=env)
     return factory(manifest)
+
+
+def _takes_env(factory: DriverFactory) -> bool:
+    try:
+        return "env" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a callable whose signature cannot be read takes the manifest only
+        return False
 
 
 def instantiate(name: str, origin: str, value: Any) -> Any:

@@ -187,7 +187,7 @@ def from_manifest(manifest: RuntimeManifest, found: Found, settings: Settings) -
         if found is Found.IMAGE
         else f"runtime manifest {display_path(manifest.path, settings.root, manifest.name)}"
     )
-    plugin = load_driver(driver, manifest)
+    plugin = load_driver(driver, manifest, env=settings.env or None)  # the environment, as read once
     described = _described(manifest.name, found, source, origin, plugin, manifest=manifest, driver=driver)
     shown = display_path(manifest.path, settings.root, manifest.name)
     return dataclasses.replace(described, manifest_shown=shown)
