@@ -142,18 +142,16 @@ def test_an_unknown_docker_context_is_one_clear_error() -> None:
         context_host({"DOCKER_CONTEXT": "no-such-context"})
 
 
-def test_a_runtime_that_did_not_build_on_the_host_side_fails_its_build_in_the_runner(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from windtunnel._drivers.container_plugin import RuntimeBuildError, _prebuilt
+def test_a_runtime_that_did_not_build_on_the_host_side_fails_its_build_in_the_runner() -> None:
+    from windtunnel._drivers.container_plugin import DriverSettings, RuntimeBuildError, _prebuilt
 
     failed = {
         "failed": "the image of runtime 'x' did not build: step 2/3",
         "hint": "fix it",
         "log_tail": ["E: x"],
     }
-    monkeypatch.setenv(ENV_VAR, encode({"x": failed}))
+    settings = DriverSettings.from_env({ENV_VAR: encode({"x": failed})})  # as the runner's settings read it
     with pytest.raises(RuntimeBuildError, match="did not build: step 2/3") as caught:
-        _prebuilt(None, "x")  # no engine is asked: nothing is built or looked up
+        _prebuilt(None, "x", settings)  # no engine is asked: nothing is built or looked up
     assert caught.value.context == {"runtime": "x", "log_tail": ["E: x"]}
-    assert _prebuilt(None, "y") is None  # not named: the runner tries it itself
+    assert _prebuilt(None, "y", settings) is None  # not named: the runner tries it itself

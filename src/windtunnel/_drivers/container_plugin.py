@@ -6,7 +6,8 @@ import: `WT_BASE_IMAGE` (or `BASE_IMAGE`, default python:3.12-slim, bootstrapped
 be pulled), `WT_GATEWAY_MODE` (script; live with `WT_UPSTREAM_URL` and `WT_UPSTREAM_API_KEY` or `WT_UPSTREAM_KEY_FILE`,
 the key handed to the gateway container as a read-only file),
 `WT_INJECT_TIMEOUT_S`, `WT_CACHE_DIR`, `WT_SESSION_LABEL` (an extra label on every container, so a test
-session or CI job can remove what it started).
+session or CI job can remove what it started), `WT_PREBUILT_IMAGES` (in a runner container). They come from
+the environment the caller's Settings read (the resolver hands it over), else the process's.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from windtunnel._drivers.http_inject import DEFAULT_TIMEOUT_S
 from windtunnel._engine.network import CALLER_LABEL
+from windtunnel._engine.prebuilt import ENV_VAR as PREBUILT_ENV
 from windtunnel._engine.stack import ContainerStack, GatewaySpec
 from windtunnel._env_values import env_seconds, process_env
 from windtunnel._gateway.upstream_key import in_container, upstream_key
@@ -39,6 +41,9 @@ class DriverSettings:
     timeout_s: float
     cache_dir: Path | None
     session: str | None = None
+    prebuilt: str | None = None
+    """WT_PREBUILT_IMAGES as given: in a runner container, the images the host side built
+    (windtunnel._engine.prebuilt)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> DriverSettings:
@@ -64,6 +69,7 @@ class DriverSettings:
             timeout_s=env_seconds(env, "WT_INJECT_TIMEOUT_S", DEFAULT_TIMEOUT_S),
             cache_dir=Path(env["WT_CACHE_DIR"]) if env.get("WT_CACHE_DIR") else None,
             session=env.get("WT_SESSION_LABEL") or None,
+            prebuilt=env.get(PREBUILT_ENV) or None,
         )
 
 
@@ -82,7 +88,7 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
     from windtunnel._engine.fence import ensure_netguard_image
 
     check_buildable(manifest)
-    prebuilt = _prebuilt(client, manifest.name)
+    prebuilt = _prebuilt(client, manifest.name, settings)
     if prebuilt is not None:
         return prebuilt
     base = ensure_base_image(client, settings.base_image, cache_dir=settings.cache_dir)
@@ -103,11 +109,11 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
     )
 
 
-def _prebuilt(client: Any, runtime: str) -> Images | None:
+def _prebuilt(client: Any, runtime: str, settings: DriverSettings) -> Images | None:
     """In a runner container the host side built the images (windtunnel._engine.prebuilt): use those."""
     from windtunnel._engine.prebuilt import FAILED, prebuilt_for, require_present
 
-    found = prebuilt_for(process_env(), runtime)
+    found = prebuilt_for({PREBUILT_ENV: settings.prebuilt} if settings.prebuilt else {}, runtime)
     if found is None:
         return None
     if FAILED in found:  # it did not build on the host side: the runtime's failure, as here

@@ -8,9 +8,9 @@ during one of these steps does not skip the next (a second stop signal exits the
 pre_run() is a call on the opened runtime, because `wt selftest` must select scenarios and check the
 runtime's abilities between the build and pre_run().
 
-`fresh_runtime(...)` is a fresh runtime with a gateway of its own, derived from an open one (the tapes), closed
-on every way out as the runtime itself is. `provisioned(...)` is the handle's lifecycle inside it: provision (or provision_reference for a case), then
-teardown() on every way out. `started_mcps(...)` starts a pack's mocks where the runtime reaches them.
+`fresh_runtime(...)` is a fresh runtime with a gateway of its own, derived from an open one (the tapes),
+closed on every way out as the runtime itself is. `provisioned(...)` is the handle's lifecycle inside it:
+provision (or provision_reference for a case), then teardown() on every way out. `started_mcps(...)` starts a pack's mocks where the runtime reaches them.
 """
 
 from __future__ import annotations
