@@ -5,8 +5,8 @@ next stage starts. A failing stage marks the runtime FAILED; later stages still 
 `fail_fast`. A stage that crashes is recorded as a harness error of that stage (the run is then
 HARNESS_INVALID) and the run goes on. The build stage opens each runtime in the one runtime lifecycle
 (machine lock, build, pre_run; windtunnel._runner.lifecycle), which closes after its last stage (post_run,
-close) on every way out. Both executors (Docker here, Dagger in pipeline/) share this plan and everything
-but container plumbing.
+close) on every way out. One executor runs it (windtunnel._pipeline.docker_executor, against any engine);
+the Dagger module (pipeline/) runs this same `wt certify` against its engine service, with no plan of its own.
 """
 
 from __future__ import annotations
