@@ -1,5 +1,5 @@
 # The image the model gateway and the MCP mocks run in: `wt gateway serve`, `wt mcp serve --pack /packs/P`.
-# Built offline by windtunnel._drivers.images.build_windtunnel_image (legacy builder, network "none").
+# Built offline by windtunnel._engine.images.build_windtunnel_image (legacy builder, network "none").
 # The build context holds this file, wheels/ (windtunnel's dependencies plus their requirements.txt) and
 # app-wheels/ (the windtunnel wheel built from the repo), all made on the host for the base image's
 # Python. Packs are mounted at run time at /packs (read-only is enough).

@@ -5,7 +5,6 @@ Nothing reads the environment at import time; `load_settings()` is called once p
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from pydantic import field_validator, model_validator
 from windtunnel._configfile import Strict, read_toml, shown, spec, toml_value, validated
 from windtunnel._core.ladder import LADDER_HINT, Ladder, parse_ladder
 from windtunnel._core.rates import PRICING_HINT, Price, parse_pricing
+from windtunnel._env_values import process_env
 from windtunnel.errors import ConfigFileError
 
 SUITE_VERSION = "4"
@@ -180,7 +180,7 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
     """Read the project's config (nearest windtunnel.toml or pyproject.toml with [tool.windtunnel]) through
     its model: a problem is one ConfigFileError naming the file, the key, the value and the fix."""
     cwd = (cwd or Path.cwd()).resolve()
-    env = dict(os.environ if env is None else env)
+    env = dict(process_env() if env is None else env)
     found = _find_config(cwd)
     root: Path = cwd
     source: Path | None = None
@@ -189,6 +189,7 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         source, table = found
         root = source.parent
         project = validated(ProjectModel, table, source, where=_where(source))
+        _check_pack_paths(project.packs, root, source)
     runs_dir = Path(env.get("WT_RUNS_DIR") or project.runs_dir or root / "runs")
     return Settings(
         root=root,
@@ -206,6 +207,23 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
     )
 
 
+def _check_pack_paths(packs: Sequence[str], root: Path, source: Path) -> None:
+    """A `packs` entry written as a path (it has a `/`) must exist when the config is read, not when a verb
+    reaches the engine; a bare name (an installed pack) or a `module:attr` is looked up when packs load."""
+    for index, ref in enumerate(packs):
+        if ":" in ref or not ("/" in ref or ref.startswith(".")):
+            continue
+        path = Path(ref).expanduser()
+        path = path if path.is_absolute() else root / path
+        if not path.exists():
+            raise ConfigFileError(
+                f"{_where(source)}: packs[{index}] = {toml_value(ref)}: there is no pack at {shown(path)}",
+                hint="name an existing pack directory relative to the config file, or drop the entry",
+                path=str(source),
+                field=f"packs[{index}]",
+            )
+
+
 def bundled_root() -> Path | None:
     """The Wind Tunnel checkout this package runs from (its runtimes/, scenarios/, conformance/ and image
     sources), or None for an installed wheel."""
@@ -213,10 +231,3 @@ def bundled_root() -> Path | None:
 
     root = Path(windtunnel.__file__).resolve().parents[2]
     return root if (root / "pyproject.toml").is_file() and (root / WINDTUNNEL_DOCKERFILE).is_file() else None
-
-
-def resolve_packs(settings: Settings, explicit: Sequence[str]) -> tuple[tuple[str, ...], Path]:
-    """Pack references to load and the directory they are relative to: --pack-path wins over config."""
-    if explicit:
-        return tuple(explicit), Path.cwd()
-    return settings.packs, settings.root

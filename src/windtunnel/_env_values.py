@@ -1,15 +1,23 @@
-"""Typed values of WT_* environment variables: a bad one is a one-line config error naming the variable.
+"""The process environment, read here and nowhere else in the library, and typed values of WT_* variables.
 
-Numbers only here (timeouts, size limits); the callers that read the environment in one place
-(DriverSettings.from_env, the gateway and mock servers) pass their mapping in.
+`process_env()` is the one read of `os.environ`: the settings loader (windtunnel._config.load_settings)
+takes its snapshot from it once per command, and the CLI passes that (`Settings.env`) down; a library caller
+that passes no environment of its own gets the process's from here. A bad value is a one-line config error
+naming the variable.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 
 from windtunnel.errors import ConfigFileError
+
+
+def process_env() -> Mapping[str, str]:
+    """The process environment as it is now (never cached: a test or a signal handler may change it)."""
+    return os.environ
 
 
 def env_seconds(env: Mapping[str, str], name: str, default: float) -> float:

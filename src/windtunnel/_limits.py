@@ -8,10 +8,9 @@ default is generous for chat traffic (a long conversation with tool schemas is w
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
-from windtunnel._env_values import env_bytes
+from windtunnel._env_values import env_bytes, process_env
 
 MAX_BODY_ENV = "WT_MAX_BODY_BYTES"
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
@@ -20,4 +19,4 @@ DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 def max_body_bytes(env: Mapping[str, str] | None = None) -> int:
     """The limit from `env` (the process environment when None: the runner's handles are built in several
     places, and this is the one that reads it)."""
-    return env_bytes(os.environ if env is None else env, MAX_BODY_ENV, DEFAULT_MAX_BODY_BYTES)
+    return env_bytes(process_env() if env is None else env, MAX_BODY_ENV, DEFAULT_MAX_BODY_BYTES)

@@ -13,7 +13,8 @@ fixtures `wt_stack`, `wt_gateway` and `wt_mcp` come with windtunnel's pytest plu
 
 from __future__ import annotations
 
-from windtunnel._drivers.stack import GatewaySpec
+from windtunnel._core.doors import publish
+from windtunnel._engine.stack import GatewaySpec
 from windtunnel._testing.containers import PlannedContainer, ProjectNetwork, ServiceReady
 from windtunnel._testing.reply import Reply
 from windtunnel._testing.script import ScriptedModel
@@ -32,3 +33,4 @@ __all__ = [
     "ProjectNetwork",
     "ServiceReady",
 ]
+publish(__name__, globals(), __all__)

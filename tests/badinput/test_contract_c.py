@@ -18,8 +18,8 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from windtunnel._drivers.http_inject import HttpInjectHandle
 from windtunnel._net.server_thread import ServerThread
-from windtunnel._runtimes.http_inject import HttpInjectHandle
 from windtunnel.errors import EnvelopeError, RuntimeFault, RuntimeTimeoutError, WindTunnelError
 
 LIMIT = 32 * 1024
@@ -239,6 +239,46 @@ CASES: list[tuple[str, int, bytes, type[WindTunnelError], str | None, str]] = [
         EnvelopeError,
         "usage",
         "usage is list",
+    ),
+    (
+        "usage negative tokens",
+        200,
+        envelope(content="", tool_calls=[], usage={"prompt_tokens": -5, "completion_tokens": 3}),
+        EnvelopeError,
+        "usage.prompt_tokens",
+        "usage.prompt_tokens is -5, expected a token count (a whole number, 0 or more)",
+    ),
+    (
+        "usage tokens as text",
+        200,
+        envelope(content="", tool_calls=[], usage={"prompt_tokens": 5, "completion_tokens": "many"}),
+        EnvelopeError,
+        "usage.completion_tokens",
+        'usage.completion_tokens is "many", expected a token count',
+    ),
+    (
+        "usage tokens fractional",
+        200,
+        envelope(content="", tool_calls=[], usage={"total_tokens": 1.5}),
+        EnvelopeError,
+        "usage.total_tokens",
+        "usage.total_tokens is 1.5, expected a token count",
+    ),
+    (
+        "usage call tokens negative",
+        200,
+        envelope(content="", tool_calls=[], usage={"calls": [{"input_tokens": 1}, {"output_tokens": -1}]}),
+        EnvelopeError,
+        "usage.calls[1].output_tokens",
+        "usage.calls[1].output_tokens is -1",
+    ),
+    (
+        "usage calls not a list",
+        200,
+        envelope(content="", tool_calls=[], usage={"calls": 3}),
+        EnvelopeError,
+        "usage.calls",
+        "usage.calls is not a list of objects",
     ),
     (
         "status 500",

@@ -47,6 +47,16 @@ def pyproject(id_: str, body: str | bytes, expect: str) -> Case:
 TOOL = "[tool.windtunnel]\n"
 ENTRY_FIX = "runtimes = ["
 CASES = [
+    toml(
+        "pack path missing",
+        'packs = ["scenarios/suport_desk"]\n',
+        'windtunnel.toml: packs[0] = "scenarios/suport_desk": there is no pack at scenarios/suport_desk',
+    ),
+    pyproject(
+        "pack path missing",
+        TOOL + 'packs = ["./packs/mine"]\n',
+        'pyproject.toml [tool.windtunnel]: packs[0] = "./packs/mine": there is no pack at packs/mine',
+    ),
     toml("key typo packs", "pakcs = []\n", "windtunnel.toml: unknown key 'pakcs'; did you mean 'packs'?"),
     toml("key typo runtimes", 'runtime = ["x"]\n', "unknown key 'runtime'; did you mean 'runtimes'?"),
     toml("key typo requirement_set", 'requirements = "3"\n', "did you mean 'requirement_set'?"),

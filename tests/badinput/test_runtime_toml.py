@@ -248,6 +248,22 @@ CASES = [
         "'has space' is not an environment",
     ),
     case("env rename number", HEAD + "[env]\nrename = { A = 2 }\n", "env.rename.A = 2: must be a table of"),
+    case(
+        "env rename misspelt",
+        HEAD + '[env]\nrename = { WT_MODLE_BASE_URL = "OPENAI_BASE_URL" }\n',
+        "env.rename renames WT_MODLE_BASE_URL, which Contract C does not define; did you mean WT_MODEL_BASE_URL?",
+    ),
+    case(
+        "env rename not handed",
+        HEAD + '[env]\nrename = { HOME = "MY_HOME" }\n',
+        "env.rename renames HOME, which Contract C does not define",
+    ),
+    # [image] build and ref: one image source, never both
+    case(
+        "image build and ref",
+        HEAD + 'ref = "registry/agent:1.2"\n',
+        "image.ref names the prebuilt image 'registry/agent:1.2', but [image] build names a directory",
+    ),
     # [config] supported
     case(
         "supported string", HEAD + '[config]\nsupported = "system_prompt"\n', "must be a list of AgentConfig"
@@ -265,6 +281,15 @@ CASES = [
     ),
     case("plugin number", 'name = "x"\n[driver]\nplugin = 3\n', "driver.plugin = 3: must be a module:attr"),
     case("plugin two colons", 'name = "x"\n[driver]\nplugin = "a:b:c"\n', 'driver.plugin = "a:b:c": must be'),
+    # [driver] kind: a name the windtunnel.drivers registry knows
+    case(
+        "kind unknown",
+        'name = "x"\n[driver]\nkind = "kontainer"\n',
+        "runtimes/x/runtime.toml: [driver] kind = 'kontainer' is not a registered driver kind (known: "
+        "container, http_inject, in_memory, python)",
+    ),
+    case("kind not a name", 'name = "x"\n[driver]\nkind = "Big Box"\n', 'driver.kind = "Big Box": must be'),
+    case("kind number", 'name = "x"\n[driver]\nkind = 1\n', "driver.kind = 1: must be the name of a driver"),
     # not TOML, not UTF-8
     case("toml syntax", "name = \n", "runtimes/x/runtime.toml: is not valid TOML", by=BY_DIR),
     case("toml unclosed table", 'name = "x"\n[image\n', "is not valid TOML", by=BY_DIR),

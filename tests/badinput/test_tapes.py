@@ -173,6 +173,11 @@ EDITS: list[tuple[str, Edit, str]] = [
 
 RAW: list[tuple[str, Callable[[str], bytes], str]] = [
     ("empty file", lambda text: b"", "is empty: line 1 should be the header"),
+    (
+        "header only",
+        lambda text: text.split("\n", 1)[0].encode() + b"\n",
+        "has a header and no interactions: line 2 should be the first recorded request",
+    ),
     ("not utf-8", lambda text: text.encode() + b"\xff\xfe", "is not UTF-8"),
     ("header not json", lambda text: b"{header\n" + text.split("\n", 1)[1].encode(), "line 1 is not JSON"),
     (

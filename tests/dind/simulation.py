@@ -101,8 +101,8 @@ def runner_spec(
 def dind_image(client: Any, cache_dir: Path) -> str:
     """The Docker-in-Docker image, bootstrapped once from Debian packages and kept (in the engine and as a
     saved tar in the cache directory)."""
-    from windtunnel._drivers.base_image import bootstrap_base_image, image_present
-    from windtunnel._drivers.base_transfer import save, saved_tar, transfer
+    from windtunnel._engine.base_image import bootstrap_base_image, image_present
+    from windtunnel._engine.base_transfer import save, saved_tar, transfer
 
     if image_present(client, DIND_TAG) or transfer(client, DIND_TAG, cache_dir):
         return DIND_TAG
@@ -204,7 +204,7 @@ def run_runner(
     out: Path,
 ) -> int:
     """The runner: the source copied to SOURCE_DIR, the wiring's command; its bundle into `out`."""
-    from windtunnel._drivers.files import copy_out, put
+    from windtunnel._engine.files import copy_out, put
     from windtunnel._pipeline.in_container import project_archive
 
     wire = wiring()
@@ -229,8 +229,8 @@ def host_images(client: Any, cache_dir: Path, runtimes: Sequence[str]) -> str:
     """The host builds the images once (its pip fills the wheelhouse cache the runner reads) and saves the
     base image and the netguard image into the cache; returns the windtunnel image, the runner's image here."""
     from windtunnel._config import load_settings
-    from windtunnel._drivers.base_transfer import save, saved_tar
-    from windtunnel._drivers.plugin import DriverSettings, prepare_images
+    from windtunnel._drivers.container_plugin import DriverSettings, prepare_images
+    from windtunnel._engine.base_transfer import save, saved_tar
     from windtunnel._runtimes.resolve import resolve_runtimes
 
     settings = DriverSettings.from_env({**os.environ, "WT_CACHE_DIR": str(cache_dir)})
@@ -239,8 +239,8 @@ def host_images(client: Any, cache_dir: Path, runtimes: Sequence[str]) -> str:
     for description in resolve_runtimes(("reference", *runtimes), project):
         if description.manifest is not None and description.driver == "container":
             windtunnel = prepare_images(client, description.manifest, settings).windtunnel
-    from windtunnel._drivers.base_image import bootstrap_tag
-    from windtunnel._drivers.fence import NETGUARD_TAG
+    from windtunnel._engine.base_image import bootstrap_tag
+    from windtunnel._engine.fence import NETGUARD_TAG
 
     for tag in (bootstrap_tag(), NETGUARD_TAG):  # the fresh engine loads them; it reaches no Debian mirror
         tar = saved_tar(tag, cache_dir)
@@ -272,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=2, help="runs against the same engine state (cold, warm)")
     parser.add_argument("--cache-dir", type=Path, default=REPO / ".wt-cache" / "dind")
     args = parser.parse_args(argv)
-    from windtunnel._drivers.docker_env import docker_client
+    from windtunnel._engine.docker_env import docker_client
 
     client = docker_client()
     cache = args.cache_dir.resolve()

@@ -22,8 +22,8 @@ import docker
 import pytest
 
 from tests.integration import conftest as integration
-from windtunnel._drivers.cleanup import labelled, remove_session
-from windtunnel._drivers.network import SESSION_LABEL
+from windtunnel._engine.cleanup import labelled, remove_session
+from windtunnel._engine.network import SESSION_LABEL
 
 # The integration session's fixtures, shared: one engine connection and one warm image set per session.
 docker_client = integration.docker_client

@@ -17,7 +17,7 @@ import pytest
 
 from tests.faults.conftest import left_behind, one_line_error, output, small_project, wait_for, wt_process
 from tests.faults.engine_proxy import EngineProxy
-from windtunnel._drivers.cleanup import sweep_leftovers
+from windtunnel._engine.cleanup import sweep_leftovers
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

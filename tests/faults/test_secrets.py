@@ -19,10 +19,10 @@ import docker
 import httpx
 import pytest
 
-from windtunnel._drivers.images import BuiltImage
-from windtunnel._drivers.network import ROLE_LABEL, RUN_LABEL
-from windtunnel._drivers.plugin import DriverSettings
-from windtunnel._drivers.stack import ContainerStack
+from windtunnel._drivers.container_plugin import DriverSettings
+from windtunnel._engine.images import BuiltImage
+from windtunnel._engine.network import ROLE_LABEL, RUN_LABEL
+from windtunnel._engine.stack import ContainerStack
 from windtunnel._gateway.upstream_key import KEY_PATH
 from windtunnel._tape_runs.containers import record_spec
 

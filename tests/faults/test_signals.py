@@ -22,7 +22,7 @@ from tests.faults.conftest import (
     wait_for,
     wt_process,
 )
-from windtunnel._drivers.cleanup import sweep_leftovers
+from windtunnel._engine.cleanup import sweep_leftovers
 from windtunnel._locks import held_lock
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

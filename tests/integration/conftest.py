@@ -16,11 +16,11 @@ from pathlib import Path
 import docker
 import pytest
 
-from windtunnel._drivers.base_image import DEFAULT_BASE_IMAGE, ensure_base_image
-from windtunnel._drivers.cleanup import labelled, remove_session, sweep_leftovers
-from windtunnel._drivers.docker_env import docker_client as connect
-from windtunnel._drivers.images import BuiltImage, build_windtunnel_image
-from windtunnel._drivers.network import SESSION_LABEL, run_labels
+from windtunnel._engine.base_image import DEFAULT_BASE_IMAGE, ensure_base_image
+from windtunnel._engine.cleanup import labelled, remove_session, sweep_leftovers
+from windtunnel._engine.docker_env import docker_client as connect
+from windtunnel._engine.images import BuiltImage, build_windtunnel_image
+from windtunnel._engine.network import SESSION_LABEL, run_labels
 from windtunnel.errors import EngineUnavailableError
 
 REPO = Path(__file__).resolve().parents[2]

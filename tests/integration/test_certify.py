@@ -26,17 +26,16 @@ from windtunnel._bundle.privacy_scan import HostFacts, scan_files, scan_text
 from windtunnel._config import load_settings
 from windtunnel._conformance import checks_config
 from windtunnel._core.vocabulary import CertificationResult, CheckStatus
-from windtunnel._drivers.cleanup import labelled
-from windtunnel._drivers.network import CALLER_LABEL, SESSION_LABEL
-from windtunnel._drivers.plugin import build_manifest_image
-from windtunnel._drivers.stack import GatewaySpec
+from windtunnel._drivers.container_plugin import build_manifest_image
+from windtunnel._engine.cleanup import labelled
+from windtunnel._engine.network import CALLER_LABEL, SESSION_LABEL
+from windtunnel._engine.stack import GatewaySpec
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import StageContext
 from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.plan import PLAN, Step, execute
 from windtunnel._pipeline.publish import publish
 from windtunnel._runtimes.manifest import load_manifest
-from windtunnel._tape_runs.containers import RuntimeImages
 from windtunnel.errors import ConfigFileError
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -277,7 +276,7 @@ def test_a_container_left_behind_is_a_failed_check_also_with_a_session_label(
     def leak(ctx: StageContext) -> list[CheckRecord]:
         # A stage that starts a fresh stack for its runtime (as the tapes stage does) and forgets it.
         assert ctx.run.runtime.stack.labels[CALLER_LABEL] == ctx.run_id
-        fresh = RuntimeImages.of(ctx.run.runtime).runtime(GatewaySpec())
+        fresh = ctx.run.runtime.with_gateway(GatewaySpec())
         fresh.stack.gateway()
         leaked[ctx.run.name] = fresh.stack
         return [ctx.check("leak", CheckStatus.PASSED, "left a gateway running")]

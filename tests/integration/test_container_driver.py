@@ -25,10 +25,10 @@ from docker.errors import NotFound
 
 from windtunnel._config import load_settings
 from windtunnel._core.vocabulary import Verdict
-from windtunnel._drivers.cleanup import labelled, remove_run
-from windtunnel._drivers.images import runtime_image_tag
-from windtunnel._drivers.network import RUN_LABEL, create_run_network, run_labels
-from windtunnel._drivers.plugin import ContainerRuntimePlugin, DriverSettings, prepare_images
+from windtunnel._drivers.container_plugin import ContainerRuntimePlugin, DriverSettings, prepare_images
+from windtunnel._engine.cleanup import labelled, remove_run
+from windtunnel._engine.images import runtime_image_tag
+from windtunnel._engine.network import RUN_LABEL, create_run_network, run_labels
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.selection import Selection, select
 from windtunnel._runtimes.manifest import load_manifest
@@ -171,7 +171,7 @@ def test_building_the_plugin_sweeps_dead_runs_and_spares_live_ones(
     )
     live = create_run_network(docker_client, live_run, session=run_label)
     try:
-        with caplog.at_level(logging.WARNING, logger="windtunnel._drivers.plugin"):
+        with caplog.at_level(logging.WARNING, logger="windtunnel._drivers.container_plugin"):
             runtime = ContainerRuntimePlugin(load_manifest(RUNTIMES / "two_routes"), env=driver_env).build(
                 "t", "t", None
             )

@@ -1,4 +1,4 @@
-"""Files into and out of real containers through the engine's API (windtunnel._drivers.files): a pack's
+"""Files into and out of real containers through the engine's API (windtunnel._engine.files): a pack's
 directory goes in before start, what the container writes comes out after, no bind mount anywhere."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from windtunnel._drivers.base_image import DEFAULT_BASE_IMAGE, ensure_base_image
-from windtunnel._drivers.docker_env import docker_client
-from windtunnel._drivers.files import archive_of, copy_out, empty_directories, put
+from windtunnel._engine.base_image import DEFAULT_BASE_IMAGE, ensure_base_image
+from windtunnel._engine.docker_env import docker_client
+from windtunnel._engine.files import archive_of, copy_out, empty_directories, put
 
 pytestmark = pytest.mark.docker
 

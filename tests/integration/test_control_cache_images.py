@@ -12,7 +12,7 @@ import pytest
 
 from windtunnel._bundle.models import CheckRecord, Stage
 from windtunnel._core.vocabulary import CheckStatus
-from windtunnel._drivers.images import build_image
+from windtunnel._engine.images import build_image
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.selection import Selected
 from windtunnel._pipeline import control_cache

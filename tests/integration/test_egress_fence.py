@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from windtunnel._drivers.fence import FENCE_ROLE, RUNTIME_CAP_DROP
-from windtunnel._drivers.network import ROLE_LABEL, RUN_LABEL
-from windtunnel._drivers.plugin import ContainerRuntimePlugin
+from windtunnel._drivers.container_plugin import ContainerRuntimePlugin
+from windtunnel._engine.fence import FENCE_ROLE, RUNTIME_CAP_DROP
+from windtunnel._engine.network import ROLE_LABEL, RUN_LABEL
 from windtunnel._packs.loader import load_pack
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel.spi import AgentConfig, Message

@@ -22,7 +22,7 @@ from windtunnel._net.server_thread import ServerThread
 from windtunnel._tapes.fingerprint import VOLATILE_RULES
 from windtunnel._tapes.record import RecordMode
 from windtunnel._tapes.replay import ReplayMode
-from windtunnel._tapes.standin import StandinUpstream
+from tests.standin_upstream import StandinUpstream
 from windtunnel._tapes.store import load_tape
 
 KEY = "wt-test-upstream-key-0123456789abcdef"

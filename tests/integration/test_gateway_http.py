@@ -2,7 +2,7 @@
 
 Script mode is exercised with httpx and, when the `openai` package is importable, with the official OpenAI
 client (JSON and streaming). Live mode proxies to a second server started here on loopback: the stand-in
-OpenAI-compatible upstream of windtunnel._tapes.standin (no live model is reachable here), plus a small
+OpenAI-compatible upstream of tests/standin_upstream.py (no live model is reachable here), plus a small
 upstream defined below whose stream waits for the client, to prove chunks pass through as they arrive.
 `wt gateway serve` is started as a subprocess (on 127.0.0.1) to prove it serves until stopped, reads the
 upstream key from a key file, and exits 1 with one clear message when its tape fails at shutdown.
@@ -31,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.standin_upstream import StandinUpstream
 from windtunnel._core.reference import ReferenceDecision, ReferenceToolCall
 from windtunnel._gateway.app import create_app
 from windtunnel._gateway.client import GatewayClient
@@ -39,7 +40,6 @@ from windtunnel._gateway.script import ScriptMode
 from windtunnel._net.server_thread import ServerThread
 from windtunnel._tapes.builder import TapeBuilder
 from windtunnel._tapes.model import RecordedResponse
-from windtunnel._tapes.standin import StandinUpstream
 from windtunnel._tapes.store import load_tape, write_tape
 
 KEY = "wt-test-upstream-key-0123456789abcdef"

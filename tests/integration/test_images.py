@@ -18,9 +18,9 @@ from docker.errors import NotFound
 from docker.models.networks import Network
 
 from windtunnel._config import WINDTUNNEL_DOCKERFILE
-from windtunnel._drivers.base_image import ORIGIN_LABEL, bootstrap_tag, ensure_base_image, probe_python
-from windtunnel._drivers.cleanup import labelled, remove_run, sweep_leftovers
-from windtunnel._drivers.images import (
+from windtunnel._engine.base_image import ORIGIN_LABEL, bootstrap_tag, ensure_base_image, probe_python
+from windtunnel._engine.cleanup import labelled, remove_run, sweep_leftovers
+from windtunnel._engine.images import (
     CONTENT_HASH_LABEL,
     IMAGE_KIND_LABEL,
     WINDTUNNEL_SOURCES,
@@ -30,7 +30,7 @@ from windtunnel._drivers.images import (
     build_runtime_image,
     build_windtunnel_image,
 )
-from windtunnel._drivers.network import RUN_LABEL, create_run_network, run_labels
+from windtunnel._engine.network import RUN_LABEL, create_run_network, run_labels
 from windtunnel._runtimes.manifest import load_manifest
 
 pytestmark = pytest.mark.docker

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from windtunnel._core.vocabulary import Verdict
-from windtunnel._drivers.plugin import ContainerRuntimePlugin
+from windtunnel._drivers.container_plugin import ContainerRuntimePlugin
 from windtunnel._packs.loader import load_pack
 from windtunnel._runner.output import RunWriter
 from windtunnel._runtimes.manifest import load_manifest

@@ -12,8 +12,8 @@ from typing import Any
 import docker
 import pytest
 
-from windtunnel._drivers.network import RUN_LABEL
-from windtunnel._drivers.plugin import ContainerRuntimePlugin
+from windtunnel._drivers.container_plugin import ContainerRuntimePlugin
+from windtunnel._engine.network import RUN_LABEL
 from windtunnel._packs.loader import load_pack
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel.errors import HarnessError

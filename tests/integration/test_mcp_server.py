@@ -18,6 +18,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from windtunnel._drivers.in_memory import InMemoryRuntime
 from windtunnel._mcp.client import call_tool, list_tools
 from windtunnel._mcp.http_handle import HttpMCPHandle
 from windtunnel._mcp.inprocess import InProcessMCPHandle
@@ -26,7 +27,6 @@ from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack
 from windtunnel._runner.batch import BatchSpec, run_batch
 from windtunnel._runner.output import RunWriter
-from windtunnel._runtimes.in_memory import InMemoryRuntime
 from windtunnel.api import ReferenceDecision, mock_state_probe, run_scenario
 from windtunnel.errors import HarnessError
 from windtunnel.spi import AgentConfig, MCPHandle, Message, RecordingMCPHandle

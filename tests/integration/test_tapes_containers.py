@@ -17,7 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -26,6 +26,7 @@ import pytest
 from windtunnel._bundle.models import Stage
 from windtunnel._config import load_settings
 from windtunnel._core.vocabulary import CheckStatus
+from windtunnel._drivers.container_plugin import ContainerRuntimePlugin
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack
 from windtunnel._pipeline.config import CertifyConfig
@@ -33,9 +34,8 @@ from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.plan import PLAN, execute
 from windtunnel._pipeline.publish import tape_index
 from windtunnel._pipeline.stage_tapes import TapeReplay, replay_tape, tape_stem
+from windtunnel._runtimes.abilities import FreshGatewayRuntime
 from windtunnel._runtimes.resolve import resolve_runtime
-from windtunnel._tape_runs.containers import RuntimeImages
-from windtunnel._tape_runs.recording import runtime_images
 from windtunnel._tapes.lifecycle import find_tapes
 from windtunnel._tapes.model import Tape
 from windtunnel._tapes.store import load_tape
@@ -60,21 +60,28 @@ def env(docker_client: object, base_image: str, run_label: str) -> dict[str, str
 
 
 @pytest.fixture(scope="module")
-def images_of(env: dict[str, str]) -> Callable[[str], RuntimeImages]:
-    """The images of a runtime by name, built (or reused) once per module."""
-    built: dict[str, RuntimeImages] = {}
+def sources_of(env: dict[str, str]) -> Iterator[Callable[[str], FreshGatewayRuntime]]:
+    """A runtime by name, built by its driver's plugin (its images built or reused) once per module: the
+    source of the fresh runtimes each replay runs through."""
+    built: dict[str, FreshGatewayRuntime] = {}
 
-    def of(runtime: str) -> RuntimeImages:
+    def of(runtime: str) -> FreshGatewayRuntime:
         if runtime not in built:
-            built[runtime] = runtime_images(resolve_runtime(runtime, load_settings(REPO)), env)
+            manifest = resolve_runtime(runtime, load_settings(REPO)).manifest
+            assert manifest is not None
+            made = ContainerRuntimePlugin(manifest, env=env).build(runtime, "tapes-test", None)
+            assert isinstance(made, FreshGatewayRuntime)
+            built[runtime] = made
         return built[runtime]
 
-    return of
+    yield of
+    for runtime in built.values():
+        runtime.close()  # type: ignore[attr-defined]
 
 
 @pytest.fixture(scope="module")
-def images(images_of: Callable[[str], RuntimeImages]) -> RuntimeImages:
-    return images_of("reference")
+def source(sources_of: Callable[[str], FreshGatewayRuntime]) -> FreshGatewayRuntime:
+    return sources_of("reference")
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +99,7 @@ def committed() -> Path:
 
 
 def replay(
-    images: RuntimeImages,
+    source: FreshGatewayRuntime,
     pack: Pack,
     path: Path,
     tmp_path: Path,
@@ -102,7 +109,7 @@ def replay(
     certification: bool = True,
 ) -> TapeReplay:
     return replay_tape(
-        images,
+        source,
         pack,
         path,
         runtime_name=runtime,
@@ -120,10 +127,10 @@ def test_every_committed_tape_is_where_the_tape_stage_and_verify_look() -> None:
 
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda path: f"{path.parent.name}/{tape_stem(path)}")
 def test_every_committed_tape_replays_through_the_runtime_that_recorded_it(
-    images_of: Callable[[str], RuntimeImages], path: Path, tmp_path: Path
+    sources_of: Callable[[str], FreshGatewayRuntime], path: Path, tmp_path: Path
 ) -> None:
     runtime, tape = path.parent.name, load_tape(path)
-    result = replay(images_of(runtime), load_pack(str(path.parents[2])), path, tmp_path, runtime=runtime)
+    result = replay(sources_of(runtime), load_pack(str(path.parents[2])), path, tmp_path, runtime=runtime)
     assert result.ok, result.detail()
     count = len(tape.interactions)
     assert result.fidelity is not None
@@ -140,9 +147,9 @@ def test_every_committed_tape_replays_through_the_runtime_that_recorded_it(
 
 
 def test_a_committed_tape_replays_the_tool_calls_it_recorded(
-    images: RuntimeImages, pack: Pack, committed: Path, tmp_path: Path
+    source: FreshGatewayRuntime, pack: Pack, committed: Path, tmp_path: Path
 ) -> None:
-    result = replay(images, pack, committed, tmp_path)
+    result = replay(source, pack, committed, tmp_path)
     assert result.ok, result.detail()
     assert result.result is not None
     assert [call["name"] for call in result.result.trace.mcp_calls or []] == ["lookup_order", "issue_refund"]
@@ -150,13 +157,13 @@ def test_a_committed_tape_replays_the_tool_calls_it_recorded(
 
 
 def test_a_poison_tape_fails_with_the_mismatch_diff_and_the_rerecord_command(
-    images: RuntimeImages, pack: Pack, committed: Path, tmp_path: Path
+    source: FreshGatewayRuntime, pack: Pack, committed: Path, tmp_path: Path
 ) -> None:
     raw = committed.read_bytes()
     position = raw.index(b"the mug in it was broken") + len("the m")  # one byte of the first request
     poison = tmp_path / "poison.jsonl"
     poison.write_bytes(raw[:position] + b"o" + raw[position + 1 :])
-    result = replay(images, pack, poison, tmp_path)
+    result = replay(source, pack, poison, tmp_path)
     assert not result.ok
     text = result.detail()
     assert f"TapeMismatch: tape {poison}: no recorded request matches" in text
@@ -180,13 +187,13 @@ def unscripted(path: Path, into: Path) -> Path:
 
 
 def test_an_exhausted_tape_fails_with_recorded_and_requested_counts(
-    images: RuntimeImages, pack: Pack, committed: Path, tmp_path: Path
+    source: FreshGatewayRuntime, pack: Pack, committed: Path, tmp_path: Path
 ) -> None:
     # Unscripted first: a scripted tape one answer short fails its claim before any replay (below).
     lines = unscripted(committed, tmp_path).read_text(encoding="utf-8").splitlines(keepends=True)
     short = tmp_path / "short.jsonl"
     short.write_text("".join(lines[:-1]), encoding="utf-8")
-    result = replay(images, pack, short, tmp_path)
+    result = replay(source, pack, short, tmp_path)
     assert not result.ok
     text = result.detail()
     assert "TapeExhausted: tape" in text
@@ -195,23 +202,23 @@ def test_an_exhausted_tape_fails_with_recorded_and_requested_counts(
     assert result.gateway is not None and result.gateway["consumed"] == 2
     scripted_short = tmp_path / "scripted-short.jsonl"
     scripted_short.write_text("".join(committed.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]))
-    claimed = replay(images, pack, scripted_short, tmp_path)
+    claimed = replay(source, pack, scripted_short, tmp_path)
     assert claimed.result is None and "is marked scripted" in claimed.problems[0]
 
 
 def test_a_stale_tape_fails_certification_and_only_warns_in_development(
-    images: RuntimeImages, pack: Pack, committed: Path, tmp_path: Path
+    source: FreshGatewayRuntime, pack: Pack, committed: Path, tmp_path: Path
 ) -> None:
     live = unscripted(committed, tmp_path)
     later = load_tape(live).oldest + timedelta(days=31)
-    assert not replay(images, pack, committed, tmp_path, clock=lambda: later).problems  # scripted: no limit
-    certified = replay(images, pack, live, tmp_path, clock=lambda: later)
+    assert not replay(source, pack, committed, tmp_path, clock=lambda: later).problems  # scripted: no limit
+    certified = replay(source, pack, live, tmp_path, clock=lambda: later)
     assert not certified.ok
     assert certified.problems[0].startswith("TapeStale: tape ")
     assert "31.0 days ago; the limit is 30 days" in certified.problems[0]
     assert certified.result is None  # a stale tape certifies nothing, so it is not replayed
     assert RERECORD in certified.detail()
-    developing = replay(images, pack, live, tmp_path, clock=lambda: later, certification=False)
+    developing = replay(source, pack, live, tmp_path, clock=lambda: later, certification=False)
     assert developing.ok, developing.detail()
     assert "is stale" in developing.warnings[0] and "warning: TapeStale" in developing.detail()
 
@@ -229,7 +236,7 @@ def wt(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_wt_tapes_record_promotes_a_passing_run_and_its_tape_replays(
-    env: dict[str, str], images: RuntimeImages, tmp_path: Path
+    env: dict[str, str], source: FreshGatewayRuntime, tmp_path: Path
 ) -> None:
     copy = tmp_path / "support_desk"
     shutil.copytree(SUPPORT_DESK, copy, ignore=shutil.ignore_patterns("tapes", "__pycache__"))
@@ -267,7 +274,7 @@ def test_wt_tapes_record_promotes_a_passing_run_and_its_tape_replays(
         None,
     )
     assert wt(env, "tapes", "verify", str(golden)).returncode == 0
-    result = replay(images, load_pack(str(copy)), golden, tmp_path)
+    result = replay(source, load_pack(str(copy)), golden, tmp_path)
     assert result.ok, result.detail()
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import docker
 import pytest
 
-from windtunnel._drivers.cleanup import labelled
-from windtunnel._drivers.network import OWNER_PID_LABEL, ROLE_LABEL, RUN_LABEL
-from windtunnel._drivers.topology import ServicePlan
+from windtunnel._engine.cleanup import labelled
+from windtunnel._engine.network import OWNER_PID_LABEL, ROLE_LABEL, RUN_LABEL
+from windtunnel._engine.topology import ServicePlan
 from windtunnel.errors import RuntimeFault, RuntimeUnavailableError, UsageError
 from windtunnel.testing import (
     GatewayContainer,

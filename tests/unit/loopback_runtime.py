@@ -3,7 +3,7 @@ gateway app, the kit's MCP mocks): the conformance kit's checks run against it w
 
 A runtime's env is fixed when its server starts, so one server runs per env the kit provisions with (a
 "profile"); `provision()` computes the env exactly as the container driver does
-(windtunnel._drivers.topology.runtime_env) and uses the server started with it, and `reset_state()` wipes
+(windtunnel._engine.topology.runtime_env) and uses the server started with it, and `reset_state()` wipes
 it between runs where Docker would start a fresh container. A provision nobody foresaw fails loudly.
 """
 
@@ -18,12 +18,12 @@ from typing import Any
 
 from windtunnel._core.agent_runtime import AgentConfig, MCPHandle, Message, MockServerPlan, Response
 from windtunnel._core.reference import ReferenceCase
+from windtunnel._drivers.http_inject import HttpInjectHandle
 from windtunnel._drivers.state_probe import LatestStateProbe
-from windtunnel._drivers.topology import GATEWAY_URL_FOR_AGENTS, runtime_env
+from windtunnel._engine.topology import GATEWAY_URL_FOR_AGENTS, runtime_env
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._mcp.http_handle import HttpMCPHandle
 from windtunnel._runtimes.config_fields import refuse_fields
-from windtunnel._runtimes.http_inject import HttpInjectHandle
 from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel.spi.agent_runtime import StateProbe
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import windtunnel.api
 import windtunnel.errors
 import windtunnel.spi
+import windtunnel.testing
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -129,6 +131,56 @@ SPI = [
     "PreRunPlugin",
     "container_plugin",
 ]
+TESTING = [
+    "WindTunnelStack",
+    "GatewayContainer",
+    "McpMockContainer",
+    "RuntimeContainer",
+    "ScriptedModel",
+    "Reply",
+    "GatewaySpec",
+    "PlannedContainer",
+    "ProjectNetwork",
+    "ServiceReady",
+]
+SPI_MODULES = {
+    "agent_runtime": [
+        "AgentConfig",
+        "AgentHandle",
+        "AgentRuntime",
+        "MCPHandle",
+        "MCPHostingAgentRuntime",
+        "MCPSpec",
+        "Message",
+        "MockServerPlan",
+        "ModelEvidenceHandle",
+        "ModelSpec",
+        "RecordingMCPHandle",
+        "ReferenceCapableAgentRuntime",
+        "Response",
+        "SamplingConfig",
+        "StateProbe",
+    ],
+    "abilities": [
+        "ClosableRuntime",
+        "ContainerListingRuntime",
+        "EgressAttempt",
+        "EgressProbingRuntime",
+        "EgressReport",
+        "ImageDigestsRuntime",
+        "KillableHandle",
+        "StateProbingRuntime",
+        "ToolListingMCPHandle",
+    ],
+    "runtime_plugin": [
+        "RuntimePlugin",
+        "LockKeyPlugin",
+        "ModelLabelPlugin",
+        "PreRunPlugin",
+        "PostRunPlugin",
+        "PLUGIN_OPTIONAL_HOOKS",
+    ],
+}
 ERRORS = [
     "WindTunnelError",
     "UsageError",
@@ -159,10 +211,13 @@ def test_public_all_is_frozen() -> None:
     assert sorted(windtunnel.api.__all__) == sorted(API)
     assert sorted(windtunnel.spi.__all__) == sorted(SPI)
     assert sorted(windtunnel.errors.__all__) == sorted(ERRORS)
+    assert sorted(windtunnel.testing.__all__) == sorted(TESTING)
+    for module, names in SPI_MODULES.items():  # the import paths docs/writing-a-runtime.md names
+        assert sorted(importlib.import_module(f"windtunnel.spi.{module}").__all__) == sorted(names), module
 
 
 def test_public_names_resolve_and_show_public_module() -> None:
-    for door in (windtunnel.api, windtunnel.spi):
+    for door in (windtunnel.api, windtunnel.spi, windtunnel.testing):
         for name in door.__all__:
             value = getattr(door, name)
             lazy = name == "container_plugin"  # the container driver's own, imported on first use

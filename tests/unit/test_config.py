@@ -35,6 +35,7 @@ def test_tool_windtunnel_in_pyproject_is_read(tmp_path: Path) -> None:
         'packs = ["scenarios/a"]\nrequirement_set = 2\nruns_dir = "out/runs"\n',
     )
     (tmp_path / "sub").mkdir()
+    (tmp_path / "scenarios" / "a").mkdir(parents=True)  # a pack path must exist when the config is read
     settings = load_settings(tmp_path / "sub", env={})  # found from a subdirectory too
     assert settings.source == tmp_path.resolve() / "pyproject.toml"
     assert settings.root == tmp_path.resolve()

@@ -22,7 +22,7 @@ from windtunnel._conformance.subject import Subject
 from windtunnel._conformance.suite import Suite
 from windtunnel._conversation.model import DiffKind
 from windtunnel._core.vocabulary import CheckStatus
-from windtunnel._drivers.topology import DEFAULT_MODEL, GATEWAY_URL_FOR_AGENTS, runtime_env
+from windtunnel._engine.topology import DEFAULT_MODEL, GATEWAY_URL_FOR_AGENTS, runtime_env
 from windtunnel._gateway.app import create_app
 from windtunnel._gateway.script import ScriptMode
 from windtunnel._mcp.loopback import start_loopback, stop_loopback

@@ -14,7 +14,7 @@ from windtunnel._conformance.model import CheckFailed, NotMeasured, OptionalAbse
 from windtunnel._conformance.subject import Subject
 from windtunnel._conformance.suite import Suite
 from windtunnel._core.vocabulary import CheckStatus
-from windtunnel._runtimes.in_memory import InMemoryRuntime
+from windtunnel._drivers.in_memory import InMemoryRuntime
 from windtunnel.errors import ConfigFileError, HarnessError, RuntimeFault
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel._drivers.files import secret_files
-from windtunnel._drivers.plugin import DriverSettings
+from windtunnel._drivers.container_plugin import DriverSettings
+from windtunnel._engine.files import secret_files
 from windtunnel._gateway.upstream_key import KEY_PATH
 from windtunnel.errors import UsageError
 

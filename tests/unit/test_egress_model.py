@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from windtunnel._drivers.egress import bridge_gateways, parse_ipv4_routes, parse_ipv6_routes, route_for
-from windtunnel._drivers.fence import fence_rules, fence_script
+from windtunnel._engine.egress import bridge_gateways, parse_ipv4_routes, parse_ipv6_routes, route_for
+from windtunnel._engine.fence import fence_rules, fence_script
 from windtunnel.spi import EgressAttempt, EgressReport
 
 ROUTE_HEADER = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"

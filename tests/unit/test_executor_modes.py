@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel._drivers import reach
-from windtunnel._drivers.docker_env import context_host
-from windtunnel._drivers.prebuilt import ENV_VAR, encode, prebuilt_for
-from windtunnel._drivers.runner_peer import RUNNER_ENV
+from windtunnel._engine import reach
+from windtunnel._engine.docker_env import context_host
+from windtunnel._engine.prebuilt import ENV_VAR, encode, prebuilt_for
+from windtunnel._engine.runner_peer import RUNNER_ENV
 from windtunnel._pipeline.executor_mode import choose, runner_flags
 from windtunnel._pipeline.in_container import _inside, project_archive
 from windtunnel.errors import ConfigFileError, EngineUnavailableError
@@ -128,12 +128,11 @@ def test_the_runner_repeats_fail_fast_tiers_no_cache_and_the_view() -> None:
     assert runner_flags(False, None, json=True) == ["--json"]
 
 
-def test_a_process_in_the_runner_container_is_always_host(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(RUNNER_ENV, "wt-runner-x")
-    assert choose("container", lambda _line: None) == "host"
-    monkeypatch.delenv(RUNNER_ENV)
-    assert choose("container", lambda _line: None) == "container"
-    assert choose("host", lambda _line: None) == "host"
+def test_a_process_in_the_runner_container_is_always_host() -> None:
+    """Decided from the environment the CLI's settings read, never the process's own."""
+    assert choose("container", lambda _line: None, {RUNNER_ENV: "wt-runner-x"}) == "host"
+    assert choose("container", lambda _line: None, {}) == "container"
+    assert choose("host", lambda _line: None, {}) == "host"
 
 
 def test_an_unknown_docker_context_is_one_clear_error() -> None:
@@ -143,18 +142,16 @@ def test_an_unknown_docker_context_is_one_clear_error() -> None:
         context_host({"DOCKER_CONTEXT": "no-such-context"})
 
 
-def test_a_runtime_that_did_not_build_on_the_host_side_fails_its_build_in_the_runner(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from windtunnel._drivers.plugin import RuntimeBuildError, _prebuilt
+def test_a_runtime_that_did_not_build_on_the_host_side_fails_its_build_in_the_runner() -> None:
+    from windtunnel._drivers.container_plugin import DriverSettings, RuntimeBuildError, _prebuilt
 
     failed = {
         "failed": "the image of runtime 'x' did not build: step 2/3",
         "hint": "fix it",
         "log_tail": ["E: x"],
     }
-    monkeypatch.setenv(ENV_VAR, encode({"x": failed}))
+    settings = DriverSettings.from_env({ENV_VAR: encode({"x": failed})})  # as the runner's settings read it
     with pytest.raises(RuntimeBuildError, match="did not build: step 2/3") as caught:
-        _prebuilt(None, "x")  # no engine is asked: nothing is built or looked up
+        _prebuilt(None, "x", settings)  # no engine is asked: nothing is built or looked up
     assert caught.value.context == {"runtime": "x", "log_tail": ["E: x"]}
-    assert _prebuilt(None, "y") is None  # not named: the runner tries it itself
+    assert _prebuilt(None, "y", settings) is None  # not named: the runner tries it itself

@@ -14,13 +14,13 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.standin_upstream import StandinUpstream
 from windtunnel._gateway.app import create_app
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._gateway.script import ScriptMode
 from windtunnel._net.server_thread import ServerThread
 from windtunnel._tapes.record import RecordMode
 from windtunnel._tapes.replay import ReplayMode
-from windtunnel._tapes.standin import StandinUpstream
 from windtunnel._tapes.store import load_tape
 from windtunnel.errors import GatewayError
 

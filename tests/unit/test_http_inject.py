@@ -13,13 +13,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from windtunnel._net.server_thread import ServerThread
-from windtunnel._runtimes.http_inject import (
+from windtunnel._drivers.http_inject import (
     DEFAULT_TIMEOUT_S,
     DEFAULT_URL,
     HttpInjectPlugin,
     HttpInjectRuntime,
 )
+from windtunnel._net.server_thread import ServerThread
 from windtunnel.api import Scenario, run_scenario
 from windtunnel.errors import (
     ConfigFileError,

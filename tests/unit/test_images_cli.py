@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel._drivers.base_image import require_bootstrap_tools
-from windtunnel._drivers.docker_env import docker_client
+from windtunnel._engine.base_image import require_bootstrap_tools
+from windtunnel._engine.docker_env import docker_client
 from windtunnel.errors import EngineUnavailableError, HarnessError
 
 

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from windtunnel._drivers.images import context_hash, find_by_content_hash, stage_context
+from windtunnel._engine.images import context_hash, find_by_content_hash, stage_context
 from windtunnel.errors import HarnessError
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel._drivers.network import (
+from windtunnel._engine.network import (
     OWNER_HOST_LABEL,
     OWNER_PID_LABEL,
     OWNER_START_LABEL,

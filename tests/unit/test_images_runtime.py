@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel._drivers.images import (
+from windtunnel._engine.images import (
     requirements_file,
     runtime_image_tag,
     runtime_requirements,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from windtunnel._drivers.base_image import TargetPython, parse_probe
-from windtunnel._drivers.wheelhouse import (
+from windtunnel._engine.base_image import TargetPython, parse_probe
+from windtunnel._engine.wheelhouse import (
     MARKER,
     REQUIREMENTS_FILE,
     LocalProject,

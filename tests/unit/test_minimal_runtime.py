@@ -19,7 +19,8 @@ import pytest
 from windtunnel._conformance.kit import check_by_id, run_check
 from windtunnel._conformance.subject import Subject
 from windtunnel._core.vocabulary import CheckStatus
-from windtunnel._drivers.topology import DEFAULT_MODEL, GATEWAY_URL_FOR_AGENTS, runtime_env
+from windtunnel._drivers.http_inject import HttpInjectHandle
+from windtunnel._engine.topology import DEFAULT_MODEL, GATEWAY_URL_FOR_AGENTS, runtime_env
 from windtunnel._gateway.app import create_app
 from windtunnel._gateway.client import GatewayClient, LogCursor, start_scripted
 from windtunnel._gateway.script import ScriptMode
@@ -27,7 +28,6 @@ from windtunnel._mcp.loopback import start_loopback, stop_loopback
 from windtunnel._net.server_thread import ServerThread
 from windtunnel._packs.loader import kit_pack
 from windtunnel._runtimes.config_fields import refuse_fields
-from windtunnel._runtimes.http_inject import HttpInjectHandle
 from windtunnel._runtimes.manifest import RuntimeManifest, load_manifest
 from windtunnel.spi import AgentConfig, MCPHandle, Message, MockServerPlan, ReferenceCase, Response
 

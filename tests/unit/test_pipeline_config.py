@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from windtunnel._config import SUITE_VERSION, bundled_root, load_settings
-from windtunnel._drivers.plugin import ContainerRuntimePlugin
+from windtunnel._drivers.container_plugin import ContainerRuntimePlugin
 from windtunnel._pipeline.config import REFERENCE, CertifyConfig, suite_dir
 from windtunnel._runtimes.resolve import Found
 from windtunnel.errors import ConfigFileError, UnknownRuntimeError

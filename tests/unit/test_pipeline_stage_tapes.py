@@ -21,9 +21,8 @@ from windtunnel._packs.selection import Selected
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import RuntimeRun, StageContext
 from windtunnel._pipeline.stage_tapes import TapeReplay, replay_tape, tape_stem, tapes_stage
-from windtunnel._runtimes.manifest import load_manifest
 from windtunnel._score.models import Score, ScoreStatus
-from windtunnel._tape_runs.containers import RuntimeImages, tape_name
+from windtunnel._tape_runs.containers import tape_name
 from windtunnel._tapes.builder import TapeBuilder
 from windtunnel._tapes.model import RecordedResponse
 from windtunnel._tapes.policy import SCRIPTED_UPSTREAM
@@ -39,13 +38,17 @@ def pack() -> Pack:
     return load_pack(str(REPO / "scenarios" / "support_desk"))
 
 
+class NeverFresh:
+    """A FreshGatewayRuntime never asked for a fresh runtime in these tests: each refusal happens before a
+    container would start."""
+
+    def with_gateway(self, gateway: object) -> object:
+        raise AssertionError(f"a fresh runtime was asked for ({gateway})")
+
+
 @pytest.fixture
-def images() -> RuntimeImages:
-    """Never asked for a runtime in these tests: each refusal happens before a container would start."""
-    manifest = load_manifest(REPO / "runtimes" / "reference")
-    return RuntimeImages(
-        client=None, windtunnel_image="-", runtime_image="-", manifest=manifest, timeout_s=1.0, session=None
-    )
+def images() -> NeverFresh:
+    return NeverFresh()
 
 
 LIVE = "https://api.example.test/v1"
@@ -78,7 +81,7 @@ def golden(
 
 
 def replay(
-    images: RuntimeImages, pack: Pack, path: Path, *, days: float, certification: bool = True
+    images: NeverFresh, pack: Pack, path: Path, *, days: float, certification: bool = True
 ) -> TapeReplay:
     return replay_tape(
         images,
@@ -99,7 +102,7 @@ def test_the_check_is_named_after_the_tape_without_its_digest() -> None:
     assert tape_stem(Path("poison.jsonl")) == "poison"
 
 
-def test_an_unreadable_tape_fails_with_its_error(images: RuntimeImages, pack: Pack, tmp_path: Path) -> None:
+def test_an_unreadable_tape_fails_with_its_error(images: NeverFresh, pack: Pack, tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text("not json\n", encoding="utf-8")
     result = replay(images, pack, path, days=1)
@@ -114,7 +117,7 @@ def test_an_unreadable_tape_fails_with_its_error(images: RuntimeImages, pack: Pa
 
 
 def test_a_tape_that_names_no_scenario_of_the_pack_is_not_replayed(
-    images: RuntimeImages, pack: Pack, tmp_path: Path
+    images: NeverFresh, pack: Pack, tmp_path: Path
 ) -> None:
     result = replay(images, pack, golden(tmp_path, scenario="nope"), days=1)
     assert result.result is None and result.gateway is None
@@ -127,7 +130,7 @@ def test_a_tape_that_names_no_scenario_of_the_pack_is_not_replayed(
 
 
 def test_a_stale_tape_fails_certification_without_a_replay(
-    images: RuntimeImages, pack: Pack, tmp_path: Path
+    images: NeverFresh, pack: Pack, tmp_path: Path
 ) -> None:
     path = golden(tmp_path, scenario="refund_damaged_item", upstream=LIVE)
     result = replay(images, pack, path, days=31)
@@ -140,7 +143,7 @@ def test_a_stale_tape_fails_certification_without_a_replay(
 
 
 def test_a_tape_falsely_marked_scripted_is_refused_not_exempted(
-    images: RuntimeImages, pack: Pack, tmp_path: Path
+    images: NeverFresh, pack: Pack, tmp_path: Path
 ) -> None:
     """Marked scripted by its recorder, but its one answer is no decision of the scenario's golden case."""
     path = golden(tmp_path, scenario="refund_damaged_item")
@@ -152,7 +155,7 @@ def test_a_tape_falsely_marked_scripted_is_refused_not_exempted(
 
 
 def test_a_tape_dated_in_the_future_is_refused_as_suspect(
-    images: RuntimeImages, pack: Pack, tmp_path: Path
+    images: NeverFresh, pack: Pack, tmp_path: Path
 ) -> None:
     path = golden(tmp_path, scenario="refund_damaged_item", upstream=LIVE)
     result = replay(images, pack, path, days=-2)  # the clock says two days before the tape was recorded
@@ -163,7 +166,7 @@ def test_a_tape_dated_in_the_future_is_refused_as_suspect(
 
 
 def test_a_tape_recorded_through_another_runtime_is_a_problem(
-    images: RuntimeImages, pack: Pack, tmp_path: Path
+    images: NeverFresh, pack: Pack, tmp_path: Path
 ) -> None:
     path = golden(tmp_path, runtime="pydantic-ai", scenario="nope")
     result = replay(images, pack, path, days=1)

@@ -8,43 +8,21 @@ runtime and pack, a plugin class whose constructor raises and a pack whose modul
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.fake_package import PACKAGE, install_fake_package
+
 REPO = Path(__file__).resolve().parents[2]
-PACKAGE = REPO / "tests" / "fixtures" / "fake_plugin_pkg"
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fake package, built from a copy and installed into its own target directory."""
-    work = tmp_path_factory.mktemp("fake_pkg")
-    source = work / "src"
-    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    target = work / "site"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--no-build-isolation",
-            "--target",
-            str(target),
-            str(source),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    return target
+    return install_fake_package(tmp_path_factory.mktemp("fake_pkg"))
 
 
 def wt(site: Path | None, tmp: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -146,3 +124,49 @@ def test_a_plugin_whose_constructor_raises_is_a_plugin_error(site: Path, tmp_pat
     assert "FAKE_BACKEND_URL is not set" in done.stderr
     assert "entry point fake_raising = fake_wt_runtime:RaisingPlugin" in done.stderr
     assert "how to fix" in done.stderr and "Traceback" not in done.stderr
+
+
+def runtime_of_kind(where: Path, kind: str) -> Path:
+    """A runtime directory whose runtime.toml names the driver kind `kind` (built from a Dockerfile)."""
+    directory = where / "kinded"
+    directory.mkdir()
+    (directory / "Dockerfile").write_text("FROM scratch\n")
+    (directory / "runtime.toml").write_text(
+        f'name = "kinded"\n[image]\nbuild = "."\n[driver]\nkind = "{kind}"\n'
+    )
+    return directory
+
+
+def test_a_driver_kind_of_an_installed_package_is_looked_up_by_name(site: Path, tmp_path: Path) -> None:
+    """The kind is data: the resolver finds the package's kind in the one registry, and the verbs see its
+    plugin's abilities (here the container driver's, which it wraps), with no change to Wind Tunnel."""
+    directory = runtime_of_kind(tmp_path, "fake_container")
+    probe = (
+        "import sys; from pathlib import Path; from windtunnel._config import load_settings; "
+        "from windtunnel._runtimes.abilities import ImagePlugin; "
+        "from windtunnel._runtimes.resolve import resolve_runtime; "
+        "d = resolve_runtime(sys.argv[1], load_settings(Path.cwd())); "
+        "print(d.driver, isinstance(d.plugin, ImagePlugin), type(d.plugin).__name__)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(directory)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["fake_container", "True", "LoggedContainerKind"]
+
+
+def test_an_unknown_driver_kind_is_one_line_naming_the_known_ones(site: Path, tmp_path: Path) -> None:
+    directory = runtime_of_kind(tmp_path, "fake_contianer")
+    done = wt(site, tmp_path, "run", "--runtime", str(directory), "--pack", "fake_pack", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    first = done.stderr.splitlines()[0]
+    assert "runtime.toml: [driver] kind = 'fake_contianer' is not a registered driver kind" in first
+    assert "(known: container, fake_container, http_inject, in_memory, python)" in first
+    assert "Traceback" not in done.stderr

@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from windtunnel._drivers.readiness import probe, wait_listening
+from windtunnel._engine.readiness import probe, wait_listening
 from windtunnel._net.server_thread import ServerThread
 from windtunnel.errors import RuntimeUnavailableError
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from windtunnel._config import load_settings
-from windtunnel._drivers.plugin import ContainerRuntimePlugin
+from windtunnel._drivers.container_plugin import ContainerRuntimePlugin
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel._runtimes.resolve import Found, display_path, is_image_ref, resolve_runtime, resolve_runtimes
 from windtunnel.errors import ConfigFileError, PluginError, UnknownRuntimeError, UsageError
@@ -40,7 +40,7 @@ def test_an_entry_point_name() -> None:
         Found.ENTRY_POINT,
         "in_memory",
     )
-    assert described.origin == "entry point in_memory = windtunnel._runtimes.in_memory:plugin"
+    assert described.origin == "entry point in_memory = windtunnel._drivers.in_memory:plugin"
     assert described.manifest is None and described.supported is None and described.driver is None
 
 
@@ -94,10 +94,10 @@ def test_a_python_driver_directory_is_its_plugin() -> None:
 
 
 def test_a_module_attr_path() -> None:
-    described = resolve_runtime("windtunnel._runtimes.in_memory:plugin", SETTINGS)
-    assert described.found is Found.ATTR and described.name == "windtunnel._runtimes.in_memory:plugin"
+    described = resolve_runtime("windtunnel._drivers.in_memory:plugin", SETTINGS)
+    assert described.found is Found.ATTR and described.name == "windtunnel._drivers.in_memory:plugin"
     with pytest.raises(PluginError, match="cannot be loaded"):
-        resolve_runtime("windtunnel._runtimes.in_memory:no_such_plugin", SETTINGS)
+        resolve_runtime("windtunnel._drivers.in_memory:no_such_plugin", SETTINGS)
 
 
 def test_an_image_reference_is_plain_contract_c() -> None:

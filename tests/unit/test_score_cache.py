@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.unit.contract_c_endpoint import MISSED_SECOND_CALL, serving
-from windtunnel._runtimes.http_inject import HttpInjectRuntime
+from windtunnel._drivers.http_inject import HttpInjectRuntime
 from windtunnel._score.cache import prompt_cache_check, read_calls
 from windtunnel._trace.models import ModelCall, Trace
 from windtunnel.api import Benchmark, Expect, Scenario, run_scenario

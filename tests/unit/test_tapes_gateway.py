@@ -1,7 +1,7 @@
 """Tapes as gateway modes over HTTP: record through the gateway, replay through it, refusals as OpenAI errors.
 
 Real servers on 127.0.0.1: the gateway app (windtunnel._gateway.app) and the stand-in OpenAI-compatible
-upstream (windtunnel._tapes.standin), each in a ServerThread.
+upstream (tests/standin_upstream.py), each in a ServerThread.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import Any
 
 import httpx
 
+from tests.standin_upstream import StandinUpstream
 from windtunnel._gateway.app import create_app
 from windtunnel._net.server_thread import ServerThread
 from windtunnel._tapes.record import RecordMode
 from windtunnel._tapes.replay import ReplayMode
-from windtunnel._tapes.standin import StandinUpstream
 from windtunnel._tapes.store import load_tape
 
 KEY = "gateway-test-key-123456"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.standin_upstream import StandinUpstream
 from windtunnel._net.server_thread import ServerThread
 from windtunnel._packs.loader import load_pack
 from windtunnel._score.models import Score, ScoreStatus
@@ -29,7 +30,6 @@ from windtunnel._tapes.lifecycle import (
 from windtunnel._tapes.model import RecordedResponse
 from windtunnel._tapes.policy import SCRIPTED_UPSTREAM, rerecord_command
 from windtunnel._tapes.promotion import promote
-from windtunnel._tapes.standin import StandinUpstream
 from windtunnel._tapes.store import load_tape, write_tape
 
 UPSTREAM = "http://127.0.0.1:9/v1"

@@ -1,6 +1,6 @@
 """Record mode against a real local upstream: JSON and streams, the key never written, empty runs fail.
 
-The upstream is windtunnel._tapes.standin, a small Starlette OpenAI-compatible app served by ServerThread on
+The upstream is tests/standin_upstream.py, a small Starlette OpenAI-compatible app served by ServerThread on
 127.0.0.1 (no live model is reachable here); the record path is the same for any OpenAI-compatible server.
 """
 
@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
+from tests.standin_upstream import StandinUpstream
 from windtunnel._chat.mode import ChatRequest, GatewayMode, ModeReply
 from windtunnel._net.server_thread import ServerThread
 from windtunnel._tapes.errors import TapeNotRecorded
 from windtunnel._tapes.record import RecordMode
 from windtunnel._tapes.replay import ReplayMode
-from windtunnel._tapes.standin import StandinUpstream
 from windtunnel._tapes.store import load_tape
 
 KEY = "wt-test-upstream-key-0123456789"

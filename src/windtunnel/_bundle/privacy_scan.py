@@ -16,7 +16,6 @@ Findings name the file, line and kind, never the value.
 from __future__ import annotations
 
 import getpass
-import os
 import re
 import socket
 from collections.abc import Iterable
@@ -25,6 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from windtunnel._bundle import layout
 from windtunnel._bundle.secret_scan import Finding
+from windtunnel._env_values import process_env
 
 _GENERIC_HOSTS = frozenset({"localhost", "localhost.localdomain"})
 _END = r"(?=[/\\\"'\s,;:)\]}]|$)"
@@ -45,7 +45,7 @@ class HostFacts:
     def here(cls, project_root: Path | None = None) -> HostFacts:
         """This machine's facts (read now, from the environment and the OS)."""
         return cls(
-            home=_deep_path(os.environ.get("HOME") or str(Path.home())),
+            home=_deep_path(process_env().get("HOME") or str(Path.home())),
             user=_user(),
             hostname=_hostname(socket.gethostname()),
             project_root=_deep_path(str(project_root.resolve())) if project_root is not None else None,

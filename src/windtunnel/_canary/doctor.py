@@ -19,6 +19,7 @@ from windtunnel._canary.doctor_tools import tools_step
 from windtunnel._core.agent_runtime import AgentConfig, AgentRuntime
 from windtunnel._packs.pack import Pack
 from windtunnel._runner.lifecycle import open_runtime, provisioned
+from windtunnel._runtimes.abilities import ImagePlugin
 from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel.errors import WindTunnelError
 
@@ -79,9 +80,9 @@ def diagnose(
 
     with contextlib.ExitStack() as lifecycle:
         try:
-            if description.driver == "container":
+            if isinstance(description.plugin, ImagePlugin):  # its images are made in the engine
                 with _step(report, "engine", on_step) as detail:
-                    from windtunnel._drivers.docker_env import docker_client, engine_version
+                    from windtunnel._engine.docker_env import docker_client, engine_version
 
                     detail.append(f"docker {engine_version(docker_client())}")
             with _step(report, "build", on_step) as detail:

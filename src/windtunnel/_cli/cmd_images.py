@@ -11,7 +11,7 @@ from windtunnel._cli.values import file_path
 from windtunnel._cli.verbs import Command, VerbGroup
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
-from windtunnel._drivers.base_image import (
+from windtunnel._engine.base_image import (
     DEFAULT_BASE_IMAGE,
     DEFAULT_SUITE,
     bootstrap_base_image,
@@ -19,15 +19,16 @@ from windtunnel._drivers.base_image import (
     ensure_base_image,
     require_bootstrap_tools,
 )
-from windtunnel._drivers.cleanup import sweep_leftovers
-from windtunnel._drivers.docker_env import docker_client
-from windtunnel._drivers.images import (
+from windtunnel._engine.cleanup import sweep_leftovers
+from windtunnel._engine.docker_env import docker_client
+from windtunnel._engine.images import (
     BuiltImage,
     build_windtunnel_image,
     windtunnel_source_root,
 )
-from windtunnel._drivers.plugin import build_manifest_image
+from windtunnel._runtimes.abilities import ImagePlugin
 from windtunnel._runtimes.manifest import MANIFEST, RuntimeManifest, check_buildable, load_manifest
+from windtunnel._runtimes.registry import load_driver
 from windtunnel._runtimes.resolve import resolve_runtime
 from windtunnel.errors import UsageError
 
@@ -108,20 +109,20 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
             client, repo_root=windtunnel_source_root(), base_image=base, cache_dir=args.cache_dir
         )
     ]
-    for runtime in runtimes:
-        if runtime.image_ref is not None:
-            _say(f"prebuilt     {runtime.name}: [image] ref = {runtime.image_ref} (nothing to build)")
+    for name, plugin in runtimes:
+        if (ref := plugin.prebuilt_ref()) is not None:
+            _say(f"prebuilt     {name}: [image] ref = {ref} (nothing to build)")
             continue
-        built.append(build_manifest_image(client, runtime, base_image=base, cache_dir=args.cache_dir))
+        built.append(plugin.build_image(client, base_image=base, cache_dir=args.cache_dir))
     for image in built:
         _say(_line(image))
     return Exit.OK
 
 
-def _runtime_build(ref: str, settings: Settings) -> RuntimeManifest:
-    """What `--runtime REF` builds: the manifest of the container runtime it resolves to (the driver builds
-    exactly that); a directory with a Dockerfile and no runtime.toml builds that Dockerfile, named after the
-    directory."""
+def _runtime_build(ref: str, settings: Settings) -> tuple[str, ImagePlugin]:
+    """What `--runtime REF` builds: the runtime it resolves to, when its plugin makes an image (the driver
+    builds exactly that); a directory with a Dockerfile and no runtime.toml builds that Dockerfile, named
+    after the directory."""
     directory = Path(ref)
     if directory.is_dir() and not (directory / MANIFEST).is_file():
         if not (directory / "Dockerfile").is_file():
@@ -130,16 +131,21 @@ def _runtime_build(ref: str, settings: Settings) -> RuntimeManifest:
                 hint="point --runtime at runtimes/<name>/",
                 field="--runtime",
             )
-        return RuntimeManifest(
+        bare = RuntimeManifest(
             name=directory.resolve().name, path=directory / MANIFEST, build_dir=directory.resolve()
         )
+        plugin = load_driver(bare.driver_kind, bare)  # the kind a runtime.toml saying nothing more infers
+        if not isinstance(plugin, ImagePlugin):
+            raise _no_image(ref, f"the {bare.driver_kind!r} driver kind makes no image")
+        return bare.name, plugin
     if directory.exists() and load_manifest(directory).plugin is not None:  # refused before its module loads
         raise _no_image(ref, f"its {MANIFEST} names a Python driver ([driver] plugin)")
     description = resolve_runtime(ref, settings)
-    if description.manifest is None or description.driver != "container":
+    if not isinstance(description.plugin, ImagePlugin):
         raise _no_image(ref, f"{description.origin} is not a container runtime")
-    check_buildable(description.manifest)
-    return description.manifest
+    if description.manifest is not None:
+        check_buildable(description.manifest)  # before anything is built
+    return description.name, description.plugin
 
 
 def _no_image(ref: str, why: str) -> UsageError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import uuid
 
 from windtunnel._cli.values import file_path, http_url
 from windtunnel._cli.verbs import Command
@@ -67,12 +68,13 @@ def record_flags(record: argparse.ArgumentParser) -> None:
 
 def execute_record(args: argparse.Namespace, settings: Settings) -> int:
     from windtunnel._cli.common import profile_packs
+    from windtunnel._runner.lifecycle import open_runtime
     from windtunnel._runtimes.resolve import resolve_runtime
     from windtunnel._tape_runs.recording import (
         RecordOptions,
         error_text,
         record_tapes,
-        runtime_images,
+        recording_runtime,
         selected_scenarios,
     )
 
@@ -97,18 +99,22 @@ def execute_record(args: argparse.Namespace, settings: Settings) -> int:
         print(f"wt tapes record: {line}", file=sys.stderr, flush=True)  # noqa: T201
 
     progress(f"building the images of {description.name} ({description.source})")
-    images = runtime_images(description, settings.env)
+    label = f"record-{uuid.uuid4().hex[:10]}"
+    with open_runtime(description, lock_dir=settings.lock_dir, label=label) as opened:
+        runtime = recording_runtime(opened)
+        opened.pre_run([scenario for _pack, scenario in items])
+        recorded = record_tapes(runtime, items, options, progress=progress)
     failed = 0
-    for recorded in record_tapes(images, items, options, progress=progress):
-        problem = error_text(recorded)
+    for one in recorded:
+        problem = error_text(one)
         failed += problem is not None
-        where = f"{recorded.pack}/{recorded.scenario}"
+        where = f"{one.pack}/{one.scenario}"
         if problem is not None:
             print(f"FAILED {where}: {problem}")  # noqa: T201
             continue
-        target = recorded.golden or recorded.run_tape
-        verb = "promoted" if recorded.created else "unchanged" if recorded.golden else "recorded"
+        target = one.golden or one.run_tape
+        verb = "promoted" if one.created else "unchanged" if one.golden else "recorded"
         print(f"OK     {where}: {verb} {target}")  # noqa: T201
-        for old in recorded.superseded:
+        for old in one.superseded:
             print(f"       superseded {old}")  # noqa: T201
     return 1 if failed else 0

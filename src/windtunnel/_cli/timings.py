@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+
+from windtunnel._env_values import process_env
 
 SCHEMA = 1
 
 
 def timings_file() -> Path:
     """`$XDG_CACHE_HOME/windtunnel/timings.json` (default ~/.cache), beside Wind Tunnel's other caches."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = process_env().get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "windtunnel" / "timings.json"
 
 

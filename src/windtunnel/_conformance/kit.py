@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -215,7 +215,3 @@ def _jsonable(value: Any) -> dict[str, Any]:
 
     data: dict[str, Any] = json.loads(json.dumps(value, default=str))
     return data
-
-
-def run_kit(subject: Subject, checks: Sequence[Check] = CHECKS) -> list[CheckResult]:
-    return [run_check(check, subject) for check in checks]

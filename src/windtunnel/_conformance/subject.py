@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -174,6 +173,3 @@ class Subject:
     def needs_model_evidence(self, session: Session) -> None:
         if not session.model_evidence():
             raise NotMeasured(f"{self.name}'s handle does not hand over the model gateway's log")
-
-    def with_config(self, **changes: Any) -> AgentConfig:
-        return dataclasses.replace(AgentConfig(), **changes)

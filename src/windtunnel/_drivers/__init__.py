@@ -1,1 +1,1 @@
-"""Drivers that run Wind Tunnel pieces in containers: engine, images, networks, cleanup."""
+"""The built-in driver kinds (in_memory, http_inject, python, container), each in the `windtunnel.drivers` registry."""

@@ -1,9 +1,9 @@
 """The container driver: a runtime image speaking Contract C, wired to the model gateway and the pack's
 MCP mocks on a per-run network it cannot leave.
 
-`ContainerRuntime` implements AgentRuntime and MCPHostingAgentRuntime, and the optional abilities of
+`ContainerRuntime` implements AgentRuntime and MCPHostingAgentRuntime, the optional abilities of
 windtunnel._core.abilities (close, image digests, state probe, egress probe, container listing; its handles
-can be killed); `ReferenceContainerRuntime` adds provision_reference() for runtimes whose manifest says
+can be killed) and FreshGatewayRuntime (windtunnel._runtimes.abilities: a fresh runtime for the tapes); `ReferenceContainerRuntime` adds provision_reference() for runtimes whose manifest says
 every model call goes through the gateway.
 """
 
@@ -28,15 +28,14 @@ from windtunnel._core.agent_runtime import (
     StateProbe,
 )
 from windtunnel._core.reference import ReferenceCase
-from windtunnel._drivers.fence import start_fenced
-from windtunnel._drivers.stack import ContainerStack, RunningContainer, logs_tail
+from windtunnel._drivers.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._drivers.state_probe import LatestStateProbe, read_state_dump
-
-# The runtime's env and alias come from the container plan that the Dagger executor reads too.
-from windtunnel._drivers.topology import DEFAULT_MODEL, runtime_service
+from windtunnel._engine.fence import start_fenced
+from windtunnel._engine.network import CALLER_LABEL
+from windtunnel._engine.stack import ContainerStack, GatewaySpec, RunningContainer, logs_tail
+from windtunnel._engine.topology import DEFAULT_MODEL, runtime_service
 from windtunnel._gateway.client import LogCursor, start_scripted
 from windtunnel._runtimes.config_fields import refuse_fields
-from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel.errors import (
     HarnessError,
@@ -155,7 +154,7 @@ class ContainerHandle:
 
 
 class ContainerRuntime:
-    """Builds nothing itself: images come ready (see windtunnel._drivers.images); this starts containers."""
+    """Builds nothing itself: images come ready (see windtunnel._engine.images); this starts containers."""
 
     def __init__(
         self,
@@ -215,7 +214,7 @@ class ContainerRuntime:
 
     def probe_egress(self) -> EgressReport:
         """Probe the latest handle's fenced namespace: gateway and mocks must answer, nothing else may."""
-        from windtunnel._drivers.egress import run_egress_probe
+        from windtunnel._engine.egress import run_egress_probe
 
         latest = self.latest
         if latest is None or latest.torn_down:
@@ -234,6 +233,20 @@ class ContainerRuntime:
 
     def close(self) -> list[str]:
         return self.stack.close()
+
+    def with_gateway(self, gateway: GatewaySpec) -> ContainerRuntime:
+        """The FreshGatewayRuntime ability (windtunnel._runtimes.abilities): this runtime's images on a new
+        stack with a gateway of its own (a tape replayed or recorded). Always the plain ContainerRuntime:
+        tapes run through provision(), never provision_reference()."""
+        stack = ContainerStack(
+            self.stack.client,
+            windtunnel_image=self.stack.windtunnel_image,
+            session=self.stack.session,
+            gateway=gateway,
+            labels={key: value for key, value in self.stack.labels.items() if key == CALLER_LABEL},
+            netguard_image=self.stack.netguard_image,
+        )
+        return ContainerRuntime(self.manifest, stack, self.runtime_image, timeout_s=self.timeout_s)
 
 
 class ReferenceContainerRuntime(ContainerRuntime):

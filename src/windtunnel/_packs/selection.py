@@ -28,9 +28,6 @@ class Selection:
     live_upstream: bool = False
     """Whether the model upstream is live: only then do live-flaky cases run (windtunnel._core.tiers)."""
 
-    def is_empty(self) -> bool:
-        return not (self.scenarios or self.tags or self.packs or self.owners or self.tiers)
-
     def run_tiers(self) -> tuple[str, ...]:
         """The tiers this selection runs: --tier's values, else the default ones; bad values are errors."""
         wrong = unknown_tiers(self.tiers)

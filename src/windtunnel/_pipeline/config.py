@@ -11,6 +11,7 @@ from pathlib import Path
 from windtunnel._bundle.shard_models import ShardInfo
 from windtunnel._config import SUITE_VERSION, Settings, bundled_root, default_lock_dir
 from windtunnel._core.rates import Price
+from windtunnel._env_values import process_env
 from windtunnel._runtimes.resolve import REFERENCE, RuntimeDescription, resolve_runtimes
 from windtunnel.errors import ConfigFileError, UnknownRuntimeError
 
@@ -51,6 +52,11 @@ class CertifyConfig:
     shard: ShardInfo | None = None
     """This run is one shard of a plan (`wt certify --shard I/N`, windtunnel._pipeline.sharding): publish
     writes it as shard.json, which the statement signs."""
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        """The environment as the project's settings read it once (the process's without settings)."""
+        return self.project.env if self.project is not None and self.project.env else process_env()
 
     @property
     def pricing(self) -> Mapping[str, Price]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from windtunnel._drivers.cleanup import describe, labelled, remove_labelled, sweep_leftovers
-from windtunnel._drivers.docker_env import docker_client
-from windtunnel._drivers.network import CALLER_LABEL
+from windtunnel._engine.cleanup import describe, labelled, remove_labelled, sweep_leftovers
+from windtunnel._engine.docker_env import docker_client
+from windtunnel._engine.network import CALLER_LABEL
 from windtunnel.errors import EngineUnavailableError
 
 ENGINE_CHECK_S = 10.0

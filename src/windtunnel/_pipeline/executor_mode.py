@@ -1,6 +1,6 @@
 """Which way `wt certify` reaches its containers: from this process (host) or from a runner container.
 
-`--executor auto` decides by a real reachability probe (windtunnel._drivers.reach); `host` and
+`--executor auto` decides by a real reachability probe (windtunnel._engine.reach); `host` and
 `container` choose outright. A process that already runs in a runner container is always `host`. In
 container mode the host side builds every image first (timed: where the cold time goes), then hands the
 run to windtunnel._pipeline.in_container.
@@ -8,67 +8,70 @@ run to windtunnel._pipeline.in_container.
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from windtunnel._pipeline.config import CertifyConfig
-from windtunnel.errors import WindTunnelError
+from windtunnel._runtimes.abilities import ImagePlugin
+from windtunnel.errors import RuntimeFault, WindTunnelError
 
 MODES = ("auto", "host", "container")
 
 
-def choose(requested: str, progress: Callable[[str], None]) -> str:
-    """`host` or `container`, saying why when it was decided here."""
-    from windtunnel._drivers.runner_peer import runner_name
+def choose(requested: str, progress: Callable[[str], None], env: Mapping[str, str]) -> str:
+    """`host` or `container`, saying why when it was decided here; `env` is the environment as the CLI's
+    Settings read it."""
+    from windtunnel._engine.runner_peer import runner_name
 
-    if runner_name() is not None:
+    if runner_name(env) is not None:
         return "host"  # already the runner inside the engine
     if requested != "auto":
         return requested
-    from windtunnel._drivers.base_image import ensure_base_image
-    from windtunnel._drivers.docker_env import docker_client
-    from windtunnel._drivers.plugin import DriverSettings
-    from windtunnel._drivers.reach import probe_reach
+    from windtunnel._drivers.container_plugin import DriverSettings
+    from windtunnel._engine.base_image import ensure_base_image
+    from windtunnel._engine.docker_env import docker_client
+    from windtunnel._engine.reach import probe_reach
 
-    settings = DriverSettings.from_env(os.environ)
-    client = docker_client()
+    settings = DriverSettings.from_env(env)
+    client = docker_client(env=env)
     started = time.perf_counter()
     base = ensure_base_image(client, settings.base_image, cache_dir=settings.cache_dir)
     progress(f"cold time: base image {time.perf_counter() - started:.1f} s (the probe runs on it)")
-    reach = probe_reach(client, base, os.environ.get("DOCKER_HOST"))
+    reach = probe_reach(client, base, env.get("DOCKER_HOST"))
     mode = "host" if reach.routable else "container"
     progress(f"executor {mode}: {reach.evidence}")
     return mode
 
 
 def build_images(config: CertifyConfig, progress: Callable[[str], None]) -> tuple[Any, dict[str, Any]]:
-    """Every container runtime's images, built in the engine here; the client and WT_PREBUILT_IMAGES' data.
+    """Every image-backed runtime's images (an ImagePlugin's), built in the engine here; the client and
+    WT_PREBUILT_IMAGES' data.
 
     A runtime whose own image does not build is named with its failure, and one whose images fail
     otherwise is left out (the runner then tries them itself): either way its build stage fails as it
     would on a local engine. The reference control's images must build.
     """
-    from windtunnel._drivers.base_image import ensure_base_image
-    from windtunnel._drivers.docker_env import docker_client
-    from windtunnel._drivers.plugin import DriverSettings, RuntimeBuildError, prepare_images
-    from windtunnel._drivers.prebuilt import FAILED
+    from windtunnel._drivers.container_plugin import DriverSettings
+    from windtunnel._engine.base_image import ensure_base_image
+    from windtunnel._engine.docker_env import docker_client
+    from windtunnel._engine.prebuilt import FAILED
     from windtunnel._pipeline.config import REFERENCE
 
-    settings = DriverSettings.from_env(os.environ)
-    client = docker_client()
+    settings = DriverSettings.from_env(config.env)
+    client = docker_client(env=config.env)
     started = time.perf_counter()
     ensure_base_image(client, settings.base_image, cache_dir=settings.cache_dir)
     progress(f"cold time: base image {time.perf_counter() - started:.1f} s")
     images: dict[str, Any] = {}
     for description in config.descriptions():
-        if description.manifest is None or description.driver != "container":
+        plugin = description.plugin
+        if not isinstance(plugin, ImagePlugin):
             continue
         started = time.perf_counter()
         try:
-            built = prepare_images(client, description.manifest, settings)
-        except RuntimeBuildError as exc:
+            built = plugin.prepare_images(client, settings)
+        except RuntimeFault as exc:  # its own image did not build (RuntimeBuildError): the runtime's failure
             if description.name == REFERENCE:
                 raise
             progress(f"the image of {description.name} did not build; its build stage will say why")

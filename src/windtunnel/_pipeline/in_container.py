@@ -4,7 +4,7 @@ The host side builds every image in the engine (it has pip and the wheelhouses; 
 network), then starts a runner container from the windtunnel image: the project's files copied in, the
 engine's own unix socket bind-mounted from the ENGINE's filesystem (which exists on a local, remote,
 Desktop or docker:dind engine alike), the images named in WT_PREBUILT_IMAGES. The runner runs the same
-`wt certify --executor host`, joining each run network as it creates it (windtunnel._drivers.runner_peer),
+`wt certify --executor host`, joining each run network as it creates it (windtunnel._engine.runner_peer),
 so every check is measured as on a local engine. Its output streams here; Ctrl-C and SIGTERM are forwarded
 (the runner cleans up and exits); the bundle is copied out into --out; its exit code is returned.
 """
@@ -26,11 +26,11 @@ from typing import Any
 
 from docker.errors import DockerException
 
-from windtunnel._drivers.files import copy_out, put, secret_files
-from windtunnel._drivers.network import ROLE_LABEL, SESSION_LABEL, run_labels
-from windtunnel._drivers.prebuilt import ENV_VAR as PREBUILT_ENV
-from windtunnel._drivers.prebuilt import encode
-from windtunnel._drivers.runner_peer import RUNNER_ENV
+from windtunnel._engine.files import copy_out, put, secret_files
+from windtunnel._engine.network import ROLE_LABEL, SESSION_LABEL, run_labels
+from windtunnel._engine.prebuilt import ENV_VAR as PREBUILT_ENV
+from windtunnel._engine.prebuilt import encode
+from windtunnel._engine.runner_peer import RUNNER_ENV
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel.errors import HarnessError
 
@@ -107,11 +107,11 @@ def _create(
     key = _key(config)
     if key is not None:
         command += ["--key", KEY_PATH]
-    env = {k: os.environ[k] for k in KEPT_ENV if os.environ.get(k)}
+    env = {k: config.env[k] for k in KEPT_ENV if config.env.get(k)}
     env |= {RUNNER_ENV: name, PREBUILT_ENV: encode(images), "WT_SESSION_LABEL": session}
     checkout = _checkout(config.root)
     env["PYTHONPATH"] = f"{WORKDIR if checkout is None else SOURCE}/src"  # windtunnel from its checkout
-    socket = os.environ.get("WT_ENGINE_SOCKET", ENGINE_SOCKET)
+    socket = config.env.get("WT_ENGINE_SOCKET", ENGINE_SOCKET)
     labels = {**run_labels(session, session=session), ROLE_LABEL: "runner"}
     try:
         runner = client.containers.create(
@@ -138,7 +138,7 @@ def _create(
 
 def _checkout(root: Path) -> Path | None:
     """Wind Tunnel's checkout when it is not the project itself (None when it is)."""
-    from windtunnel._drivers.images import windtunnel_source_root
+    from windtunnel._engine.images import windtunnel_source_root
 
     source = windtunnel_source_root().resolve()
     return None if source == root.resolve() else source
@@ -245,7 +245,7 @@ def _archive_if_sealed(out: Path) -> None:
 
 def _remove(client: Any, runner: Any, session: str, progress: Callable[[str], None]) -> None:
     """Remove the runner, then whatever of its run is left in the engine (normally nothing)."""
-    from windtunnel._drivers.cleanup import remove_labelled
+    from windtunnel._engine.cleanup import remove_labelled
 
     deadline = time.monotonic() + STOP_TIMEOUT_S
     with suppress(DockerException):  # gone already, or the engine is: the labels find the rest

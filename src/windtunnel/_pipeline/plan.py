@@ -5,8 +5,8 @@ next stage starts. A failing stage marks the runtime FAILED; later stages still 
 `fail_fast`. A stage that crashes is recorded as a harness error of that stage (the run is then
 HARNESS_INVALID) and the run goes on. The build stage opens each runtime in the one runtime lifecycle
 (machine lock, build, pre_run; windtunnel._runner.lifecycle), which closes after its last stage (post_run,
-close) on every way out. Both executors (Docker here, Dagger in pipeline/) share this plan and everything
-but container plumbing.
+close) on every way out. One executor runs it (windtunnel._pipeline.docker_executor, against any engine);
+the Dagger module (pipeline/) runs this same `wt certify` against its engine service, with no plan of its own.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from windtunnel._pipeline.outdir import prepare_out_dir
 from windtunnel._pipeline.publish import write_started
 from windtunnel._pipeline.stage_tapes import tapes_stage
 from windtunnel._pipeline.stages import build_stage, canary_stage, conformance_stage, selftest_stage
+from windtunnel._runtimes.abilities import ImagePlugin
 
 __all__ = ["PLAN", "CertifyOutcome", "Executor", "Step", "execute", "harness_checks"]
 
@@ -143,20 +144,19 @@ def _run_runtime(
 
 
 def ensure_images(runs: Sequence[RuntimeRun]) -> None:
-    """Before any stage: every prebuilt image a container runtime of this run names is in the engine (a
-    usage error saying how to load it if not)."""
+    """Before any stage: every prebuilt image a runtime of this run names (an ImagePlugin's) is in the
+    engine (a usage error saying how to load it if not)."""
     wanted = {
-        run.name: run.description.manifest.image_ref
+        run.name: ref
         for run in runs
         if run.description is not None
-        and run.description.driver == "container"
-        and run.description.manifest is not None
-        and run.description.manifest.image_ref is not None
+        and isinstance(run.description.plugin, ImagePlugin)
+        and (ref := run.description.plugin.prebuilt_ref()) is not None
     }
     if not wanted:
         return
-    from windtunnel._drivers.docker_env import docker_client
-    from windtunnel._drivers.plugin import ensure_image
+    from windtunnel._engine.docker_env import docker_client
+    from windtunnel._engine.prebuilt import ensure_image
 
     client = docker_client()
     for name, ref in wanted.items():

@@ -10,12 +10,12 @@ paths under it relative), this machine's home directory becomes `~`, and any oth
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from windtunnel._env_values import process_env
 from windtunnel._files import write_atomic
 
 _START = r"(?<![\w./~-])"
@@ -28,7 +28,7 @@ class Portable:
     """Rewrites absolute host paths in strings (and in the strings of JSON-like values)."""
 
     def __init__(self, *, root: Path, bundle: Path, home: str | None = None) -> None:
-        home = (home if home is not None else os.environ.get("HOME") or str(Path.home())).rstrip("/")
+        home = (home if home is not None else process_env().get("HOME") or str(Path.home())).rstrip("/")
         # (prefix, what it becomes before a "/", what it becomes alone); the longest prefix wins
         rules = {str(bundle): ("", "."), str(root): ("", "."), home: ("~/", "~")}
         rules |= {str(bundle.resolve()): ("", "."), str(root.resolve()): ("", ".")}

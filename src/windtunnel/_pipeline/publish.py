@@ -58,7 +58,7 @@ def _git_commit(root: Path) -> str | None:
 
 def _engine() -> str | None:
     try:
-        from windtunnel._drivers.docker_env import docker_client, engine_version
+        from windtunnel._engine.docker_env import docker_client, engine_version
 
         client = docker_client(timeout=5)
         facts = client.version()
@@ -69,7 +69,7 @@ def _engine() -> str | None:
 
 def executor_mode() -> str:
     """How this run reached its containers: from a runner container inside the engine, or from here."""
-    from windtunnel._drivers.runner_peer import runner_name
+    from windtunnel._engine.runner_peer import runner_name
 
     return "container" if runner_name() is not None else "host"
 

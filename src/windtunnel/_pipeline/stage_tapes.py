@@ -23,15 +23,16 @@ from typing import Any
 
 from windtunnel._bundle.models import CheckRecord
 from windtunnel._core.vocabulary import CheckStatus
-from windtunnel._drivers.container import ContainerRuntime
 from windtunnel._packs.pack import Pack
 from windtunnel._pipeline.context import StageContext, safe
 from windtunnel._runner.execute import RunResult
+from windtunnel._runner.lifecycle import fresh_runtime
 from windtunnel._runner.output import RunWriter
+from windtunnel._runtimes.abilities import FreshGatewayRuntime
 from windtunnel._scenario.model import Scenario
 from windtunnel._tape_runs.containers import (
     TAPE_DIR,
-    RuntimeImages,
+    TapeRuntime,
     agent_config,
     recorded_model,
     replay_spec,
@@ -160,7 +161,7 @@ def _fidelity(report: FidelityReport | None) -> dict[str, Any] | None:
 
 
 def replay_tape(
-    images: RuntimeImages,
+    runtime: FreshGatewayRuntime,
     pack: Pack,
     path: Path,
     *,
@@ -170,7 +171,7 @@ def replay_tape(
     out_dir: Path,
     max_age: timedelta = MAX_AGE,
 ) -> TapeReplay:
-    """Replay the tape at `path` through the runtime of `images` and judge it (see the module docstring)."""
+    """Replay the tape at `path` through a fresh runtime from `runtime` and judge it (see the module docstring)."""
     replay = TapeReplay(path=path, runtime=runtime_name, clock=clock)
     try:
         replay.tape = load_tape(path)
@@ -180,7 +181,7 @@ def replay_tape(
     if not _admissible(replay, replay.tape, pack, certification=certification, max_age=max_age):
         return replay
     assert replay.scenario is not None
-    _run(replay, images, pack, replay.scenario, out_dir)
+    _run(replay, runtime, pack, replay.scenario, out_dir)
     if replay.gateway is not None and replay.result is not None:
         _judge(replay, replay.tape, replay.gateway, replay.result, max_age if certification else _NEVER_STALE)
     return replay
@@ -225,26 +226,27 @@ def _admissible(
     return True
 
 
-def _run(replay: TapeReplay, images: RuntimeImages, pack: Pack, scenario: Scenario, out_dir: Path) -> None:
+def _run(
+    replay: TapeReplay, runtime: FreshGatewayRuntime, pack: Pack, scenario: Scenario, out_dir: Path
+) -> None:
     assert replay.tape is not None
-    runtime = images.runtime(replay_spec(replay.path))
     try:
-        replay.result = run_through(
-            runtime,
-            pack,
-            scenario,
-            runtime_name=replay.runtime,
-            config=agent_config(pack, scenario, recorded_model(replay.tape)),
-            out_dir=out_dir,
-        )
-        replay.gateway = runtime.stack.gateway().tape()  # read while the gateway still runs
+        with fresh_runtime(runtime, replay_spec(replay.path), name=replay.runtime) as fresh:
+            tape_runtime: TapeRuntime = fresh
+            replay.result = run_through(
+                tape_runtime,
+                pack,
+                scenario,
+                runtime_name=replay.runtime,
+                config=agent_config(pack, scenario, recorded_model(replay.tape)),
+                out_dir=out_dir,
+            )
+            replay.gateway = tape_runtime.stack.gateway().tape()  # read while the gateway still runs
     except HarnessError as exc:
         replay.harness_fault = True
         replay.problems.append(f"the replay could not run (a harness error, not the runtime's): {exc}")
     except WindTunnelError as exc:
         replay.problems.append(f"the replay failed: {type(exc).__name__}: {exc}")
-    finally:
-        runtime.close()
 
 
 def _judge(
@@ -277,12 +279,15 @@ def replay_tape_check(ctx: StageContext, pack_name: str, tape_path: Path) -> Che
     name = f"{pack_name}/{stem}"
     ctx.progress(f"{ctx.run.name}: tapes {name}")
     runtime = ctx.run.runtime
-    if not isinstance(runtime, ContainerRuntime):
-        detail = f"{ctx.run.name} is not a container runtime: tapes replay only through the container driver"
+    if not isinstance(runtime, FreshGatewayRuntime):
+        detail = (
+            f"{ctx.run.name} is not a container runtime: tapes replay only through a driver that gives a "
+            "fresh runtime with a gateway of its own (the container driver does)"
+        )
         return ctx.check(name, CheckStatus.NOT_MEASURED, detail)  # an ability it lacks, not a harness fault
     pack = next(item.pack for item in ctx.selected if item.pack.name == pack_name)
     replay = replay_tape(
-        RuntimeImages.of(runtime),
+        runtime,
         pack,
         tape_path,
         runtime_name=ctx.run.name,

@@ -14,12 +14,12 @@ from pathlib import Path
 
 from windtunnel._core.agent_runtime import AgentConfig, MCPHandle
 from windtunnel._core.reference import ReferenceCase
+from windtunnel._drivers.in_memory import InMemoryHandle
 from windtunnel._mcp.inprocess import InProcessMCPHandle
 from windtunnel._packs.pack import Pack
 from windtunnel._prove.seam import CaseOutcome
 from windtunnel._runner.batch import effective_config, make_probe
 from windtunnel._runner.library import run_reference_case
-from windtunnel._runtimes.in_memory import InMemoryHandle
 from windtunnel._scenario.matching_prompt import prompt_key
 from windtunnel._scenario.model import Scenario
 from windtunnel.errors import UsageError

@@ -8,8 +8,9 @@ during one of these steps does not skip the next (a second stop signal exits the
 pre_run() is a call on the opened runtime, because `wt selftest` must select scenarios and check the
 runtime's abilities between the build and pre_run().
 
-`provisioned(...)` is the handle's lifecycle inside it: provision (or provision_reference for a case), then
-teardown() on every way out. `started_mcps(...)` starts a pack's mocks where the runtime reaches them.
+`fresh_runtime(...)` is a fresh runtime with a gateway of its own, derived from an open one (the tapes),
+closed on every way out as the runtime itself is. `provisioned(...)` is the handle's lifecycle inside it:
+provision (or provision_reference for a case), then teardown() on every way out. `started_mcps(...)` starts a pack's mocks where the runtime reaches them.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from windtunnel._core.abilities import ClosableRuntime
 from windtunnel._core.agent_runtime import (
@@ -36,6 +38,7 @@ from windtunnel._core.agent_runtime import (
 from windtunnel._core.foreign import foreign_code
 from windtunnel._core.reference import ReferenceCase
 from windtunnel._locks import machine_lock
+from windtunnel._runtimes.abilities import FreshGatewayRuntime
 from windtunnel._runtimes.plugin import PostRunPlugin, PreRunPlugin
 from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel._scenario.model import Scenario
@@ -100,6 +103,25 @@ def open_runtime(
 
 
 @contextlib.contextmanager
+def fresh_runtime(runtime: FreshGatewayRuntime, gateway: Any, *, name: str) -> Iterator[Any]:
+    """`runtime.with_gateway(gateway)`, closed on every way out (an error, Ctrl-C, a stop signal); a close
+    that fails is a HarnessError raised only when nothing else is."""
+    with stop_signals():
+        fresh = runtime.with_gateway(gateway)
+        failing = True
+        try:
+            yield fresh
+            failing = False
+        finally:
+            try:
+                _close_runtime(name, fresh)
+            except WindTunnelError as problem:
+                if not failing:
+                    raise
+                log.warning("close of %s also failed: %s", name, problem)
+
+
+@contextlib.contextmanager
 def runtime_lock(description: RuntimeDescription, lock_dir: Path) -> Iterator[None]:
     """A finite max_concurrency holds the machine-wide lock on the plugin's lock_key for the whole run."""
     if description.max_concurrency is None:
@@ -129,15 +151,19 @@ def _post_run(opened: OpenRuntime) -> None:
 
 
 def _close(opened: OpenRuntime) -> None:
-    if not isinstance(opened.runtime, ClosableRuntime):
+    _close_runtime(opened.name, opened.runtime)
+
+
+def _close_runtime(name: str, runtime: object) -> None:
+    if not isinstance(runtime, ClosableRuntime):
         return
     try:
-        opened.runtime.close()
+        runtime.close()
     except Exception as exc:
         raise HarnessError(
-            f"closing {opened.name} failed: {type(exc).__name__}: {exc}",
+            f"closing {name} failed: {type(exc).__name__}: {exc}",
             hint="its containers may be left behind: `wt images sweep` removes those of dead runs",
-            runtime=opened.name,
+            runtime=name,
         ) from exc
 
 

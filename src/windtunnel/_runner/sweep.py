@@ -47,7 +47,6 @@ class SweepResult:
     ended_at: str = ""
     results: list[RunResult] = field(default_factory=list)
     retried: list[RunResult] = field(default_factory=list)
-    concurrency: int = 1
     model_label: str | None = None
     problems: list[str] = field(default_factory=list)
 
@@ -127,7 +126,7 @@ def run_sweep(
     sweep_id = uuid.uuid4().hex[:8]
     limit = effective_concurrency(options, description.max_concurrency)
     writer = RunWriter(options.out_root / sweep_id)
-    result = SweepResult(sweep_id=sweep_id, runtime=description.name, started_at=now(), concurrency=limit)
+    result = SweepResult(sweep_id=sweep_id, runtime=description.name, started_at=now())
     scenarios = [item.scenario for item in selected]
     try:
         with open_runtime(description, lock_dir=options.lock_dir, on_problem=result.problem) as opened:

@@ -1,2 +1,2 @@
-"""Runtimes: the built-in ones (in_memory, http_inject), the runtime.toml format, plugin loading and the one
-resolver that turns what a user names into a runtime description."""
+"""Runtimes: the runtime.toml format, the plugin contract, the driver registry and the one resolver that turns
+what a user names into a runtime description."""

@@ -21,6 +21,8 @@ reference = true                   # its model calls go through WT_MODEL_BASE_UR
 state_route = "/wt/state"          # optional: a JSON dump of its internal state (hermetic canary)
 port = 8647
 [driver]
+kind = "container"                 # optional: a driver kind of the windtunnel.drivers registry; left out,
+                                   # `python` when plugin= is set, else `container`
 plugin = "driver:plugin"           # optional: a Python plugin in this directory instead of a container
 
 `windtunnel:NAME` names a build input that ships with Wind Tunnel itself, wherever the runtime directory
@@ -35,12 +37,13 @@ line naming the file, the key, the value and the fix.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from windtunnel._configfile import read_toml, shown, toml_value, validated
-from windtunnel._runtimes.manifest_model import CONFIG_FIELDS, ImageTable, RuntimeToml
+from windtunnel._runtimes.manifest_model import CONFIG_FIELDS, CONTRACT_C_ENV, ImageTable, RuntimeToml
 from windtunnel.errors import ConfigFileError
 
 __all__ = [
@@ -82,11 +85,21 @@ class RuntimeManifest:
     state_route: str | None = None
     port: int = DEFAULT_PORT
     plugin: str | None = None
+    kind: str | None = None
+    """`[driver] kind` as written; `driver_kind` is the one the resolver looks up."""
     description: str = ""
 
     @property
     def directory(self) -> Path:
         return self.path.parent
+
+    @property
+    def driver_kind(self) -> str:
+        """The driver kind that makes this runtime's plugin: `[driver] kind`, else inferred as it always was
+        (`python` when `[driver] plugin` is set, else `container`)."""
+        if self.kind is not None:
+            return self.kind
+        return "python" if self.plugin else "container"
 
 
 def _error(path: Path, field_name: str, problem: str, hint: str) -> ConfigFileError:
@@ -183,7 +196,7 @@ def _merge(parent: RuntimeManifest | None, document: RuntimeToml, path: Path) ->
     base = parent or RuntimeManifest(name=name, path=path)
     image, env, caps = document.image, document.env, document.capabilities
     supported = document.config.supported
-    return RuntimeManifest(
+    merged = RuntimeManifest(
         name=name,
         path=path,
         build_dir=(path.parent / image.build).resolve() if image.build is not None else base.build_dir,
@@ -203,8 +216,35 @@ def _merge(parent: RuntimeManifest | None, document: RuntimeToml, path: Path) ->
         state_route=caps.state_route if caps.state_route is not None else base.state_route,
         port=caps.port if caps.port is not None else base.port,
         plugin=document.driver.plugin if document.driver.plugin is not None else base.plugin,
+        kind=document.driver.kind if document.driver.kind is not None else base.kind,
         description=document.description if document.description is not None else base.description,
     )
+    _check_merged(merged)
+    return merged
+
+
+def _check_merged(manifest: RuntimeManifest) -> None:
+    """What no single key can say alone: one image source, renames of variables the runtime is handed."""
+    path = manifest.path
+    if manifest.build_dir is not None and manifest.image_ref is not None:
+        raise _error(
+            path,
+            "image.ref",
+            f"names the prebuilt image {manifest.image_ref!r}, but [image] build names a directory to build too",
+            "keep one: [image] ref for a prebuilt image, or [image] build (and its Dockerfile) to build one",
+        )
+    handed = CONTRACT_C_ENV | set(manifest.env_set)
+    for name in manifest.env_rename:
+        if name not in handed:
+            close = difflib.get_close_matches(name, sorted(handed), n=1)
+            guess = f"; did you mean {close[0]}?" if close else ""
+            raise _error(
+                path,
+                "env.rename",
+                f"renames {name}, which Contract C does not define{guess}",
+                f"rename only the variables a runtime is handed ({', '.join(sorted(CONTRACT_C_ENV))}) or "
+                "those [env] set defines",
+            )
 
 
 def lenient_name(path: Path) -> str | None:

@@ -18,6 +18,18 @@ SCHEMA_VERSION = 1
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$"
 """A runtime's name names its image, its evidence directory and its checks: letters, digits, `.`, `_`, `-`."""
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+KIND_PATTERN = r"^[a-z][a-z0-9_-]{0,62}$"
+CONTRACT_C_ENV = frozenset(
+    {
+        "WT_MODEL_BASE_URL",
+        "WT_MODEL_NAME",
+        "WT_MCP_SERVERS",
+        "WT_SYSTEM_PROMPT",
+        "WT_SAMPLING",
+        "WT_INJECT_PORT",
+    }
+)
+"""The variables Contract C hands a runtime (docs/contract-c.md): what `[env] rename` may rename."""
 PLUGIN_PATTERN = r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$"
 CONFIG_FIELDS = frozenset(
     {
@@ -137,6 +149,11 @@ class CapabilitiesTable(Strict):
 
 
 class DriverTable(Strict):
+    kind: str | None = spec(
+        expect="the name of a driver kind registered under the windtunnel.drivers entry-point group",
+        example='kind = "container" under [driver] (or leave it out: python with plugin=, else container)',
+        pattern=KIND_PATTERN,
+    )
     plugin: str | None = spec(
         expect="a module:attr path", example='plugin = "driver:plugin" under [driver]', pattern=PLUGIN_PATTERN
     )

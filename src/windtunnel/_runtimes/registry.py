@@ -8,20 +8,24 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from windtunnel._configfile import shown
 from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel._runtimes.plugin import PLUGIN_OPTIONAL_HOOKS
 from windtunnel.errors import PluginError
 
 ENTRY_POINT_GROUP = "windtunnel.runtimes"
 DRIVER_GROUP = "windtunnel.drivers"
-"""Driver kinds: `container` (a runtime.toml with an image) and `python` (`[driver] plugin = "module:attr"`).
-Each is a callable taking the RuntimeManifest and returning a runtime plugin."""
+"""Driver kinds, the one registry of them: the built-in `in_memory`, `http_inject`, `python` (`[driver] plugin =
+"module:attr"`) and `container` (a runtime.toml with an image), and any a third-party package registers. Each
+is a callable taking the RuntimeManifest and returning a runtime plugin; one that reads settings from the
+environment also takes the keyword `env`, the environment as the caller's Settings read it once (the CLI's
+`Settings.env`), so it never reads the process environment itself."""
 
-DriverFactory = Callable[[RuntimeManifest], Any]
+DriverFactory = Callable[..., Any]
 
 
 def available_runtimes() -> list[str]:
@@ -63,20 +67,37 @@ def load_attr(ref: str) -> Any:
     return value
 
 
-def load_driver(kind: str, manifest: RuntimeManifest) -> Any:
-    """The plugin the driver `kind` makes for `manifest`."""
+def driver_kinds() -> list[str]:
+    """The names of every registered driver kind."""
+    return sorted({entry.name for entry in entry_points(group=DRIVER_GROUP)})
+
+
+def load_driver(kind: str, manifest: RuntimeManifest, *, env: Mapping[str, str] | None = None) -> Any:
+    """The plugin the driver `kind` makes for `manifest` (given `env` when it takes it); an unknown kind is
+    one line naming the known ones."""
     entry = next((e for e in entry_points(group=DRIVER_GROUP) if e.name == kind), None)
     if entry is None:
-        known = ", ".join(sorted({e.name for e in entry_points(group=DRIVER_GROUP)})) or "none"
+        known = ", ".join(driver_kinds()) or "none"
         raise PluginError(
-            f"{manifest.path}: no driver {kind!r} is registered (registered drivers: {known})",
-            hint=f"reinstall windtunnel (`pip install -e .` of the checkout): it registers its drivers under "
-            f"the {DRIVER_GROUP!r} entry-point group",
+            f"{shown(manifest.path)}: [driver] kind = {kind!r} is not a registered driver kind (known: {known})",
+            hint=f"name one of {known} in [driver] kind, or install the package that registers {kind!r} under "
+            f"the {DRIVER_GROUP!r} entry-point group (reinstall windtunnel if a built-in one is missing)",
             plugin=manifest.name,
             entry_point=f"{DRIVER_GROUP}:{kind}",
+            path=str(manifest.path),
+            field="driver.kind",
         )
     factory: DriverFactory = load_entry(entry)
+    if env is not None and _takes_env(factory):
+        return factory(manifest, env=env)
     return factory(manifest)
+
+
+def _takes_env(factory: DriverFactory) -> bool:
+    try:
+        return "env" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a callable whose signature cannot be read takes the manifest only
+        return False
 
 
 def instantiate(name: str, origin: str, value: Any) -> Any:

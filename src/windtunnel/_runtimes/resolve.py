@@ -11,8 +11,8 @@
    Tunnel checkout.
 
 A runtime.toml becomes a plugin through its driver kind, registered under the `windtunnel.drivers`
-entry-point group (`python` for `[driver] plugin = "module:attr"`, else `container`), so this module
-never imports a driver. However it was found, a runtime keeps everything its manifest declares, and its
+entry-point group: `[driver] kind` names it, else it is inferred (`python` for `[driver] plugin =
+"module:attr"`, else `container`), so this module never imports a driver nor branches on a kind. However it was found, a runtime keeps everything its manifest declares, and its
 `source` names it without an absolute path: a name, an image reference, or a path relative to the
 project root (a directory outside the project shows as the runtime's name).
 
@@ -180,14 +180,14 @@ def resolve_runtimes(refs: Iterable[str], settings: Settings) -> tuple[RuntimeDe
 
 def from_manifest(manifest: RuntimeManifest, found: Found, settings: Settings) -> RuntimeDescription:
     """A runtime.toml's runtime: the plugin its driver kind makes, the manifest kept whole."""
-    driver = "python" if manifest.plugin else "container"
+    driver = manifest.driver_kind
     source = manifest.image_ref or display_path(manifest.directory, settings.root, manifest.name)
     origin = (
         f"image {manifest.image_ref}"
         if found is Found.IMAGE
         else f"runtime manifest {display_path(manifest.path, settings.root, manifest.name)}"
     )
-    plugin = load_driver(driver, manifest)
+    plugin = load_driver(driver, manifest, env=settings.env or None)  # the environment, as read once
     described = _described(manifest.name, found, source, origin, plugin, manifest=manifest, driver=driver)
     shown = display_path(manifest.path, settings.root, manifest.name)
     return dataclasses.replace(described, manifest_shown=shown)

@@ -2,30 +2,27 @@
 scenario run through a runtime on a stack of its own.
 
 Recording and the tape-fidelity stage share this, so a tape is replayed exactly the way it was recorded:
-the same runtime image, the ordinary `provision()` path (a tape replaces the model, so nothing is
-scripted on the runtime's gateway), the same agent config.
+a fresh runtime of the same images from the driver (windtunnel._runtimes.abilities.FreshGatewayRuntime,
+opened by windtunnel._runner.lifecycle.fresh_runtime), the ordinary `provision()` path (a tape replaces the
+model, so nothing is scripted on the runtime's gateway), the same agent config.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
-from windtunnel._core.agent_runtime import AgentConfig, ModelSpec
+from windtunnel._core.agent_runtime import AgentConfig, AgentRuntime, ModelSpec
 from windtunnel._core.reference import ReferenceCase
-from windtunnel._drivers.container import DEFAULT_MODEL, ContainerRuntime
-from windtunnel._drivers.network import CALLER_LABEL
-from windtunnel._drivers.stack import ANY_ADDRESS, ContainerStack, GatewaySpec
-from windtunnel._drivers.topology import ServicePlan
+from windtunnel._engine.stack import ANY_ADDRESS, ContainerStack, GatewaySpec
+from windtunnel._engine.topology import DEFAULT_MODEL, ServicePlan
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._gateway.upstream_key import in_container
 from windtunnel._packs.pack import Pack
 from windtunnel._runner.batch import effective_config, fresh_mocks
 from windtunnel._runner.execute import RunResult
 from windtunnel._runner.library import run_scenario
-from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel._scenario.model import Scenario
 from windtunnel._tapes.model import Tape
 from windtunnel._tapes.policy import SCRIPTED_UPSTREAM_ALIAS, SCRIPTED_UPSTREAM_PORT, is_scripted
@@ -75,49 +72,12 @@ def record_spec(
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RuntimeImages:
-    """What a fresh stack needs to start a runtime: engine, images, manifest, limits, session label."""
+class TapeRuntime(AgentRuntime, Protocol):
+    """A fresh runtime from FreshGatewayRuntime.with_gateway() (windtunnel._runtimes.abilities): the tapes
+    reach its gateway (and put the scripted stand-in upstream beside it) through its stack."""
 
-    client: Any
-    windtunnel_image: str
-    runtime_image: str
-    manifest: RuntimeManifest
-    timeout_s: float
-    session: str | None
-    labels: Mapping[str, str] = field(default_factory=dict)
-    """Extra labels for the fresh stack's containers (the certify run's `windtunnel.caller`)."""
-    netguard_image: str | None = None
-    """The egress fence's holder image the certify run prepared (a runner container never builds it)."""
-
-    @classmethod
-    def of(cls, runtime: ContainerRuntime) -> RuntimeImages:
-        """The images of an already built runtime (the certify pipeline's)."""
-        return cls(
-            client=runtime.stack.client,
-            windtunnel_image=runtime.stack.windtunnel_image,
-            runtime_image=runtime.runtime_image,
-            manifest=runtime.manifest,
-            timeout_s=runtime.timeout_s,
-            session=runtime.stack.session,
-            netguard_image=runtime.stack.netguard_image,
-            labels={k: v for k, v in runtime.stack.labels.items() if k == CALLER_LABEL},
-        )
-
-    def runtime(self, gateway: GatewaySpec) -> ContainerRuntime:
-        """A runtime on a new stack (its own network, mocks and gateway); close() removes all of it.
-
-        Always the plain ContainerRuntime: tapes run through provision(), never provision_reference().
-        """
-        stack = ContainerStack(
-            self.client,
-            windtunnel_image=self.windtunnel_image,
-            session=self.session,
-            gateway=gateway,
-            labels=self.labels,
-            netguard_image=self.netguard_image,
-        )
-        return ContainerRuntime(self.manifest, stack, self.runtime_image, timeout_s=self.timeout_s)
+    @property
+    def stack(self) -> ContainerStack: ...
 
 
 def start_scripted_upstream(stack: ContainerStack, case: ReferenceCase) -> None:
@@ -150,7 +110,7 @@ def recorded_model(tape: Tape) -> str | None:
 
 
 def run_through(
-    runtime: ContainerRuntime,
+    runtime: AgentRuntime,
     pack: Pack,
     scenario: Scenario,
     *,

@@ -1,6 +1,10 @@
 """`wt tapes record`: run scenarios through a runtime in containers with the gateway in record mode, score each
 run with the ordinary runner, and promote every passing run's tape to a golden tape of its pack.
 
+The runtime is opened by the one lifecycle (windtunnel._runner.lifecycle.open_runtime: lock, build through
+its driver, pre_run, post_run, close); each scenario records through a fresh runtime it gives with a record
+gateway of its own (windtunnel._runtimes.abilities.FreshGatewayRuntime).
+
 The upstream is a real OpenAI-compatible endpoint (`upstream=URL`, reached over the gateway's egress
 network), or the scripted stand-in: a second gateway container in script mode holding the scenario's
 golden decisions, so the tape records real OpenAI-compatible traffic without a live model.
@@ -8,21 +12,18 @@ golden decisions, so the tape records real OpenAI-compatible traffic without a l
 
 from __future__ import annotations
 
-import os
-import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from windtunnel._drivers.container import ContainerRuntime
-from windtunnel._drivers.plugin import DriverSettings, prepare_images
 from windtunnel._packs.pack import Pack
 from windtunnel._runner.execute import RunResult
-from windtunnel._runtimes.resolve import RuntimeDescription
+from windtunnel._runner.lifecycle import OpenRuntime, fresh_runtime
+from windtunnel._runtimes.abilities import FreshGatewayRuntime
 from windtunnel._scenario.model import Scenario
 from windtunnel._tape_runs.containers import (
-    RuntimeImages,
+    TapeRuntime,
     agent_config,
     record_spec,
     run_through,
@@ -92,35 +93,25 @@ def print_nothing(_line: str) -> None:
     """The default progress sink."""
 
 
-def runtime_images(description: RuntimeDescription, env: Mapping[str, str] | None = None) -> RuntimeImages:
-    """Build (or reuse) the windtunnel and runtime images of a container runtime (resolved by the one
-    resolver: a name, a directory, a config entry or an image)."""
-    from windtunnel._drivers.docker_env import docker_client
-
-    manifest = description.manifest
-    if manifest is None or description.driver != "container":
+def recording_runtime(opened: OpenRuntime) -> FreshGatewayRuntime:
+    """The opened runtime, when its driver gives fresh runtimes with a gateway of their own (tapes are
+    recorded through one); a usage error naming the runtime otherwise."""
+    runtime = opened.runtime
+    if not isinstance(runtime, FreshGatewayRuntime):
+        description = opened.description
         raise UsageError(
             f"runtime {description.name!r} ({description.origin}) is not a container runtime: tapes are "
-            "recorded through the container driver",
+            "recorded through a driver that gives a fresh runtime with a gateway of its own (the container "
+            "driver does)",
             hint="pass the name of a runtime under runtimes/ (e.g. reference), its directory, or an image",
             runtime=description.name,
             field="--runtime",
         )
-    settings = DriverSettings.from_env(os.environ if env is None else env)
-    client = docker_client()
-    images = prepare_images(client, manifest, settings)
-    return RuntimeImages(
-        client=client,
-        windtunnel_image=images.windtunnel,
-        runtime_image=images.runtime,
-        manifest=manifest,
-        timeout_s=settings.timeout_s,
-        session=settings.session or f"record-{uuid.uuid4().hex[:10]}",
-    )
+    return runtime
 
 
 def record_tapes(
-    images: RuntimeImages,
+    runtime: FreshGatewayRuntime,
     items: Sequence[tuple[Pack, Scenario]],
     options: RecordOptions,
     *,
@@ -131,25 +122,23 @@ def record_tapes(
     for pack, scenario in items:
         progress(f"recording {pack.name}/{scenario.name} through {options.runtime}")
         try:
-            recorded.append(record_one(images, pack, scenario, options))
+            recorded.append(record_one(runtime, pack, scenario, options))
         except WindTunnelError as exc:
             recorded.append(Recorded(pack=pack.name, scenario=scenario.name, error=str(exc)))
     return recorded
 
 
-def record_one(images: RuntimeImages, pack: Pack, scenario: Scenario, options: RecordOptions) -> Recorded:
+def record_one(
+    runtime: FreshGatewayRuntime, pack: Pack, scenario: Scenario, options: RecordOptions
+) -> Recorded:
     name = tape_name(pack.name, scenario.name, options.runtime)
     root = options.out_dir / options.runtime
     upstream = options.upstream or SCRIPTED_UPSTREAM
     # What the run's score will name, so promotion can tie the two.
     lineage = {"runtime": options.runtime, "pack": scenario.pack or pack.name, "scenario": scenario.name}
-    runtime = images.runtime(
-        record_spec(upstream, root / TAPES_DIR, name, key=options.api_key, lineage=lineage)
-    )
-    try:
-        result = _record_run(runtime, pack, scenario, options, root)
-    finally:
-        runtime.close()
+    spec = record_spec(upstream, root / TAPES_DIR, name, key=options.api_key, lineage=lineage)
+    with fresh_runtime(runtime, spec, name=options.runtime) as fresh:
+        result = _record_run(fresh, pack, scenario, options, root)
     run_tape = root / TAPES_DIR / f"{name}.jsonl"
     outcome = Recorded(pack=pack.name, scenario=scenario.name, result=result, run_tape=run_tape)
     if not options.promote or not result.score.passed:
@@ -158,7 +147,7 @@ def record_one(images: RuntimeImages, pack: Pack, scenario: Scenario, options: R
 
 
 def _record_run(
-    runtime: ContainerRuntime, pack: Pack, scenario: Scenario, options: RecordOptions, root: Path
+    runtime: TapeRuntime, pack: Pack, scenario: Scenario, options: RecordOptions, root: Path
 ) -> RunResult:
     if options.upstream is None:
         start_scripted_upstream(runtime.stack, golden_case(scenario))

@@ -3,6 +3,6 @@
 Import from the modules (this package re-exports nothing, so `wt --help` does not pay for httpx):
 model (the format), fingerprint, secrets, store (load_tape, write_tape), builder (TapeBuilder),
 replay (ReplayMode) and record (RecordMode), the gateway modes; errors (the TapeError subclasses),
-checks, fidelity (replay_check), lifecycle (find/verify/expiry), promotion, rerecord, profiles (--profile), and
-standin (a local OpenAI-compatible upstream for tests and benchmarks).
+checks, fidelity (replay_check), lifecycle (find/verify/expiry), promotion, rerecord and profiles (--profile).
+The tests' stand-in OpenAI-compatible upstream is tests/standin_upstream.py.
 """

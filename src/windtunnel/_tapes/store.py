@@ -58,6 +58,13 @@ def parse_tape(text: str, *, label: str, path: Path | None = None, known_secrets
             f"tape {label} is empty: line 1 should be the header", hint=_RERECORD, tape=label, line=1
         )
     header = _header(lines[0], label)
+    if len(lines) == 1:  # a recording writes nothing unless it recorded something: this one was cut short
+        raise TapeCorrupt(
+            f"tape {label} has a header and no interactions: line 2 should be the first recorded request",
+            hint=_RERECORD,
+            tape=label,
+            line=2,
+        )
     interactions = tuple(
         _interaction(line, number, label, expected_seq=number - 2)
         for number, line in enumerate(lines[1:], start=2)

@@ -1,6 +1,6 @@
 """One planned service as a testcontainers container: the container plan's command, env, alias and
-readiness (windtunnel._drivers.topology), files copied in before start through the driver's own copy-in
-(windtunnel._drivers.files; never bind-mounted), on a labelled project network."""
+readiness (windtunnel._engine.topology), files copied in before start through the driver's own copy-in
+(windtunnel._engine.files; never bind-mounted), on a labelled project network."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
 from testcontainers.core.waiting_utils import WaitStrategy, WaitStrategyTarget
 
-from windtunnel._drivers.cleanup import remove_run
-from windtunnel._drivers.files import archive_of, put, secret_files
-from windtunnel._drivers.network import ROLE_LABEL, create_run_network, run_labels
-from windtunnel._drivers.readiness import wait_listening
-from windtunnel._drivers.stack import logs_tail
-from windtunnel._drivers.topology import ServicePlan
+from windtunnel._engine.cleanup import remove_run
+from windtunnel._engine.files import archive_of, put, secret_files
+from windtunnel._engine.network import ROLE_LABEL, create_run_network, run_labels
+from windtunnel._engine.readiness import wait_listening
+from windtunnel._engine.stack import logs_tail
+from windtunnel._engine.topology import ServicePlan
 from windtunnel.errors import HarnessError
 
 READY_TIMEOUT_S = 60.0
@@ -30,7 +30,7 @@ READY_TIMEOUT_S = 60.0
 
 @dataclass(frozen=True, slots=True)
 class _Archive:
-    """A tar put into the created container before it starts (windtunnel._drivers.files.put)."""
+    """A tar put into the created container before it starts (windtunnel._engine.files.put)."""
 
     data: bytes
     what: str

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from windtunnel._env_values import process_env
+
 if TYPE_CHECKING:
     from windtunnel._testing.services import GatewayContainer, McpMockContainer
     from windtunnel._testing.stack import WindTunnelStack
@@ -29,7 +31,7 @@ def wt_stack_session(request: pytest.FixtureRequest) -> Iterator[WindTunnelStack
     try:
         stack.start()
     except EngineUnavailableError as exc:
-        if os.environ.get("CI"):
+        if process_env().get("CI"):
             pytest.fail(f"windtunnel.testing needs a Docker engine: {exc}")
         pytest.skip(f"windtunnel.testing needs a Docker engine: {exc}")
     yield stack

@@ -1,5 +1,5 @@
 """The gateway, an MCP mock and a runtime as testcontainers containers, each described by the container plan
-(windtunnel._drivers.topology) that the Docker and Dagger executors start."""
+(windtunnel._engine.topology) that the Docker and Dagger executors start."""
 
 from __future__ import annotations
 
@@ -10,19 +10,19 @@ from typing import Any, Self
 
 from windtunnel._core.agent_runtime import AgentConfig, Message, MockServerPlan
 from windtunnel._core.reference import ReferenceDecision
-from windtunnel._drivers.network import attach_egress
-from windtunnel._drivers.plugin import DriverSettings
-from windtunnel._drivers.topology import (
+from windtunnel._drivers.container_plugin import DriverSettings
+from windtunnel._drivers.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
+from windtunnel._engine.network import attach_egress
+from windtunnel._engine.topology import (
     GATEWAY_URL_FOR_AGENTS,
     GatewaySpec,
     gateway_service,
     mock_service,
 )
-from windtunnel._drivers.topology import runtime_service as planned_runtime
+from windtunnel._engine.topology import runtime_service as planned_runtime
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._mcp.http_handle import HttpMCPHandle
 from windtunnel._runtimes.config_fields import refuse_fields
-from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel._tape_runs.containers import replay_spec
 from windtunnel._testing.containers import PlannedContainer, ProjectNetwork

@@ -4,7 +4,6 @@ builds them, everything removed together (by the run's label) when the stack sto
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -14,15 +13,16 @@ from docker.errors import DockerException
 
 from windtunnel._config import load_settings
 from windtunnel._core.agent_runtime import AgentConfig
-from windtunnel._drivers.base_image import ensure_base_image
-from windtunnel._drivers.docker_env import docker_client
-from windtunnel._drivers.plugin import (
+from windtunnel._drivers.container_plugin import (
     DriverSettings,
     prepare_runtime_image,
     prepare_windtunnel_image,
     sweep_dead_runs,
 )
-from windtunnel._drivers.stack import GatewaySpec
+from windtunnel._engine.base_image import ensure_base_image
+from windtunnel._engine.docker_env import docker_client
+from windtunnel._engine.stack import GatewaySpec
+from windtunnel._env_values import process_env
 from windtunnel._packs.loader import load_pack
 from windtunnel._runtimes.manifest import check_buildable
 from windtunnel._runtimes.resolve import resolve_runtime
@@ -50,7 +50,7 @@ class WindTunnelStack:
     ) -> None:
         _no_reaper()
         self.settings = load_settings(project or Path.cwd())
-        self.driver = DriverSettings.from_env(os.environ if env is None else env)
+        self.driver = DriverSettings.from_env(process_env() if env is None else env)
         self.gateway_spec = gateway or GatewaySpec()
         self.session = session
         self._client: Any = None
@@ -194,7 +194,7 @@ def _plan(pack: str, server: str, root: Path) -> Any:
 def _no_reaper() -> None:
     """testcontainers' reaper (Ryuk) is an image pulled from a registry; Wind Tunnel's own labels and
     leftover sweep remove what a crashed session left, so the reaper is off unless asked for."""
-    if "TESTCONTAINERS_RYUK_DISABLED" not in os.environ:
+    if "TESTCONTAINERS_RYUK_DISABLED" not in process_env():
         from testcontainers.core.config import testcontainers_config
 
         testcontainers_config.ryuk_disabled = True

@@ -24,7 +24,7 @@ from windtunnel.spi.runtime_plugin import (
 )
 
 if TYPE_CHECKING:
-    from windtunnel._drivers.plugin import container_plugin
+    from windtunnel._drivers.container_plugin import container_plugin
 
 __all__ = [
     "ReferenceCase",
@@ -44,7 +44,7 @@ __all__ += _abilities.__all__  # the optional abilities (windtunnel._core.abilit
 
 def __getattr__(name: str) -> Any:
     if name == "container_plugin":
-        from windtunnel._drivers.plugin import container_plugin
+        from windtunnel._drivers.container_plugin import container_plugin
 
         return container_plugin
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from windtunnel import _limits as limits
 from windtunnel._core.agent_runtime import AgentConfig, MCPHandle, Message, Response
-from windtunnel._env_values import env_seconds
+from windtunnel._env_values import env_seconds, process_env
 from windtunnel._net.http1 import (
     Http1Client,
     Http1Error,
@@ -27,6 +27,7 @@ from windtunnel._net.http1 import (
 )
 from windtunnel._net.tls import shared_tls_context
 from windtunnel._runtimes.config_fields import refuse_fields
+from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel.errors import (
     EnvelopeError,
     ResetFailedError,
@@ -87,7 +88,55 @@ def validate_envelope(data: object) -> tuple[str, list[dict[str, Any]], dict[str
             field="usage",
             hint="send OpenAI-style usage or leave it out",
         )
+    if usage is not None:
+        _validate_usage(usage, "usage")
+        for index, call in enumerate(_usage_calls(usage)):
+            _validate_usage(call, f"usage.calls[{index}]")
     return content, calls, usage
+
+
+TOKEN_COUNTS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "input_tokens",
+    "output_tokens",
+    "input",
+    "output",
+    "cached_tokens",
+    "cache_read_input_tokens",
+    "cacheRead",
+)
+"""The token counts a usage object may carry (every spelling windtunnel._trace.usage reads, and the total)."""
+
+
+def _validate_usage(usage: dict[str, Any], where: str) -> None:
+    """Each token count is a whole number, 0 or more (null: not reported); a count that is not is refused
+    here, where the answer enters, rather than summed or priced."""
+    details = usage.get("prompt_tokens_details")
+    counts = [(f"{where}.{key}", usage[key]) for key in TOKEN_COUNTS if key in usage]
+    if isinstance(details, dict) and "cached_tokens" in details:
+        counts.append((f"{where}.prompt_tokens_details.cached_tokens", details["cached_tokens"]))
+    for name, value in counts:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise EnvelopeError(
+                f"{name} is {json.dumps(value)}, expected a token count (a whole number, 0 or more)",
+                field=name,
+                hint="report the counts the model returned, as integers, or leave them out",
+            )
+
+
+def _usage_calls(usage: dict[str, Any]) -> list[dict[str, Any]]:
+    calls = usage.get("calls")
+    if calls is None:
+        return []
+    if not isinstance(calls, list) or not all(isinstance(call, dict) for call in calls):
+        raise EnvelopeError(
+            "usage.calls is not a list of objects",
+            field="usage.calls",
+            hint="send one usage object per model call in usage.calls, or leave it out",
+        )
+    return calls
 
 
 def _validate_call(index: int, call: object) -> None:
@@ -295,9 +344,7 @@ class HttpInjectPlugin:
         self._env = env
 
     def _env_map(self) -> Mapping[str, str]:
-        import os
-
-        return os.environ if self._env is None else self._env
+        return process_env() if self._env is None else self._env
 
     def _settings(self) -> tuple[str, float]:
         env = self._env_map()
@@ -322,3 +369,9 @@ class HttpInjectPlugin:
 
 
 plugin = HttpInjectPlugin()
+
+
+def driver(_manifest: RuntimeManifest, *, env: Mapping[str, str] | None = None) -> HttpInjectPlugin:
+    """The `http_inject` driver kind (`[driver] kind = "http_inject"` in a runtime.toml): the same plugin as the
+    runtime registered under that name; the manifest adds nothing it reads."""
+    return HttpInjectPlugin(env)

@@ -2,7 +2,7 @@
 second build.
 
 A fresh engine (docker:dind, a remote one) has neither the base image nor the egress fence's netguard
-image (windtunnel._drivers.fence), and building them needs a Debian mirror and minutes. The tar saved
+image (windtunnel._engine.fence), and building them needs a Debian mirror and minutes. The tar saved
 under the cache directory (`base-images/`) is loaded when it is there; else the image is saved from the
 local engine (the host's own socket) when that one has it; a bootstrap or a netguard build saves its tar
 too, so no engine ever builds the same image twice.
@@ -20,7 +20,7 @@ from typing import Any
 import docker
 from docker.errors import DockerException, ImageNotFound
 
-from windtunnel._drivers.docker_env import DEFAULT_SOCKET
+from windtunnel._engine.docker_env import DEFAULT_SOCKET
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Docker's `internal` networks drop traffic leaving them with iptables but still hand containers a
 default route, and leave the host reachable through the bridge's address; a runtime container is
-therefore fenced further inside its own namespace (windtunnel._drivers.fence).
+therefore fenced further inside its own namespace (windtunnel._engine.fence).
 
 A run's resources carry `windtunnel.run=<run id>`, optionally `windtunnel.session=<label>` and
 `windtunnel.caller=<label>`, and the owner process (host, pid, start time), so a later run can tell
@@ -96,7 +96,7 @@ def create_run_network(
 ) -> Network:
     """A bridge network for one run. With `internal=True` (the default) the engine drops whatever tries
     to leave it: its containers reach each other and host services listening on the bridge gateway,
-    nothing beyond. (They still get a default route; windtunnel._drivers.fence closes that for runtimes.)"""
+    nothing beyond. (They still get a default route; windtunnel._engine.fence closes that for runtimes.)"""
     return client.networks.create(
         name or network_name(run_id),
         driver="bridge",

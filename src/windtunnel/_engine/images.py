@@ -26,8 +26,8 @@ from docker.models.images import Image
 
 from windtunnel import __version__
 from windtunnel._config import WINDTUNNEL_DOCKERFILE, bundled_root, lock_dir
-from windtunnel._drivers.base_image import probe_python
-from windtunnel._drivers.wheelhouse import (
+from windtunnel._engine.base_image import probe_python
+from windtunnel._engine.wheelhouse import (
     REQUIREMENTS_FILE,
     LocalProject,
     build_wheelhouse,
@@ -36,6 +36,7 @@ from windtunnel._drivers.wheelhouse import (
     read_requirements,
     tree_files,
 )
+from windtunnel._env_values import process_env
 from windtunnel._locks import machine_lock
 from windtunnel.errors import HarnessError
 
@@ -48,8 +49,6 @@ CONTENT_HASH_LABEL = "windtunnel.content-hash"
 IMAGE_KIND_LABEL = "windtunnel.image"
 WHEELHOUSE_LABEL = "windtunnel.wheelhouse"
 PRUNE_AFTER = "1h"
-BUILD_STAGE_LABEL = "windtunnel.build-stage"
-"""Set by a Dockerfile on its intermediate stages, so their untagged images can be told apart."""
 WINDTUNNEL_TAG = f"windtunnel/windtunnel:{__version__}"
 WINDTUNNEL_SOURCES: tuple[str, ...] = ("pyproject.toml", "README.md", "LICENSE", "src")
 """The files of the repo that go into the windtunnel wheel, and so into its image's hash."""
@@ -105,7 +104,7 @@ def build_image(
     )
     # One build per content hash on this machine: a concurrent caller (another session, an xdist worker)
     # waits here and then reuses the image instead of building a twin under the same tag.
-    with machine_lock(f"image-build {content_hash}", lock_dir(os.environ)):
+    with machine_lock(f"image-build {content_hash}", lock_dir(process_env())):
         existing = find_by_content_hash(client, content_hash)
         if existing is not None:
             _ensure_tag(existing, tag)

@@ -10,7 +10,7 @@ from docker.errors import APIError, NotFound
 from docker.models.containers import Container
 from docker.models.networks import Network
 
-from windtunnel._drivers.network import OWNER_PID_LABEL, RUN_LABEL, SESSION_LABEL, owner_alive
+from windtunnel._engine.network import OWNER_PID_LABEL, RUN_LABEL, SESSION_LABEL, owner_alive
 
 log = logging.getLogger(__name__)
 

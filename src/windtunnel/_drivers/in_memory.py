@@ -18,6 +18,7 @@ from windtunnel._core.agent_runtime import AgentConfig, MCPHandle, Message, Mock
 from windtunnel._core.reference import ReferenceDecision
 from windtunnel._mcp.inprocess import InProcessMCPHandle
 from windtunnel._runtimes.config_fields import refuse_fields
+from windtunnel._runtimes.manifest import RuntimeManifest
 from windtunnel._scenario.matching_prompt import prompt_key
 from windtunnel._scenario.model import Scenario
 
@@ -133,3 +134,9 @@ class InMemoryPlugin:
 
 
 plugin = InMemoryPlugin()
+
+
+def driver(_manifest: RuntimeManifest) -> InMemoryPlugin:
+    """The `in_memory` driver kind (`[driver] kind = "in_memory"` in a runtime.toml): the same plugin as the
+    runtime registered under that name; the manifest adds nothing it reads."""
+    return plugin

@@ -4,20 +4,20 @@ When container addresses are not routable from the process that runs the stage p
 Docker Desktop, a docker:dind service), `wt certify` runs in a runner container inside the engine
 (windtunnel._pipeline.in_container), named by WT_RUNNER_CONTAINER. That runner joins each network a run
 creates, as the run creates it, so it reaches the gateway, the mocks and the runtime by their addresses as
-a local runner would. It only initiates connections; the egress fence (windtunnel._drivers.fence) lets
+a local runner would. It only initiates connections; the egress fence (windtunnel._engine.fence) lets
 the runtime answer it, since the runner is one more peer on the run's subnet (the fence blocks only the
 bridge's own address there, and everything off the subnet).
-Removing a network detaches whatever is still attached to it (windtunnel._drivers.cleanup), the runner too.
+Removing a network detaches whatever is still attached to it (windtunnel._engine.cleanup), the runner too.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from docker.errors import DockerException
 
+from windtunnel._env_values import process_env
 from windtunnel.errors import HarnessError
 
 RUNNER_ENV = "WT_RUNNER_CONTAINER"
@@ -25,7 +25,7 @@ RUNNER_ENV = "WT_RUNNER_CONTAINER"
 
 def runner_name(env: Mapping[str, str] | None = None) -> str | None:
     """The name of the runner container this process runs in, or None for a runner on the host."""
-    return (os.environ if env is None else env).get(RUNNER_ENV) or None
+    return (process_env() if env is None else env).get(RUNNER_ENV) or None
 
 
 def join(network: Any) -> None:

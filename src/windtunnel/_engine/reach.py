@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 from docker.errors import DockerException
 
-from windtunnel._drivers.network import ROLE_LABEL, run_labels
+from windtunnel._engine.network import ROLE_LABEL, run_labels
 
 PORT = 8000
 SERVER = (

@@ -2,7 +2,7 @@
 
 Every container and the network carry the run's labels, so `close()` (or a later run's leftover sweep)
 removes them by label, also after a crash. The runtime gets no way out: the network is internal, and each
-runtime container lives in a fenced holder's namespace (windtunnel._drivers.fence) that reaches the run's
+runtime container lives in a fenced holder's namespace (windtunnel._engine.fence) that reaches the run's
 peers and nothing else.
 """
 
@@ -21,18 +21,18 @@ from docker.models.containers import Container
 from docker.models.networks import Network
 
 from windtunnel._core.agent_runtime import MockServerPlan
-from windtunnel._drivers import runner_peer
-from windtunnel._drivers.cleanup import remove_run
-from windtunnel._drivers.files import archive_of, copy_out, empty_directories, put, secret_files
-from windtunnel._drivers.network import (
+from windtunnel._engine import runner_peer
+from windtunnel._engine.cleanup import remove_run
+from windtunnel._engine.files import archive_of, copy_out, empty_directories, put, secret_files
+from windtunnel._engine.network import (
     ROLE_LABEL,
     RUN_LABEL,
     attach_egress,
     create_run_network,
     run_labels,
 )
-from windtunnel._drivers.readiness import wait_listening
-from windtunnel._drivers.topology import (
+from windtunnel._engine.readiness import wait_listening
+from windtunnel._engine.topology import (
     ANY_ADDRESS,
     GATEWAY_ALIAS,
     GATEWAY_PORT,
@@ -224,7 +224,7 @@ class ContainerStack:
 
         The plan's `files` (container path -> host file or directory) and `secrets` (container path ->
         content) are copied in before it starts, and `outputs` (container directories) are created empty
-        for it to write into (windtunnel._drivers.files).
+        for it to write into (windtunnel._engine.files).
         """
         role, alias, files = service.role, service.alias, service.files
         image = image or self.windtunnel_image
@@ -284,7 +284,7 @@ class ContainerStack:
             ) from exc
 
     def wait_listening(self, running: RunningContainer, port: int, *, timeout: float, what: str) -> None:
-        """Wait until the container answers HTTP on `port` (windtunnel._drivers.readiness); fail fast
+        """Wait until the container answers HTTP on `port` (windtunnel._engine.readiness); fail fast
         when it exits."""
 
         def gone() -> str | None:

@@ -19,6 +19,7 @@ from docker.errors import DockerException, ImageNotFound
 
 from windtunnel import __version__
 from windtunnel._config import lock_dir
+from windtunnel._env_values import process_env
 from windtunnel._locks import machine_lock
 from windtunnel.errors import HarnessError
 
@@ -144,7 +145,7 @@ def ensure_base_image(
     """An image reference usable as the BASE_IMAGE build arg.
 
     Order: `base_image` if present locally; `base_image` pulled within `pull_timeout`; a previously
-    bootstrapped image, in the engine or loaded from its tar (windtunnel._drivers.base_transfer: saved
+    bootstrapped image, in the engine or loaded from its tar (windtunnel._engine.base_transfer: saved
     under `cache_dir`, or saved now from the local engine); a fresh bootstrap (cached under
     bootstrap_tag(suite) and saved as a tar for next time). For the default base image the bootstrapped
     one is tried before the pull, so warm runs on a machine with no registry never wait on one; an
@@ -154,7 +155,7 @@ def ensure_base_image(
         return base_image
     # One bootstrap per machine: a concurrent caller (whatever base image it asked for) waits, then finds
     # the image the first one made.
-    with machine_lock(f"base-image {bootstrap_tag(suite)}", lock_dir(os.environ)):
+    with machine_lock(f"base-image {bootstrap_tag(suite)}", lock_dir(process_env())):
         return _find_or_make(client, base_image, suite, mirror, pull_timeout, cache_dir)
 
 
@@ -166,7 +167,7 @@ def _find_or_make(
     pull_timeout: float,
     cache_dir: Path | None,
 ) -> str:
-    from windtunnel._drivers.base_transfer import save, saved_tar, transfer
+    from windtunnel._engine.base_transfer import save, saved_tar, transfer
 
     if image_present(client, base_image):
         return base_image

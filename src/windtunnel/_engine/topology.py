@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from windtunnel._core.agent_runtime import AgentConfig, MCPHandle, MockServerPlan
-from windtunnel._drivers.readiness import READY_PATH
+from windtunnel._engine.readiness import READY_PATH
 from windtunnel._runtimes.manifest import RuntimeManifest
 
 ANY_ADDRESS = "0.0.0.0"  # noqa: S104 - servers inside their own container, on the run network only
@@ -115,7 +115,7 @@ class GatewaySpec:
     (container path -> content: the upstream key) are put in with them, read-only for its user, and never
     shown; `outputs` (container directory -> host directory: where a record gateway writes its tape) start
     empty and are copied out by `ContainerStack.collect_outputs()`. No host path is ever bind-mounted, so
-    any engine works (windtunnel._drivers.files).
+    any engine works (windtunnel._engine.files).
     """
 
     mode: str = "script"

@@ -6,29 +6,30 @@ import: `WT_BASE_IMAGE` (or `BASE_IMAGE`, default python:3.12-slim, bootstrapped
 be pulled), `WT_GATEWAY_MODE` (script; live with `WT_UPSTREAM_URL` and `WT_UPSTREAM_API_KEY` or `WT_UPSTREAM_KEY_FILE`,
 the key handed to the gateway container as a read-only file),
 `WT_INJECT_TIMEOUT_S`, `WT_CACHE_DIR`, `WT_SESSION_LABEL` (an extra label on every container, so a test
-session or CI job can remove what it started).
+session or CI job can remove what it started), `WT_PREBUILT_IMAGES` (in a runner container). They come from
+the environment the caller's Settings read (the resolver hands it over), else the process's.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from windtunnel._drivers.network import CALLER_LABEL
-from windtunnel._drivers.stack import ContainerStack, GatewaySpec
-from windtunnel._env_values import env_seconds
+from windtunnel._drivers.http_inject import DEFAULT_TIMEOUT_S
+from windtunnel._engine.network import CALLER_LABEL
+from windtunnel._engine.prebuilt import ENV_VAR as PREBUILT_ENV
+from windtunnel._engine.stack import ContainerStack, GatewaySpec
+from windtunnel._env_values import env_seconds, process_env
 from windtunnel._gateway.upstream_key import in_container, upstream_key
-from windtunnel._runtimes.http_inject import DEFAULT_TIMEOUT_S
 from windtunnel._runtimes.manifest import RuntimeManifest, check_buildable, load_manifest
-from windtunnel.errors import ConfigFileError, HarnessError, RuntimeFault
+from windtunnel.errors import ConfigFileError, RuntimeFault
 
 if TYPE_CHECKING:
     from windtunnel._drivers.container import ContainerRuntime
-    from windtunnel._drivers.images import BuiltImage
+    from windtunnel._engine.images import BuiltImage
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,9 @@ class DriverSettings:
     timeout_s: float
     cache_dir: Path | None
     session: str | None = None
+    prebuilt: str | None = None
+    """WT_PREBUILT_IMAGES as given: in a runner container, the images the host side built
+    (windtunnel._engine.prebuilt)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> DriverSettings:
@@ -65,6 +69,7 @@ class DriverSettings:
             timeout_s=env_seconds(env, "WT_INJECT_TIMEOUT_S", DEFAULT_TIMEOUT_S),
             cache_dir=Path(env["WT_CACHE_DIR"]) if env.get("WT_CACHE_DIR") else None,
             session=env.get("WT_SESSION_LABEL") or None,
+            prebuilt=env.get(PREBUILT_ENV) or None,
         )
 
 
@@ -74,16 +79,16 @@ class Images:
     runtime: str
     digests: Mapping[str, str]
     netguard: str | None = None
-    """The egress fence's holder image (windtunnel._drivers.fence)."""
+    """The egress fence's holder image (windtunnel._engine.fence)."""
 
 
 def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSettings) -> Images:
     """Build (or reuse, by content hash) the windtunnel image and the runtime's image, offline."""
-    from windtunnel._drivers.base_image import ensure_base_image
-    from windtunnel._drivers.fence import ensure_netguard_image
+    from windtunnel._engine.base_image import ensure_base_image
+    from windtunnel._engine.fence import ensure_netguard_image
 
     check_buildable(manifest)
-    prebuilt = _prebuilt(client, manifest.name)
+    prebuilt = _prebuilt(client, manifest.name, settings)
     if prebuilt is not None:
         return prebuilt
     base = ensure_base_image(client, settings.base_image, cache_dir=settings.cache_dir)
@@ -104,11 +109,11 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
     )
 
 
-def _prebuilt(client: Any, runtime: str) -> Images | None:
-    """In a runner container the host side built the images (windtunnel._drivers.prebuilt): use those."""
-    from windtunnel._drivers.prebuilt import FAILED, prebuilt_for, require_present
+def _prebuilt(client: Any, runtime: str, settings: DriverSettings) -> Images | None:
+    """In a runner container the host side built the images (windtunnel._engine.prebuilt): use those."""
+    from windtunnel._engine.prebuilt import FAILED, prebuilt_for, require_present
 
-    found = prebuilt_for(os.environ, runtime)
+    found = prebuilt_for({PREBUILT_ENV: settings.prebuilt} if settings.prebuilt else {}, runtime)
     if found is None:
         return None
     if FAILED in found:  # it did not build on the host side: the runtime's failure, as here
@@ -132,8 +137,8 @@ class RuntimeBuildError(RuntimeFault):
 def _runtime_image(client: Any, manifest: RuntimeManifest, base: str, cache_dir: Path | None) -> BuiltImage:
     """The runtime's own image; what fails in it is the runtime's (RuntimeBuildError), while the base image
     and the windtunnel image, built before it, stay Wind Tunnel's (HarnessError)."""
-    from windtunnel._drivers.images import ImageBuildError
-    from windtunnel._drivers.wheelhouse import WheelhouseError
+    from windtunnel._engine.images import ImageBuildError
+    from windtunnel._engine.wheelhouse import WheelhouseError
 
     try:
         return build_manifest_image(client, manifest, base_image=base, cache_dir=cache_dir)
@@ -149,7 +154,7 @@ def _runtime_image(client: Any, manifest: RuntimeManifest, base: str, cache_dir:
 
 def prepare_windtunnel_image(client: Any, base: str, settings: DriverSettings) -> BuiltImage:
     """The gateway/mocks image on the base image `base` (already in the engine), built from this checkout."""
-    from windtunnel._drivers.images import build_windtunnel_image, windtunnel_source_root
+    from windtunnel._engine.images import build_windtunnel_image, windtunnel_source_root
 
     return build_windtunnel_image(
         client, repo_root=windtunnel_source_root(), base_image=base, cache_dir=settings.cache_dir
@@ -162,6 +167,8 @@ def prepare_runtime_image(
     """The runtime's image (id or reference, digest): its `image` pulled or found, else built as its
     runtime.toml says. Call check_buildable(manifest) first."""
     if manifest.image_ref is not None:
+        from windtunnel._engine.prebuilt import ensure_image
+
         ensure_image(client, manifest.name, manifest.image_ref)
         return manifest.image_ref, str(client.images.get(manifest.image_ref).id)
     built = _runtime_image(client, manifest, base, settings.cache_dir)
@@ -173,7 +180,7 @@ def build_manifest_image(
 ) -> BuiltImage:
     """The image a runtime.toml describes: its build directory, Dockerfile, requirements, local packages,
     build arguments and name."""
-    from windtunnel._drivers.images import build_runtime_image
+    from windtunnel._engine.images import build_runtime_image
 
     if manifest.build_dir is None:
         raise ValueError(f"{manifest.path} names no build directory")  # check_buildable() comes first
@@ -198,7 +205,7 @@ def sweep_dead_runs(client: Any) -> list[str]:
     """
     from docker.errors import DockerException
 
-    from windtunnel._drivers.cleanup import sweep_leftovers
+    from windtunnel._engine.cleanup import sweep_leftovers
 
     try:
         removed = sweep_leftovers(client)
@@ -221,9 +228,9 @@ class ContainerRuntimePlugin:
 
     def build(self, runtime_name: str, label: str, soul_path: Path | None) -> ContainerRuntime:
         from windtunnel._drivers.container import ContainerRuntime, ReferenceContainerRuntime
-        from windtunnel._drivers.docker_env import docker_client
+        from windtunnel._engine.docker_env import docker_client
 
-        settings = DriverSettings.from_env(os.environ if self._env is None else self._env)
+        settings = DriverSettings.from_env(process_env() if self._env is None else self._env)
         client = docker_client()
         sweep_dead_runs(client)
         images = prepare_images(client, self.manifest, settings)
@@ -243,29 +250,16 @@ class ContainerRuntimePlugin:
     def lock_key(self, runtime_name: str) -> str:
         return f"container:{runtime_name}"
 
+    # The ImagePlugin ability (windtunnel._runtimes.abilities): what verbs ask of an image-backed runtime.
+    def prebuilt_ref(self) -> str | None:
+        return self.manifest.image_ref
 
-def ensure_image(client: Any, name: str, ref: str) -> None:
-    """The image `ref` is in the engine: present, or pulled now; else a usage error saying how to load it."""
-    from docker.errors import DockerException, ImageNotFound
+    def build_image(self, client: Any, *, base_image: str, cache_dir: Path | None) -> BuiltImage:
+        check_buildable(self.manifest)
+        return build_manifest_image(client, self.manifest, base_image=base_image, cache_dir=cache_dir)
 
-    try:
-        client.images.get(ref)
-        return
-    except ImageNotFound:
-        pass
-    except DockerException as exc:
-        raise HarnessError(f"the Docker engine could not look up image {ref}: {exc}") from exc
-    try:
-        client.images.pull(ref)
-    except DockerException as exc:
-        reason = str(exc).splitlines()[0][:300]
-        raise ConfigFileError(
-            f"runtime {name!r}: image {ref} is not in the Docker engine, and pulling it failed: {reason}",
-            hint=f"load it first: `docker load -i IMAGE.tar`, `docker pull {ref}` where its registry is "
-            f"reachable, or `docker tag LOCAL_IMAGE {ref}`; or configure build = 'path/to/runtime-dir'",
-            runtime=name,
-            field="runtimes",
-        ) from exc
+    def prepare_images(self, client: Any, settings: DriverSettings) -> Images:
+        return prepare_images(client, self.manifest, settings)
 
 
 def container_plugin(runtime_dir: Path) -> ContainerRuntimePlugin:

@@ -27,11 +27,11 @@ from docker.errors import DockerException, ImageNotFound
 from docker.models.containers import Container
 from docker.models.networks import Network
 
-from windtunnel._drivers.network import ROLE_LABEL
+from windtunnel._engine.network import ROLE_LABEL
 from windtunnel.errors import HarnessError
 
 if TYPE_CHECKING:
-    from windtunnel._drivers.stack import ContainerStack, RunningContainer
+    from windtunnel._engine.stack import ContainerStack, RunningContainer
 
 NETGUARD_TAG = "windtunnel/netguard:1"
 """Bump the number when NETGUARD_DOCKERFILE changes: the tag is the cache key."""
@@ -54,10 +54,10 @@ def ensure_netguard_image(
 ) -> str:
     """The holder image (`base_image` plus iptables and iproute2), built once and then reused in any engine.
 
-    An engine that lacks it gets it the way it gets the base image (windtunnel._drivers.base_transfer):
+    An engine that lacks it gets it the way it gets the base image (windtunnel._engine.base_transfer):
     loaded from the tar saved under `cache_dir`, or saved now from the local engine; only where neither has
     it is it built, which needs a Debian mirror, and the build saves its tar, so no engine builds it twice."""
-    from windtunnel._drivers.base_transfer import save, saved_tar, transfer
+    from windtunnel._engine.base_transfer import save, saved_tar, transfer
 
     try:
         client.images.get(NETGUARD_TAG)
@@ -69,7 +69,7 @@ def ensure_netguard_image(
     if transfer(client, NETGUARD_TAG, cache_dir):
         return NETGUARD_TAG
     if base_image is None:
-        from windtunnel._drivers.base_image import ensure_base_image
+        from windtunnel._engine.base_image import ensure_base_image
 
         base_image = ensure_base_image(client, cache_dir=cache_dir)
     _build_netguard(client, base_image)
@@ -151,7 +151,7 @@ def start_fenced(
 ) -> RunningContainer:
     """Start `image` inside a fresh, fenced holder on the run network; the holder answers to `alias`
     and owns the IP. stack.remove() removes both, the container first."""
-    from windtunnel._drivers.stack import RunningContainer
+    from windtunnel._engine.stack import RunningContainer
 
     network = stack.network
     subnet, host = subnet_and_host(network)

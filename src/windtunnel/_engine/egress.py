@@ -1,6 +1,6 @@
 """The egress probe: from inside a runtime's own network namespace, its peers answer and nothing else does.
 
-A probe container joins the namespace of the runtime's fence holder (windtunnel._drivers.fence), so it sees
+A probe container joins the namespace of the runtime's fence holder (windtunnel._engine.fence), so it sees
 exactly what the runtime sees. It tries, by TCP: the gateway and every started mock (peers: they must
 answer, else "nothing else answered" proves nothing); a listener the harness starts in the engine host's
 network namespace on all interfaces, through the run network's gateway address and every other address
@@ -28,9 +28,9 @@ from docker.models.containers import Container
 from docker.models.networks import Network
 
 from windtunnel._core.abilities import EgressAttempt, EgressReport
-from windtunnel._drivers.fence import subnet_and_host
-from windtunnel._drivers.network import ROLE_LABEL
-from windtunnel._drivers.stack import GATEWAY_ALIAS, GATEWAY_PORT, MOCK_PORT, ContainerStack, RunningContainer
+from windtunnel._engine.fence import subnet_and_host
+from windtunnel._engine.network import ROLE_LABEL
+from windtunnel._engine.stack import GATEWAY_ALIAS, GATEWAY_PORT, MOCK_PORT, ContainerStack, RunningContainer
 from windtunnel.errors import HarnessError
 
 METADATA_ADDRESS = "169.254.169.254"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import socket
 from collections.abc import Mapping
 
 import docker
 from docker.errors import DockerException
 
+from windtunnel._env_values import process_env
 from windtunnel.errors import EngineUnavailableError
 
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
@@ -32,7 +32,7 @@ def docker_client(
 
     Raises EngineUnavailableError naming the address tried and the engine's answer.
     """
-    environ = dict(os.environ if env is None else env)
+    environ = dict(process_env() if env is None else env)
     if base_url is None and not environ.get("DOCKER_HOST"):
         base_url = context_host(environ)
     target = base_url or environ.get("DOCKER_HOST") or DEFAULT_SOCKET

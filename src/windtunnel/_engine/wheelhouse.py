@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from windtunnel._drivers.base_image import TargetPython
+from windtunnel._engine.base_image import TargetPython
 from windtunnel._files import os_error_as
 from windtunnel.errors import HarnessError
 

@@ -69,3 +69,27 @@ def require_present(client: Any, images: Mapping[str, Any]) -> None:
                 f"the prebuilt {key} image {images[key]} is not in the engine: {exc}",
                 hint="the host side builds every image before it starts the runner container; rerun it",
             ) from exc
+
+
+def ensure_image(client: Any, name: str, ref: str) -> None:
+    """The image `ref` is in the engine: present, or pulled now; else a usage error saying how to load it."""
+    from docker.errors import DockerException, ImageNotFound
+
+    try:
+        client.images.get(ref)
+        return
+    except ImageNotFound:
+        pass
+    except DockerException as exc:
+        raise HarnessError(f"the Docker engine could not look up image {ref}: {exc}") from exc
+    try:
+        client.images.pull(ref)
+    except DockerException as exc:
+        reason = str(exc).splitlines()[0][:300]
+        raise ConfigFileError(
+            f"runtime {name!r}: image {ref} is not in the Docker engine, and pulling it failed: {reason}",
+            hint=f"load it first: `docker load -i IMAGE.tar`, `docker pull {ref}` where its registry is "
+            f"reachable, or `docker tag LOCAL_IMAGE {ref}`; or configure build = 'path/to/runtime-dir'",
+            runtime=name,
+            field="runtimes",
+        ) from exc

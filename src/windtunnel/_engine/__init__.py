@@ -1,0 +1,1 @@
+"""The Docker plumbing every container-backed driver stands on: engine client, images, networks, files, fences."""
