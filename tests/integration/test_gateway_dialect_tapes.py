@@ -15,6 +15,7 @@ import anthropic
 import openai
 import pytest
 
+from tests.standin_upstream import StandinUpstream
 from windtunnel._gateway.app import create_app
 from windtunnel._gateway.client import GatewayClient
 from windtunnel._gateway.live import LiveMode
@@ -22,7 +23,6 @@ from windtunnel._net.server_thread import ServerThread
 from windtunnel._tapes.fingerprint import VOLATILE_RULES
 from windtunnel._tapes.record import RecordMode
 from windtunnel._tapes.replay import ReplayMode
-from tests.standin_upstream import StandinUpstream
 from windtunnel._tapes.store import load_tape
 
 KEY = "wt-test-upstream-key-0123456789abcdef"
