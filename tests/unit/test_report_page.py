@@ -45,7 +45,7 @@ def test_a_failing_checks_row_links_to_its_conversation_with_the_difference(page
         in conversation
     )
     assert conversation.count('<td class="absent">not reported</td>') == 2
-    assert "model call 1 · wt-scripted · temperature=0 · answered 2 tool call(s)" in conversation
+    assert "model call 1 · wt-scripted · X-WT-Session (none) · temperature=0 · answered 2 tool call(s)" in conversation
     assert "the model got back:" in conversation  # the tool result the next model call carried
 
 

@@ -1,6 +1,6 @@
 """The long tool results check: every result the model is sent is the mock's answer, byte for byte.
 
-The kit's `document` tool serves texts of 900 bytes to 64 KiB (windtunnel._packs.kitpack.documents):
+The kit's `read_document` tool serves texts of 900 bytes to 64 KiB (windtunnel._packs.kitpack.documents):
 multi-byte UTF-8, nested JSON, long arrays, whitespace that must survive. Each tool result in every model
 call of the turn, read in its call's dialect (windtunnel._wire), is compared with what the mock served for
 that call; the first difference is reported with the model call, the byte offset and both excerpts.
@@ -21,7 +21,7 @@ from windtunnel._runner.evidence import mcp_calls
 from windtunnel._trace.shapes import said
 from windtunnel._wire.tools import bare
 
-TOOL = "document"
+TOOL = "read_document"
 
 
 def _read(name: str) -> ReferenceToolCall:

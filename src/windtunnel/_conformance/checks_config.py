@@ -126,7 +126,7 @@ def sampling(subject: Subject) -> dict[str, Any]:
     return evidence
 
 
-KIT_TOOLS = ("lookup", "store", "echo", "document", "pause")
+KIT_TOOLS = ("lookup", "store", "echo", "read_document", "pause")
 # Fixed (a stage plan must foresee the config), yet nothing a runtime would send by default.
 DECLARED = {
     "system_prompt": "You are conformance probe KESTREL-7Q. Follow the user's instructions exactly.",

@@ -84,7 +84,7 @@ def notes_server() -> MockServer:
                 handler=_strict,
             ),
             Tool(
-                name="document",
+                name="read_document",
                 description="Read a long document by name.",
                 input_schema={
                     "type": "object",
