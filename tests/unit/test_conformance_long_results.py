@@ -56,7 +56,9 @@ def _requests(result: Any) -> list[dict[str, Any]]:
         messages.append({"role": "assistant", "content": None, "tool_calls": message["tool_calls"]})
         for call, native in zip(decision.tool_calls, message["tool_calls"], strict=True):
             name = call.arguments["name"]
-            messages.append({"role": "tool", "tool_call_id": native["id"], "content": result(name, served[name])})
+            messages.append(
+                {"role": "tool", "tool_call_id": native["id"], "content": result(name, served[name])}
+            )
         requests.append({"messages": list(messages)})
     return requests
 
@@ -84,7 +86,9 @@ def test_results_passed_on_unchanged_hold_in_every_model_call() -> None:
 )
 def test_a_changed_result_is_reported_with_call_offset_and_excerpts(change: Any, offset: int | None) -> None:
     _, served = _served()
-    findings = compare_results(_requests(lambda name, text: change(text) if name == "volume" else text), served)
+    findings = compare_results(
+        _requests(lambda name, text: change(text) if name == "volume" else text), served
+    )
     broken = [f for f in findings if not f.held]
     assert broken and {f.model_call for f in broken} == {2}
     assert "volume" in broken[0].compared and "served" in broken[0].text and "received" in broken[0].text

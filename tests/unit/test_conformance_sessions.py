@@ -11,7 +11,9 @@ A, B = "wt-kit-attr-a-1", "wt-kit-attr-b-1"
 PARALLEL = {A: f"[{A}] Read note alpha.", B: f"[{B}] Read note alpha."}
 
 
-def _call(user: str | None, header: str | None, *, older: tuple[str, ...] = (), index: int = 7) -> dict[str, Any]:
+def _call(
+    user: str | None, header: str | None, *, older: tuple[str, ...] = (), index: int = 7
+) -> dict[str, Any]:
     """A chat model call as the gateway logs it: the header it carried and its user messages."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": "s"}]
     for text in (*older, *([user] if user is not None else [])):

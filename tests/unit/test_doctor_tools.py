@@ -69,7 +69,10 @@ def test_a_runtime_that_never_reaches_the_mock_fails_the_step() -> None:
 
 def test_without_the_inference_seam_the_tools_are_only_listed() -> None:
     [line] = tools_step(ListOnlyRuntime(), [kit_pack()])
-    assert line.startswith("wt-conformance/notes: echo, lookup, pause, read_document, store") and "live model" in line
+    assert (
+        line.startswith("wt-conformance/notes: echo, lookup, pause, read_document, store")
+        and "live model" in line
+    )
 
 
 def test_sample_arguments_fill_the_required_properties() -> None:
