@@ -80,10 +80,13 @@ def _missing(wanted: dict[str, Any], seen: list[dict[str, Any]]) -> str | None:
     """The first configured value that did not reach every model call exactly, named."""
     for key, value in wanted.items():
         names = ("max_tokens", "max_completion_tokens") if key == "max_tokens" else (key,)
-        wrong = [s for s in seen if not any(name in s and s[name] == value for name in names)]
+        wrong = [i for i, s in enumerate(seen) if not any(name in s and s[name] == value for name in names)]
         if wrong or not seen:
             found = [next((s[name] for name in names if name in s), None) for s in seen]
-            return f"sampling.{key}={value!r} did not reach the model on every call (sent: {found})"
+            return (
+                f"sampling.{key}={value!r} did not reach the model on every call: model call(s) {wrong} of "
+                f"{len(seen)} differ (sent, call by call: {found})"
+            )
     return None
 
 

@@ -58,7 +58,8 @@ def tool_results_reach_model(subject: Subject) -> dict[str, Any]:
         for position, request in enumerate(requests[:-1])
         for problem in result_problems(answered_results(said(request)), probe.tokens, complete=False)
     ]
-    problems += result_problems(answered, probe.tokens)
+    last = f"model call {len(requests) - 1}" if requests else "no model call was logged"
+    problems += [f"{last}: {problem}" for problem in result_problems(answered, probe.tokens)]
     evidence = {
         "results": [{"tool": name, "content": text[:EXCERPT]} for name, text in answered],
         "expected_tokens": dict(probe.tokens),
