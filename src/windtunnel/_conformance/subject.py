@@ -79,6 +79,8 @@ class Session:
     decisions: tuple[ReferenceDecision, ...] = ()
     findings: list[Finding] = field(default_factory=list)
     """A check's own comparisons on this session, shown with its conversation in the report."""
+    run_failure: dict[str, Any] = field(default_factory=dict)
+    """For a runner-path run that failed: the scripted step it was on and the runtime's last log lines."""
 
     def turn(self, text: str, session_id: str = "wt-kit-1", history: Sequence[Any] = ()) -> TurnRecord:
         drain_model_requests(self.handle)
@@ -112,6 +114,12 @@ class Session:
         )
         result = run_once(self.handle, context)
         self.traces.append(result.trace)
+        if result.trace.error is not None:  # read now: the container and its log go with the session
+            served = len(result.trace.model_requests or [])
+            self.run_failure = {
+                "scripted_step": scripted_step(case.decisions if case else self.decisions, served),
+                "runtime_log": runtime_log_tail(self.handle),
+            }
         return result
 
     def model_evidence(self) -> bool:
