@@ -183,3 +183,31 @@ def test_building_the_plugin_sweeps_dead_runs_and_spares_live_ones(
     finally:
         remove_run(docker_client, dead_run)
         remove_run(docker_client, live_run)
+
+
+@pytest.mark.parametrize("check", ["final_answer", "intermediate_tool_calls"])  # a session turn; the runner
+def test_a_runtime_failing_mid_check_leaves_its_log_lines_step_and_turn_as_evidence(
+    driver_env: dict[str, str], check: str
+) -> None:
+    """HTTP 500 from /wt/inject after one model call: the check fails naming the scripted step it was on,
+    with the runtime's own last log lines and the broken turn in the conversation view."""
+    from windtunnel._conformance.kit import check_by_id, run_check
+    from windtunnel._conformance.subject import Subject
+    from windtunnel._core.vocabulary import CheckStatus
+
+    directory = RUNTIMES / "misbehaving" / "midturn"
+    plugin = ContainerRuntimePlugin(load_manifest(directory), env=driver_env)
+    runtime = plugin.build("misbehaving-midturn", "t", None)
+    try:
+        result = run_check(check_by_id(check), Subject(name="misbehaving-midturn", runtime=runtime))
+    finally:
+        runtime.close()
+    assert result.status is CheckStatus.FAILED, result.detail
+    assert "after 1 of 3 scripted model call(s)" in result.detail and "500" in result.detail
+    step = result.evidence["scripted_step"]
+    due = {"final_answer": "answer ", "intermediate_tool_calls": "tool calls store(key, value)"}[check]
+    assert step["last_served"] == "tool calls lookup(key)" and step["next_due"].startswith(due)
+    assert any("breaks after its first model call" in line for line in result.evidence["runtime_log"])
+    [conversation] = result.conversations
+    assert conversation.error and "500" in conversation.error
+    assert len(conversation.turns) == 1 and len(conversation.turns[0].model_calls) == 1

@@ -142,3 +142,11 @@ def test_every_fault_has_a_poison_manifest_and_every_manifest_a_fault() -> None:
         assert manifest["extends"] == "../.."
         assert manifest["env"]["set"] == {"WT_FAULT": fault}
         assert manifest["name"] == f"reference-poison-{fault}"
+
+
+def test_fault_stale_session_header_names_the_first_session_on_every_call(stack: Stack) -> None:
+    client = stack.start(WT_FAULT="stale_session_header")
+    stack.script(say("ok"), say("ok"))
+    inject(client, "alpha", "Say hello.")
+    inject(client, "beta", "Say hello again.")
+    assert [request["session"] for request in stack.requests()] == ["alpha", "alpha"]

@@ -43,13 +43,16 @@ def test_requirement_set_v1_keeps_its_checks_and_v2_adds_the_new_ones() -> None:
 
 def test_requirement_set_v4_adds_the_three_view_checks_and_v3_stays_as_it_was() -> None:
     v3 = Suite.load(REPO / "conformance", "3").requirements
+    v4 = Suite.load(REPO / "conformance", "4").requirements
     assert {"three_views_agree", "tool_errors", "final_answer"}.isdisjoint(v3.scored)
-    assert SUITE.requirements.version == SUITE_VERSION == "4"
-    assert set(SUITE.requirements.scored) == set(v3.scored) | {
-        "three_views_agree",
-        "tool_errors",
-        "final_answer",
-    }
+    assert set(v4.scored) == set(v3.scored) | {"three_views_agree", "tool_errors", "final_answer"}
+
+
+def test_requirement_set_v5_adds_long_results_and_session_attribution() -> None:
+    v4 = Suite.load(REPO / "conformance", "4").requirements
+    assert SUITE.requirements.version == SUITE_VERSION == "5"
+    assert {"long_tool_results", "session_attribution"}.isdisjoint(v4.scored)
+    assert set(SUITE.requirements.scored) == set(v4.scored) | {"long_tool_results", "session_attribution"}
 
 
 def test_poison_must_fail_exactly_its_check() -> None:

@@ -56,7 +56,7 @@ class ListOnlyRuntime:
 
 def test_tools_are_called_through_a_wired_runtime() -> None:
     assert tools_step(ToolLoopRuntime(wired=True), [kit_pack()]) == [
-        "wt-conformance/notes: echo called through the runtime (5 listed)"
+        "wt-conformance/notes: echo called through the runtime (6 listed)"
     ]
 
 
@@ -69,7 +69,10 @@ def test_a_runtime_that_never_reaches_the_mock_fails_the_step() -> None:
 
 def test_without_the_inference_seam_the_tools_are_only_listed() -> None:
     [line] = tools_step(ListOnlyRuntime(), [kit_pack()])
-    assert line.startswith("wt-conformance/notes: echo, lookup, pause, store") and "live model" in line
+    assert (
+        line.startswith("wt-conformance/notes: echo, lookup, pause, read_document, store")
+        and "live model" in line
+    )
 
 
 def test_sample_arguments_fill_the_required_properties() -> None:

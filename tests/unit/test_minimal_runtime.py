@@ -123,6 +123,8 @@ def subject() -> Iterator[Subject]:
         "tool_errors",
         "final_answer",
         "tool_results_reach_model",
+        "long_tool_results",
+        "session_attribution",
         "raw_tool_call_shapes",
         "intermediate_tool_calls",
         "session_affinity",

@@ -45,7 +45,10 @@ def test_a_failing_checks_row_links_to_its_conversation_with_the_difference(page
         in conversation
     )
     assert conversation.count('<td class="absent">not reported</td>') == 2
-    assert "model call 1 · wt-scripted · temperature=0 · answered 2 tool call(s)" in conversation
+    assert (
+        "model call 1 · wt-scripted · X-WT-Session (none) · temperature=0 · answered 2 tool call(s)"
+        in conversation
+    )
     assert "the model got back:" in conversation  # the tool result the next model call carried
 
 
@@ -117,3 +120,44 @@ def test_repeated_identical_calls_render_as_separate_aligned_rows() -> None:
     assert html.count('<tr id="c-t0-r') == 2
     assert html.count('<td class="absent">not reported</td>') == 1 and 'href="#c-t0-r1"' in html
     assert BREAKOUT not in html
+
+
+def test_a_checks_own_comparisons_and_each_calls_session_show_in_its_conversation() -> None:
+    from windtunnel._conversation.build import TurnEvidence, conversation
+    from windtunnel._conversation.model import Finding
+
+    request = {
+        "index": 3,
+        "session": "wt-kit-attr-a-<x>",
+        "model": "m",
+        "messages": [{"role": "user", "content": "read"}],
+        "response": {"role": "assistant", "content": "done"},
+        "status": 200,
+    }
+    built = conversation(
+        title="session a",
+        runtime="r",
+        source="session",
+        turns=[TurnEvidence("read", [request], [], "done")],
+        mock_calls=None,
+    ).model_copy(
+        update={
+            "findings": [
+                Finding(
+                    turn=0,
+                    model_call=0,
+                    compared="the volume result",
+                    held=True,
+                    text="65536 bytes, identical",
+                ),
+                Finding(turn=None, compared="the X-WT-Session header", held=False, text="served <b>"),
+            ]
+        }
+    )
+    html = render_conversation(built, "conv-x")
+    assert "X-WT-Session wt-kit-attr-a-&lt;x&gt;" in html
+    assert '<li class="finding held">turn 1, model call 1: the volume result <strong>holds</strong>' in html
+    assert (
+        '<li class="finding diff">the X-WT-Session header <strong>differs</strong><pre>served &lt;b&gt;</pre>'
+        in html
+    )

@@ -14,6 +14,9 @@ from reference_agent.model import ModelClient
 from reference_agent.settings import Fault, Settings
 from reference_agent.tools import OfferedTool, ToolBox
 
+PREVIEW_CHARS = 1024
+"""Fault truncate_long_tool_results: the preview length a log line would show, cut into what the model gets."""
+
 
 @dataclass(slots=True)
 class _Turn:
@@ -102,6 +105,8 @@ class Agent:
             turn.notes.append(Note(turn.session_id, "tool", output))
             if self._settings.fault is Fault.SUMMARIZE_TOOL_RESULTS:
                 output = f"{name} succeeded"  # fault: the model never sees what the tool answered
+            if self._settings.fault is Fault.TRUNCATE_LONG_TOOL_RESULTS and len(output) > PREVIEW_CHARS:
+                output = output[:PREVIEW_CHARS] + "…"  # fault: a log preview limit applied to the transcript
         call_id = call.get("id") or f"call_{len(turn.transcript.steps)}_{index}"
         answer = {"role": "tool", "tool_call_id": call_id, "content": output}
         if self._settings.fault is Fault.DROP_TOOL_CALL_IDS:

@@ -47,6 +47,7 @@ class ModelClient:
         self._settings = settings
         self._http: aiohttp.ClientSession | None = None
         self._url = f"{settings.model_base_url}/chat/completions"
+        self._first_session: str | None = None  # fault stale_session_header: the session it keeps sending
 
     async def _session(self) -> aiohttp.ClientSession:
         await preload.loaded()
@@ -86,6 +87,10 @@ class ModelClient:
 
         body = self.request_body(messages, tools)
         data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        if self._settings.fault is Fault.STALE_SESSION_HEADER:
+            # fault: a shared client whose default headers were set once, for the first session it served
+            self._first_session = self._first_session or session_id
+            session_id = self._first_session
         headers = {SESSION_HEADER: session_id, "Content-Type": "application/json"}
         try:
             async with http.post(self._url, data=data, headers=headers) as response:

@@ -33,6 +33,8 @@ class Fault(Enum):
     SWALLOW_TOOL_ERRORS = "swallow_tool_errors"
     RETRY_FAILING_CALLS = "retry_failing_calls"
     REWRITE_FINAL_ANSWER = "rewrite_final_answer"
+    TRUNCATE_LONG_TOOL_RESULTS = "truncate_long_tool_results"
+    STALE_SESSION_HEADER = "stale_session_header"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -57,7 +57,7 @@ def intermediate_tool_calls(subject: Subject) -> dict[str, Any]:
         result = session.run(scenario)
         served = served_tools(session.mcps)
     trace = result.trace
-    raise_for_run_error(trace)
+    raise_for_run_error(trace, session.run_failure)
     reported = [call_name(c) for turn in trace.turns for c in turn.tool_calls]
     received = [c.get("name") for c in trace.mcp_calls or []]
     must_call = {c.id: c.passed for c in result.score.checks if c.id.startswith("must_call")}

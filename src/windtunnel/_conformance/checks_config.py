@@ -80,16 +80,20 @@ def _missing(wanted: dict[str, Any], seen: list[dict[str, Any]]) -> str | None:
     """The first configured value that did not reach every model call exactly, named."""
     for key, value in wanted.items():
         names = ("max_tokens", "max_completion_tokens") if key == "max_tokens" else (key,)
-        wrong = [s for s in seen if not any(name in s and s[name] == value for name in names)]
+        wrong = [i for i, s in enumerate(seen) if not any(name in s and s[name] == value for name in names)]
         if wrong or not seen:
             found = [next((s[name] for name in names if name in s), None) for s in seen]
-            return f"sampling.{key}={value!r} did not reach the model on every call (sent: {found})"
+            return (
+                f"sampling.{key}={value!r} did not reach the model on every call: model call(s) {wrong} of "
+                f"{len(seen)} differ (sent, call by call: {found})"
+            )
     return None
 
 
 def sampling(subject: Subject) -> dict[str, Any]:
     """The gateway sees the configured temperature, top_p, max_tokens and tool_choice exactly, on every
-    model call, for two different configs; and temperature 0 twice gives identical traces."""
+    model call of every turn (a follow-up after a tool result, a later turn), for two different configs;
+    and temperature 0 twice gives identical traces."""
     plans = [honoured(subject, values) for values in SAMPLING_RUNS]
     if not plans[0]:
         where = subject.manifest or "its runtime.toml"
@@ -101,14 +105,18 @@ def sampling(subject: Subject) -> dict[str, Any]:
         )
     runs: list[TurnRecord] = []
     evidence: dict[str, Any] = {"runs": []}
-    for wanted in plans:
+    for number, wanted in enumerate(plans):
         config = AgentConfig(sampling=SamplingConfig(**wanted))
-        with subject.scripted([tools(call("lookup", key="alpha")), say("Read it.")], config) as session:
+        script = [tools(call("lookup", key="alpha")), say("Read it."), say("Still read.")]
+        with subject.scripted(script, config) as session:
             subject.needs_model_evidence(session)
             turn = session.turn("Read note alpha.")
+            # The last run has a later turn too: knobs set once and lost after the first turn are caught.
+            later = session.turn("And once more?") if number == len(plans) - 1 else None
         runs.append(turn)
+        requests = [*(turn.requests or []), *((later.requests or []) if later else [])]
         # Each call's sampling read in its dialect (Responses' max_output_tokens is max_tokens, ...).
-        seen = [dialect_of(r).neutral_sampling(r.get("sampling") or {}) for r in turn.requests or []]
+        seen = [dialect_of(r).neutral_sampling(r.get("sampling") or {}) for r in requests]
         evidence["runs"].append({"configured": wanted, "seen": seen})
         problem = _missing(wanted, seen)
         if problem is not None:
@@ -121,7 +129,7 @@ def sampling(subject: Subject) -> dict[str, Any]:
     return evidence
 
 
-KIT_TOOLS = ("lookup", "store", "echo", "pause")
+KIT_TOOLS = ("lookup", "store", "echo", "read_document", "pause")
 # Fixed (a stage plan must foresee the config), yet nothing a runtime would send by default.
 DECLARED = {
     "system_prompt": "You are conformance probe KESTREL-7Q. Follow the user's instructions exactly.",

@@ -28,7 +28,7 @@ def rendered_prompt_and_usage(subject: Subject) -> dict[str, Any]:
     with subject.scripted(decisions) as session:
         subject.needs_model_evidence(session)
         trace = session.run(scenario).trace
-    raise_for_run_error(trace)
+    raise_for_run_error(trace, session.run_failure)
     if not trace.turns:
         raise CheckFailed("the run produced no turn")
     turn = trace.turns[0]

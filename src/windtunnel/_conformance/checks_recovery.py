@@ -126,7 +126,7 @@ def _clean_run(subject: Subject) -> dict[str, Any]:
     decisions = two_step_script()
     with subject.scripted(decisions) as session:
         result = session.run(scenario)
-    raise_for_run_error(result.trace)
+    raise_for_run_error(result.trace, session.run_failure)
     requests = result.trace.model_requests
     outcome = {
         "content": [turn.content for turn in result.trace.turns],

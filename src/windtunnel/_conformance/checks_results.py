@@ -12,7 +12,7 @@ from windtunnel._conformance.model import CheckFailed
 from windtunnel._conformance.subject import Subject, call, say, tools
 from windtunnel._core.reference import ReferenceDecision
 from windtunnel._trace.shapes import said
-from windtunnel._wire.dialect import Said
+from windtunnel._wire.dialect import Said, ToolCall
 from windtunnel._wire.tools import bare
 
 EXCERPT = 160
@@ -52,7 +52,14 @@ def tool_results_reach_model(subject: Subject) -> dict[str, Any]:
         record = session.turn("Store a note, read it back and echo a token.", f"wt-kit-results-{nonce}")
     requests = record.requests or []
     answered = answered_results(said(requests[-1]) if requests else [])
-    problems = result_problems(answered, probe.tokens)
+    # Every model call of the turn, not only the last: a result rewritten in a follow-up is caught too.
+    problems = [
+        f"model call {position}: {problem}"
+        for position, request in enumerate(requests[:-1])
+        for problem in result_problems(answered_results(said(request)), probe.tokens, complete=False)
+    ]
+    last = f"model call {len(requests) - 1}" if requests else "no model call was logged"
+    problems += [f"{last}: {problem}" for problem in result_problems(answered, probe.tokens)]
     evidence = {
         "results": [{"tool": name, "content": text[:EXCERPT]} for name, text in answered],
         "expected_tokens": dict(probe.tokens),
@@ -72,19 +79,28 @@ def answered_results(items: Sequence[Said]) -> list[tuple[str, str]]:
     tool_call_ids' concern, contents are this check's). Names are the mock's own (mcp__notes__lookup ->
     lookup), whatever qualification the harness offered them under.
     """
-    pending: list[tuple[str, str]] = []  # (call id, tool name) not yet answered
-    found: list[tuple[str, str]] = []
+    return [((bare(c.name) if c is not None else "") or "?", text) for c, text in answered_calls(items)]
+
+
+def answered_calls(items: Sequence[Said]) -> list[tuple[ToolCall | None, str]]:
+    """(the call it answers, result text) for each tool result of the turn after the last user message,
+    paired as answered_results() pairs them; None for a result that answers no call at all."""
+    pending: list[ToolCall] = []  # calls not yet answered
+    found: list[tuple[ToolCall | None, str]] = []
     for item in this_turn(items):
         if item.role == "assistant":
-            pending = [(str(c.id or ""), bare(c.name) or "?") for c in item.calls]
+            pending = list(item.calls)
         elif item.role == "tool":
             position = _answered_position(pending, item.answers)
-            name = pending.pop(position)[1] if position is not None else "?"
-            found.append((name, item.text))
+            found.append((pending.pop(position) if position is not None else None, item.text))
     return found
 
 
-def result_problems(answered: Sequence[tuple[str, str]], tokens: Mapping[str, str]) -> list[str]:
+def result_problems(
+    answered: Sequence[tuple[str, str]], tokens: Mapping[str, str], *, complete: bool = True
+) -> list[str]:
+    """Results that lack their tool's token; with `complete`, also every tool whose result never came (a
+    follow-up model call before the last has not been sent the later results yet)."""
     problems = [
         f"the model got the {name} result as {text[:EXCERPT]!r}, without {tokens[name]!r}, which the mock "
         "answered"
@@ -92,13 +108,13 @@ def result_problems(answered: Sequence[tuple[str, str]], tokens: Mapping[str, st
         if name in tokens and tokens[name] not in text
     ]
     missing = sorted(set(tokens) - {name for name, _ in answered})
-    if missing:
+    if missing and complete:
         problems.append(f"the model was never sent a result for {', '.join(missing)}")
     return problems
 
 
-def _answered_position(pending: list[tuple[str, str]], call_id: Any) -> int | None:
-    for position, (pending_id, _) in enumerate(pending):
-        if pending_id and pending_id == call_id:
+def _answered_position(pending: list[ToolCall], call_id: Any) -> int | None:
+    for position, pending_call in enumerate(pending):
+        if pending_call.id and pending_call.id == call_id:
             return position
     return 0 if pending else None

@@ -101,13 +101,17 @@ def tool_errors(subject: Subject) -> dict[str, Any]:
 def final_answer(subject: Subject) -> dict[str, Any]:
     """Each turn's reported answer is the model's last message of that turn as the gateway served it."""
     nonce = uuid.uuid4().hex[:10]
-    answers = (f"Note alpha holds the first note ({nonce}).", f"Nothing else to add ({nonce}).")
+    # Non-ASCII on purpose (accents, CJK, an emoji): an answer re-encoded on its way to the report is caught.
+    answers = (
+        f"Note alpha holds the first note ({nonce}) — naïve ✓.",
+        f"Nothing else to add ({nonce}) 以上 🧪.",
+    )
     script = [tools(call("lookup", key="alpha")), say(answers[0]), say(answers[1])]
     with subject.scripted(script) as session:
         subject.needs_model_evidence(session)
         session_id = _session_id("final")
-        session.turn("What does note alpha say?", session_id)
-        session.turn("Anything else?", session_id)
+        session.turn("What does note alpha say? — réponds", session_id)
+        session.turn("Anything else? 他には?", session_id)
         views = _views(session)
     _raise_disagreements(views, frozenset({DiffKind.FINAL_ANSWER}))
     conversation = views[0]

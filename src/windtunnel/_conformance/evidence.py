@@ -30,8 +30,15 @@ def raise_for_run_error(trace: Trace, evidence: Mapping[str, Any] | None = None)
             f"the run could not be checked: Wind Tunnel's {error.kind.value} step failed: {error.message}",
             hint=error.hint or "see the trace's error; this is not the runtime's fault",
         )
+    step = (evidence or {}).get("scripted_step")
+    where = (
+        f" after {step['model_calls_served']} of {step['steps_scripted']} scripted model call(s) (next due: "
+        f"{step['next_due']})"
+        if isinstance(step, Mapping)
+        else ""
+    )
     raise CheckFailed(
-        f"the run failed before its evidence could be compared ({error.kind.value}): {error.message}",
+        f"the run failed before its evidence could be compared ({error.kind.value}){where}: {error.message}",
         dict(evidence or {}),
     )
 

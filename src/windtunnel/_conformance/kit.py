@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from windtunnel._conformance import (
+    checks_bytes,
     checks_calls,
     checks_config,
     checks_evidence,
     checks_recovery,
     checks_results,
+    checks_sessions,
     checks_state,
     checks_views,
 )
@@ -81,10 +83,24 @@ CHECKS: tuple[Check, ...] = (
         checks_results.tool_results_reach_model,
     ),
     Check(
+        "long_tool_results",
+        "long tool results reach the model byte for byte",
+        f"{_CONTAINERS}: the result the model is sent for each call is what the MCP server returned for it, "
+        "whatever its size (up to 64 KiB here) and content (multi-byte UTF-8, nested JSON, whitespace)",
+        checks_bytes.long_tool_results,
+    ),
+    Check(
         "session_affinity",
         "session affinity",
         f"{_INJECT}: only the newest user turn is sent; the endpoint keeps its own history per session_id",
         checks_state.session_affinity,
+    ),
+    Check(
+        "session_attribution",
+        "model calls carry the session they serve",
+        f"{_CONTAINERS}: X-WT-Session (optional) names the session_id of the turn a model call serves; no model "
+        "call is made outside a turn",
+        checks_sessions.session_attribution,
     ),
     Check(
         "reset_isolation",

@@ -7,9 +7,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from windtunnel._conformance.failure import failed_mid_turn, runtime_log_tail, scripted_step
 from windtunnel._conformance.model import NotMeasured
 from windtunnel._conversation.build import TurnEvidence, conversation, from_trace
-from windtunnel._conversation.model import Conversation
+from windtunnel._conversation.model import Conversation, Finding
 from windtunnel._core.agent_runtime import (
     AgentConfig,
     AgentHandle,
@@ -27,6 +28,7 @@ from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_spe
 from windtunnel._scenario.model import Scenario
 from windtunnel._trace.models import Trace
 from windtunnel._trace.shapes import ReadResponse, read_response
+from windtunnel.errors import RuntimeFault
 
 
 def call(name: str, **arguments: Any) -> ReferenceToolCall:
@@ -56,6 +58,11 @@ class TurnRecord:
     requests: list[dict[str, Any]] | None
     session_id: str
     user: str | None = None
+    error: str | None = None
+    """Why the runtime broke the turn off (its answer is then empty), else None."""
+
+
+_NO_ANSWER = ReadResponse(shape="flat", content=None, tool_calls=[], usage=None, rendered_prompt=None)
 
 
 @dataclass(slots=True)
@@ -68,13 +75,32 @@ class Session:
     runtime_name: str
     turns: list[TurnRecord] = field(default_factory=list)
     traces: list[Trace] = field(default_factory=list)
+    decisions: tuple[ReferenceDecision, ...] = ()
+    findings: list[Finding] = field(default_factory=list)
+    """A check's own comparisons on this session, shown with its conversation in the report."""
+    run_failure: dict[str, Any] = field(default_factory=dict)
+    """For a runner-path run that failed: the scripted step it was on and the runtime's last log lines."""
 
     def turn(self, text: str, session_id: str = "wt-kit-1", history: Sequence[Any] = ()) -> TurnRecord:
         drain_model_requests(self.handle)
-        response = self.handle.send([*history, {"role": "user", "content": text}], session_id)
+        try:
+            response = self.handle.send([*history, {"role": "user", "content": text}], session_id)
+        except RuntimeFault as fault:
+            raise self.broke_off(fault, text, session_id) from fault
         record = TurnRecord(read_response(response), drain_model_requests(self.handle), session_id, text)
         self.turns.append(record)
         return record
+
+    def broke_off(self, fault: RuntimeFault, text: str, session_id: str) -> Exception:
+        """Record a turn the runtime failed (its model calls so far, the error) and return the check's
+        failure, naming the scripted step and carrying the runtime's last log lines."""
+        requests = drain_model_requests(self.handle)
+        self.turns.append(TurnRecord(_NO_ANSWER, requests, session_id, text, error=str(fault)))
+        served = sum(len(turn.requests or []) for turn in self.turns)
+        step = scripted_step(self.decisions, served)
+        return failed_mid_turn(
+            fault, text=text, session_id=session_id, step=step, log=runtime_log_tail(self.handle)
+        )
 
     def run(self, scenario: Scenario, case: ReferenceCase | None = None) -> RunResult:
         """The ordinary runner path on this handle (reset, turns, evidence, score)."""
@@ -87,6 +113,12 @@ class Session:
         )
         result = run_once(self.handle, context)
         self.traces.append(result.trace)
+        if result.trace.error is not None:  # read now: the container and its log go with the session
+            served = len(result.trace.model_requests or [])
+            self.run_failure = {
+                "scripted_step": scripted_step(case.decisions if case else self.decisions, served),
+                "runtime_log": runtime_log_tail(self.handle),
+            }
         return result
 
     def model_evidence(self) -> bool:
@@ -99,6 +131,7 @@ class Session:
         if self.turns:
             sessions = ", ".join(sorted({turn.session_id for turn in self.turns}))
             turns = [TurnEvidence(t.user, t.requests, t.read.tool_calls, t.read.content) for t in self.turns]
+            errors = [f"turn {n + 1}: {t.error}" for n, t in enumerate(self.turns) if t.error]
             found.append(
                 conversation(
                     title=f"session {sessions}",
@@ -106,7 +139,8 @@ class Session:
                     source="session",
                     turns=turns,
                     mock_calls=mcp_calls(self.mcps),
-                )
+                    error="; ".join(errors) or None,
+                ).model_copy(update={"findings": list(self.findings)})
             )
         return found
 
@@ -147,7 +181,7 @@ class Subject:
         with started_mcps(runtime, self.pack.plans() if with_tools else []) as mcps:
             full = with_mcp_specs(config or AgentConfig(), mcps)
             with provisioned(runtime, full, mcps, runtime_name=self.name, case=case) as handle:
-                session = Session(handle, list(mcps), full, self.name)
+                session = Session(handle, list(mcps), full, self.name, decisions=tuple(decisions))
                 try:
                     handle.reset_state()
                     reset_mocks(mcps)  # the session's views hold its own calls only (bound mocks outlive it)

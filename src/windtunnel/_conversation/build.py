@@ -146,6 +146,7 @@ def model_call_view(request: Mapping[str, Any]) -> ModelCallView:
         tool_calls=[dict(call.native) for call in answered.calls],
         status=status if isinstance(status, int) else None,
         error=_text(request.get("error")),
+        session=request.get("session") if isinstance(request.get("session"), str) else None,
     )
 
 

@@ -85,6 +85,7 @@ class ModelCallView(_Model):
     tool_calls: list[Any] = Field(default_factory=list, description="the answer's tool calls as served")
     status: int | None = None
     error: str | None = None
+    session: str | None = Field(default=None, description="the X-WT-Session header it carried, if any")
 
 
 class ConversationTurn(_Model):
@@ -102,6 +103,17 @@ class Disagreement(_Model):
     text: str
 
 
+class Finding(_Model):
+    """A check's own comparison on this conversation (bytes of a tool result, the session a call served),
+    shown beside the three views: what was compared, whether it held and, when not, where it differed."""
+
+    turn: int | None = Field(description="the turn it concerns (0-based); null for the whole conversation")
+    model_call: int | None = Field(default=None, description="the model call of the turn, when one")
+    compared: str = Field(description="what was compared with what")
+    held: bool
+    text: str = Field(description="the outcome: where it differed and both excerpts, or what agreed")
+
+
 class Conversation(_Model):
     """A run's or a check session's conversation; `views` says which views were available at all."""
 
@@ -113,3 +125,4 @@ class Conversation(_Model):
     turns: list[ConversationTurn] = Field(default_factory=list)
     disagreements: list[Disagreement] = Field(default_factory=list)
     error: str | None = Field(default=None, description="why the run stopped, when it did")
+    findings: list[Finding] = Field(default_factory=list, description="a check's own comparisons")

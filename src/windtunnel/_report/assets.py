@@ -24,6 +24,9 @@ details.conversation.has-diffs{border-left-color:#cf222e}
 details.conversation>summary{cursor:pointer;font-weight:600}
 .diff-count{color:#cf222e}.no-diff{color:#1a7f37}
 ul.diffs{background:#ffebe9;border:1px solid #ff818266;border-radius:6px;padding:.4rem .4rem .4rem 1.6rem}
+ul.findings{border:1px solid #d0d7de;border-radius:6px;padding:.4rem .4rem .4rem 1.6rem}
+li.finding.diff{color:#cf222e}
+li.finding pre{max-height:8rem;overflow:auto}
 li.diff{margin:.2rem 0}.turn{border-top:1px dashed #d0d7de;margin-top:.6rem;padding-top:.3rem}
 .msg{margin:.3rem 0}.role{display:inline-block;min-width:5.5rem;font-weight:600;color:#57606a}
 .msg.user .role{color:#0969da}.msg.final .role{color:#1a7f37}

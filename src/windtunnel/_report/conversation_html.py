@@ -15,6 +15,7 @@ from windtunnel._conversation.model import (
     Conversation,
     ConversationTurn,
     Disagreement,
+    Finding,
     ModelCallView,
     ToolCallRow,
     View,
@@ -55,7 +56,8 @@ def render_conversation(conversation: Conversation, anchor: str, check_id: str |
         f'<details class="{classes}" id="{escape(anchor)}"{check}><summary>'
         f'<span class="conv-title">{escape(conversation.title)}</span> · {len(conversation.turns)} turn'
         f"{'s' if len(conversation.turns) != 1 else ''} · {count}</summary>"
-        f"{error}{_views(conversation)}{_diff_list(diffs, anchor)}{turns}</details>"
+        f"{error}{_views(conversation)}{_diff_list(diffs, anchor)}{_findings(conversation.findings)}{turns}"
+        "</details>"
     )
 
 
@@ -80,6 +82,24 @@ def _diff_list(diffs: Sequence[Disagreement], anchor: str) -> str:
             f'<li class="diff" data-kind="{escape(diff.kind.value)}">{where}: {escape(diff.text)}</li>'
         )
     return f'<ul class="diffs">{"".join(items)}</ul>'
+
+
+def _findings(findings: Sequence[Finding]) -> str:
+    """A check's own comparisons (bytes of each tool result, the session each call served), held or not."""
+    if not findings:
+        return ""
+    items = []
+    for finding in findings:
+        where = "" if finding.turn is None else f"turn {finding.turn + 1}"
+        if finding.model_call is not None:
+            where += f", model call {finding.model_call + 1}"
+        css = "finding held" if finding.held else "finding diff"
+        verdict = "holds" if finding.held else "differs"
+        items.append(
+            f'<li class="{css}">{escape(where)}{": " if where else ""}{escape(finding.compared)} '
+            f"<strong>{verdict}</strong><pre>{text(finding.text)}</pre></li>"
+        )
+    return f'<ul class="findings">{"".join(items)}</ul>'
 
 
 def _row_id(anchor: str, turn: int, row: int) -> str:
@@ -123,6 +143,7 @@ def _model_call(step: int, call: ModelCallView, previous: ModelCallView | None) 
     summary = (
         f"model call {step + 1}"
         + (f" · {call.model}" if call.model else "")
+        + f" · X-WT-Session {call.session or '(none)'}"
         + f" · {sampling or 'no sampling parameters'} · answered {answer}"
     )
     before = (

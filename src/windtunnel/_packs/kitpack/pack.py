@@ -8,6 +8,8 @@ from typing import Any
 # Inside the library, the kit's pack imports the private modules a pack author reaches through
 # windtunnel.api: nothing inside src imports the public doors (docs/design.md, "Layers").
 from windtunnel._core.mock_kit import InvalidParams, MockServer, Tool, ToolError
+from windtunnel._core.mock_surface import Text, ToolResult
+from windtunnel._packs.kitpack.documents import SIZES, document
 from windtunnel._packs.pack import Pack, mock_state_probe
 from windtunnel._scenario.model import Scenario
 
@@ -31,6 +33,11 @@ def _echo(state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
 def _strict(_state: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
     # Refuses every request as invalid: the tool_errors check's JSON-RPC error (-32602).
     raise InvalidParams(f"strict refuses {sorted(arguments)}: the request is invalid")
+
+
+def _document(_state: dict[str, Any], arguments: dict[str, Any]) -> ToolResult:
+    # One text block, no structured content: the text is what a runtime must hand the model, byte for byte.
+    return ToolResult(content=[Text(text=document(arguments["name"]))])
 
 
 PAUSE_CAP_S = 10.0
@@ -75,6 +82,16 @@ def notes_server() -> MockServer:
                 description="Check a request; answers a JSON-RPC error for an invalid one.",
                 input_schema={"type": "object"},
                 handler=_strict,
+            ),
+            Tool(
+                name="read_document",
+                description="Read a long document by name.",
+                input_schema={
+                    "type": "object",
+                    "properties": {"name": {"type": "string", "enum": sorted(SIZES)}},
+                    "required": ["name"],
+                },
+                handler=_document,
             ),
             Tool(
                 name="pause",

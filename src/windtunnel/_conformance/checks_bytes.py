@@ -1,0 +1,132 @@
+"""The long tool results check: every result the model is sent is the mock's answer, byte for byte.
+
+The kit's `read_document` tool serves texts of 900 bytes to 64 KiB (windtunnel._packs.kitpack.documents):
+multi-byte UTF-8, nested JSON, long arrays, whitespace that must survive. Each tool result in every model
+call of the turn, read in its call's dialect (windtunnel._wire), is compared with what the mock served for
+that call; the first difference is reported with the model call, the byte offset and both excerpts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from windtunnel._conformance.byte_diff import first_difference
+from windtunnel._conformance.checks_results import answered_calls
+from windtunnel._conformance.model import CheckFailed
+from windtunnel._conformance.subject import Subject, say, tools
+from windtunnel._conversation.model import Finding
+from windtunnel._core.reference import ReferenceToolCall
+from windtunnel._runner.evidence import mcp_calls
+from windtunnel._trace.shapes import said
+from windtunnel._wire.tools import bare
+
+TOOL = "read_document"
+
+
+def _read(name: str) -> ReferenceToolCall:
+    return ReferenceToolCall(TOOL, {"name": name})
+
+
+# Two calls in one model call (parallel), then two more: four sizes up to 64 KiB, every one of them
+# longer than any preview limit a runtime might apply to its logs, the first shorter than a kilobyte.
+LONG_SCRIPT = (
+    tools(_read("brief"), _read("page")),
+    tools(_read("chapter"), _read("volume")),
+    say("documents read"),
+)
+DOCUMENTS = tuple(c.arguments["name"] for decision in LONG_SCRIPT for c in decision.tool_calls)
+
+
+def long_tool_results(subject: Subject) -> dict[str, Any]:
+    """Every document result in every model call of the turn equals the mock's answer for that call."""
+    with subject.scripted(LONG_SCRIPT) as session:
+        subject.needs_model_evidence(session)
+        record = session.turn("Read the brief and the page, then the chapter and the volume.")
+        served = served_documents(mcp_calls(session.mcps) or [])
+        requests = record.requests or []
+        findings = compare_results(requests, served)
+        session.findings.extend(findings)
+    evidence: dict[str, Any] = {
+        "served": {name: len(text.encode("utf-8")) for name, text in served.items()},
+        "compared": [f.model_dump(mode="json") for f in findings],
+    }
+    missing = sorted(set(DOCUMENTS) - set(served))
+    if missing:
+        raise CheckFailed(
+            f"the mock never served {', '.join(missing)}: the turn did not make its scripted tool calls",
+            evidence,
+        )
+    differing = [f for f in findings if not f.held]
+    if differing:
+        first = differing[0]
+        raise CheckFailed(
+            f"model call {first.model_call}: {first.text}: hand the model each tool result exactly as the "
+            "MCP server returned it (no truncation, re-encoding or whitespace changes)",
+            evidence,
+        )
+    last = {f.compared for f in findings if f.model_call == len(requests) - 1}
+    unsent = [name for name in DOCUMENTS if _compared(name) not in last]
+    if unsent:
+        raise CheckFailed(
+            f"the last model call of the turn was sent no result for {', '.join(unsent)}", evidence
+        )
+    return evidence
+
+
+def served_documents(calls: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The text the mock answered for each document it served, by document name (text blocks joined by a
+    newline, as windtunnel._wire.reading.text_of joins a result's parts)."""
+    served: dict[str, str] = {}
+    for entry in calls:
+        arguments = entry.get("arguments")
+        if entry.get("name") != TOOL or not isinstance(arguments, Mapping) or entry.get("is_error"):
+            continue
+        blocks = (entry.get("result") or {}).get("content") or []
+        text = "\n".join(
+            b.get("text", "") for b in blocks if isinstance(b, Mapping) and b.get("type") == "text"
+        )
+        served.setdefault(str(arguments.get("name")), text)
+    return served
+
+
+def compare_results(requests: Sequence[Mapping[str, Any]], served: Mapping[str, str]) -> list[Finding]:
+    """One finding per document result in each model call: held when it is the served text byte for byte."""
+    findings: list[Finding] = []
+    for position, request in enumerate(requests):
+        for answered, text in answered_calls(said(request)):
+            if answered is None or bare(answered.name) != TOOL or not isinstance(answered.arguments, dict):
+                continue
+            name = str(answered.arguments.get("name"))
+            expected = served.get(name)
+            compared = _compared(name)
+            if expected is None:
+                findings.append(
+                    Finding(
+                        turn=0,
+                        model_call=position,
+                        compared=compared,
+                        held=False,
+                        text=f"the model was sent a result for {name!r}, which the mock never served",
+                    )
+                )
+                continue
+            difference = first_difference(expected, text)
+            findings.append(
+                Finding(
+                    turn=0,
+                    model_call=position,
+                    compared=compared,
+                    held=difference is None,
+                    text=(
+                        f"{len(expected.encode('utf-8'))} bytes, identical"
+                        if difference is None
+                        else difference.describe(f"the {name} result")
+                    ),
+                )
+            )
+    return findings
+
+
+def _compared(name: str) -> str:
+    return f"the {TOOL}(name={name!r}) result the model was sent, with the mock's answer"
