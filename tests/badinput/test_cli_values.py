@@ -42,6 +42,18 @@ CASES = [
         "gateway mode", ["gateway", "serve", "--mode", "mock"], 2, "argument --mode: invalid choice: 'mock'"
     ),
     Case(
+        "gateway side model empty",
+        ["gateway", "serve", "--side-model", ""],
+        2,
+        "--side-model: '' is not a model name",
+    ),
+    Case(
+        "gateway side model spaced",
+        ["gateway", "serve", "--side-model", " haiku"],
+        2,
+        "--side-model: ' haiku' is not a model name",
+    ),
+    Case(
         "gateway upstream not a url",
         ["gateway", "serve", "--mode", "live", "--upstream", "not-a-url"],
         2,
