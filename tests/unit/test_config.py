@@ -23,7 +23,7 @@ def test_no_config_anywhere_gives_defaults_rooted_at_the_cwd(tmp_path: Path) -> 
         pytest.skip(f"a config above the temp dir: {settings.source}")
     assert settings.root == tmp_path.resolve()
     assert (
-        settings.runtimes == () and settings.packs == () and settings.requirement_set == SUITE_VERSION == "4"
+        settings.runtimes == () and settings.packs == () and settings.requirement_set == SUITE_VERSION == "5"
     )
     assert settings.runs_dir == tmp_path.resolve() / "runs"
 

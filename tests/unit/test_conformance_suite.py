@@ -24,8 +24,12 @@ SUITE = Suite.load(REPO / "conformance", SUITE_VERSION)
 def test_repository_suite_scores_every_check_and_names_a_poison_per_fault() -> None:
     assert set(SUITE.requirements.scored) == set(CHECK_IDS)
     assert set(SUITE.poisons.values()) <= set(CHECK_IDS)
-    manifests = {p.parent.name for p in (REPO / "runtimes" / "reference" / "poison").glob("*/runtime.toml")}
-    assert {name.removeprefix("reference-poison-") for name in SUITE.poisons} == manifests
+    # Every poison manifest under runtimes/<runtime>/poison/<fault>/ is listed, as <runtime>-poison-<fault>.
+    manifests = {
+        f"{p.parents[2].name}-poison-{p.parent.name}"
+        for p in (REPO / "runtimes").glob("*/poison/*/runtime.toml")
+    }
+    assert set(SUITE.poisons) == manifests
 
 
 def test_every_check_has_a_poison_that_bites_it_except_the_positive_only_ones() -> None:
@@ -43,13 +47,16 @@ def test_requirement_set_v1_keeps_its_checks_and_v2_adds_the_new_ones() -> None:
 
 def test_requirement_set_v4_adds_the_three_view_checks_and_v3_stays_as_it_was() -> None:
     v3 = Suite.load(REPO / "conformance", "3").requirements
+    v4 = Suite.load(REPO / "conformance", "4").requirements
     assert {"three_views_agree", "tool_errors", "final_answer"}.isdisjoint(v3.scored)
-    assert SUITE.requirements.version == SUITE_VERSION == "4"
-    assert set(SUITE.requirements.scored) == set(v3.scored) | {
-        "three_views_agree",
-        "tool_errors",
-        "final_answer",
-    }
+    assert set(v4.scored) == set(v3.scored) | {"three_views_agree", "tool_errors", "final_answer"}
+
+
+def test_requirement_set_v5_adds_model_wire_and_v4_stays_as_it_was() -> None:
+    v4 = Suite.load(REPO / "conformance", "4").requirements
+    assert "model_wire" not in v4.scored
+    assert SUITE.requirements.version == SUITE_VERSION == "5"
+    assert set(SUITE.requirements.scored) == set(v4.scored) | {"model_wire"}
 
 
 def test_poison_must_fail_exactly_its_check() -> None:
