@@ -41,17 +41,15 @@ CASES = [
     Case(
         "gateway mode", ["gateway", "serve", "--mode", "mock"], 2, "argument --mode: invalid choice: 'mock'"
     ),
-    Case(
-        "gateway side model empty",
-        ["gateway", "serve", "--side-model", ""],
-        2,
-        "--side-model: '' is not a model name",
-    ),
-    Case(
-        "gateway side model spaced",
-        ["gateway", "serve", "--side-model", " haiku"],
-        2,
-        "--side-model: ' haiku' is not a model name",
+    # --side-model: a model name, neither empty nor padded with spaces
+    *(
+        Case(
+            f"gateway side model {name!r}",
+            ["gateway", "serve", "--side-model", name],
+            2,
+            f"--side-model: {name!r} is not a model name",
+        )
+        for name in ("", " haiku")
     ),
     Case(
         "gateway upstream not a url",
