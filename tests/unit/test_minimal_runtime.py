@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -206,3 +207,20 @@ def test_each_poison_of_a_new_wire_fails_exactly_the_checks_the_suite_names(dire
     failed = {check for check, status in statuses.items() if status is CheckStatus.FAILED}
     assert failed == set(suite.caught_by[name]), statuses
     assert all(suite.judge(name, check, status).ok for check, status in statuses.items()), statuses
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        (
+            {"WT_MODEL_WIRE": "soap"},
+            "WT_MODEL_WIRE='soap' is not a model wire: use one of chat, messages, responses",
+        ),
+        ({"WT_MODEL_WIRE": "messages"}, "WT_MODEL_ROOT_URL is not set"),
+        ({"WT_FAULT": "slow"}, "WT_FAULT='slow' is not a known fault: normalize_tool_arguments"),
+    ],
+)
+def test_the_minimal_agent_refuses_a_bad_variable_at_start_naming_it(env: dict[str, str], said: str) -> None:
+    base = {"WT_MODEL_BASE_URL": "http://127.0.0.1:9/v1"}
+    with pytest.raises(SystemExit, match=re.escape(said)):
+        _minimal("agent").Agent({**base, **env})
