@@ -113,9 +113,11 @@ def certify(session: nox.Session) -> None:
     _install(session)
     out = "out/bundle"
     # Besides the bundled reference runtime (always run, the known-good control): the `minimal` runtime,
-    # Contract C's required parts only, which must be certified PASSED (docs/conformance.md).
+    # Contract C's required parts only, in each model wire (chat, Anthropic Messages, OpenAI Responses),
+    # each of which must be certified PASSED (docs/conformance.md).
     chosen = any(arg.startswith("--runtime") for arg in session.posargs)
-    runtimes = [] if chosen else ["--runtime", "minimal"]
+    controls = ("minimal", "minimal-messages", "minimal-responses")
+    runtimes = [] if chosen else [arg for name in controls for arg in ("--runtime", name)]
     session.run("wt", "certify", "--out", out, "--key", f"{TEST_SIGNER}.pem", *runtimes, *session.posargs)
     session.run("wt", "verify", out, "--key", f"{TEST_SIGNER}.pub.pem")
     session.run("wt", "verify", f"{out}.tar.gz", "--key-fingerprint", TEST_SIGNER_FINGERPRINT)

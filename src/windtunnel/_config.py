@@ -22,7 +22,7 @@ SUITE_VERSION = "5"
 """The version of the conformance suite and the bundled packs, defined here only: the newest requirement set
 (conformance/requirements/v<N>.toml), the one a project gets when it names none, and a bundle's
 suite_version. 2 added tool_call_ids and config_reaches_model, with stricter checks; 3 added
-tool_results_reach_model."""
+tool_results_reach_model; 4 the three views, tool errors and the final answer; 5 model_wire."""
 
 DEFAULT_PACKS: tuple[str, ...] = ()
 _ENTRY_EXAMPLE = (

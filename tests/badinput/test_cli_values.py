@@ -41,6 +41,16 @@ CASES = [
     Case(
         "gateway mode", ["gateway", "serve", "--mode", "mock"], 2, "argument --mode: invalid choice: 'mock'"
     ),
+    # --side-model: a model name, neither empty nor padded with spaces
+    *(
+        Case(
+            f"gateway side model {name!r}",
+            ["gateway", "serve", "--side-model", name],
+            2,
+            f"--side-model: {name!r} is not a model name",
+        )
+        for name in ("", " haiku")
+    ),
     Case(
         "gateway upstream not a url",
         ["gateway", "serve", "--mode", "live", "--upstream", "not-a-url"],

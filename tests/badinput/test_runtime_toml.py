@@ -253,6 +253,29 @@ CASES = [
         HEAD + '[env]\nrename = { WT_MODLE_BASE_URL = "OPENAI_BASE_URL" }\n',
         "env.rename renames WT_MODLE_BASE_URL, which Contract C does not define; did you mean WT_MODEL_BASE_URL?",
     ),
+    # [model]: the wire is one of three names; side model names are real names, each once
+    case(
+        "model wire unknown",
+        HEAD + '[model]\nwire = "anthropic"\n',
+        "model.wire = \"anthropic\": must be one of 'chat', 'messages', 'responses'",
+    ),
+    case("model wire number", HEAD + "[model]\nwire = 1\n", "model.wire = 1: must be one of 'chat'"),
+    case(
+        "model side empty",
+        HEAD + '[model]\nside_models = [""]\n',
+        "model.side_models = [\"\"]: '' is not a model name",
+    ),
+    case(
+        "model side twice",
+        HEAD + '[model]\nside_models = ["h", "h"]\n',
+        "names 'h' twice; name each side model once",
+    ),
+    case(
+        "model side not a list",
+        HEAD + '[model]\nside_models = "h"\n',
+        'model.side_models = "h": must be a list of model names',
+    ),
+    case("model key typo", HEAD + '[model]\nwires = "chat"\n', "did you mean 'wire'?"),
     case(
         "env rename not handed",
         HEAD + '[env]\nrename = { HOME = "MY_HOME" }\n',

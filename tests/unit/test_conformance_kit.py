@@ -45,8 +45,13 @@ def _fault(runtime: str) -> str | None:
     return str(fault) if fault and "driver" not in manifest else None
 
 
-# The poisons that are the runtime's own WT_FAULT branches run here; driver faults need containers.
-FAULTS = {fault: checks for name, checks in SUITE.caught_by.items() if (fault := _fault(name)) is not None}
+# The reference's poisons that are the runtime's own WT_FAULT branches run here; driver faults need
+# containers, and the minimal runtime's poisons run in test_minimal_runtime.
+FAULTS = {
+    fault: checks
+    for name, checks in SUITE.caught_by.items()
+    if name.startswith("reference-poison-") and (fault := _fault(name)) is not None
+}
 CHECKS = sorted(
     {c for checks in FAULTS.values() for c in checks} | {"session_affinity", "reference_capability"}
 )

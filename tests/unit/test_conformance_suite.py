@@ -24,8 +24,12 @@ SUITE = Suite.load(REPO / "conformance", SUITE_VERSION)
 def test_repository_suite_scores_every_check_and_names_a_poison_per_fault() -> None:
     assert set(SUITE.requirements.scored) == set(CHECK_IDS)
     assert set(SUITE.poisons.values()) <= set(CHECK_IDS)
-    manifests = {p.parent.name for p in (REPO / "runtimes" / "reference" / "poison").glob("*/runtime.toml")}
-    assert {name.removeprefix("reference-poison-") for name in SUITE.poisons} == manifests
+    # Every poison manifest under runtimes/<runtime>/poison/<fault>/ is listed, as <runtime>-poison-<fault>.
+    manifests = {
+        f"{p.parents[2].name}-poison-{p.parent.name}"
+        for p in (REPO / "runtimes").glob("*/poison/*/runtime.toml")
+    }
+    assert set(SUITE.poisons) == manifests
 
 
 def test_every_check_has_a_poison_that_bites_it_except_the_positive_only_ones() -> None:
@@ -48,11 +52,12 @@ def test_requirement_set_v4_adds_the_three_view_checks_and_v3_stays_as_it_was() 
     assert set(v4.scored) == set(v3.scored) | {"three_views_agree", "tool_errors", "final_answer"}
 
 
-def test_requirement_set_v5_adds_long_results_and_session_attribution() -> None:
+def test_requirement_set_v5_adds_long_results_session_attribution_and_model_wire() -> None:
     v4 = Suite.load(REPO / "conformance", "4").requirements
+    added = {"long_tool_results", "session_attribution", "model_wire"}
     assert SUITE.requirements.version == SUITE_VERSION == "5"
-    assert {"long_tool_results", "session_attribution"}.isdisjoint(v4.scored)
-    assert set(SUITE.requirements.scored) == set(v4.scored) | {"long_tool_results", "session_attribution"}
+    assert added.isdisjoint(v4.scored)
+    assert set(SUITE.requirements.scored) == set(v4.scored) | added
 
 
 def test_poison_must_fail_exactly_its_check() -> None:

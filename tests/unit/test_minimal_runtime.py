@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import sys
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ import pytest
 
 from windtunnel._conformance.kit import check_by_id, run_check
 from windtunnel._conformance.subject import Subject
+from windtunnel._conformance.suite import Suite
 from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._drivers.http_inject import HttpInjectHandle
 from windtunnel._engine.topology import DEFAULT_MODEL, GATEWAY_URL_FOR_AGENTS, runtime_env
@@ -31,7 +34,10 @@ from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.manifest import RuntimeManifest, load_manifest
 from windtunnel.spi import AgentConfig, MCPHandle, Message, MockServerPlan, ReferenceCase, Response
 
-RUNTIME_DIR = Path(__file__).resolve().parents[2] / "runtimes" / "minimal"
+RUNTIMES = Path(__file__).resolve().parents[2] / "runtimes"
+RUNTIME_DIR = RUNTIMES / "minimal"
+WIRES = ("minimal", "minimal-messages", "minimal-responses")
+"""The control runtime in each model wire: one agent loop, WT_MODEL_WIRE picks chat, messages or responses."""
 
 
 def _minimal(module: str) -> Any:
@@ -86,7 +92,11 @@ class LoopbackMinimal:
         env = runtime_env(self.manifest, config, mcps or [], GATEWAY_URL_FOR_AGENTS)
         key = json.dumps(env, sort_keys=True)
         if key not in self.servers:
-            agent = _minimal("agent").Agent({**env, "WT_MODEL_BASE_URL": f"{self.gateway.base_url}/v1"})
+            urls = {
+                "WT_MODEL_BASE_URL": f"{self.gateway.base_url}/v1",
+                "WT_MODEL_ROOT_URL": self.gateway.base_url,
+            }
+            agent = _minimal("agent").Agent({**env, **urls})
             server = _minimal("server").make_server(agent, "127.0.0.1", 0)
             threading.Thread(target=server.serve_forever, daemon=True).start()
             self.servers[key] = server
@@ -104,33 +114,50 @@ class LoopbackMinimal:
         self.gateway.close()
 
 
-@pytest.fixture(scope="module")
-def subject() -> Iterator[Subject]:
-    manifest = load_manifest(RUNTIME_DIR)
+@contextmanager
+def loopback_subject(directory: str) -> Iterator[Subject]:
+    """The runtime of runtimes/<directory> on loopback, with the real gateway app and the kit's mocks."""
+    manifest = load_manifest(RUNTIMES / directory)
     gateway = ServerThread(create_app(ScriptMode(), models=[DEFAULT_MODEL])).start()
     mocks = start_loopback(kit_pack().plans())
     runtime = LoopbackMinimal(manifest, gateway.url, mocks)
-    yield Subject(name="minimal", runtime=runtime, supported=manifest.supported, manifest="runtimes/minimal")
+    yield Subject(
+        name=manifest.name,
+        runtime=runtime,
+        supported=manifest.supported,
+        manifest=f"runtimes/{directory}",
+        wire=manifest.wire,
+    )
     runtime.close()
     stop_loopback(mocks)
     gateway.stop()
 
 
-@pytest.mark.parametrize(
-    "check",
-    [
-        "three_views_agree",
-        "tool_errors",
-        "final_answer",
-        "tool_results_reach_model",
-        "long_tool_results",
-        "session_attribution",
-        "raw_tool_call_shapes",
-        "intermediate_tool_calls",
-        "session_affinity",
-        "sampling",
-    ],
+@pytest.fixture(scope="module", params=WIRES)
+def subject(request: pytest.FixtureRequest) -> Iterator[Subject]:
+    with loopback_subject(request.param) as found:
+        yield found
+
+
+LOOPBACK_CHECKS = (
+    "three_views_agree",
+    "tool_errors",
+    "final_answer",
+    "tool_results_reach_model",
+    "long_tool_results",
+    "session_attribution",
+    "raw_tool_call_shapes",
+    "intermediate_tool_calls",
+    "session_affinity",
+    "sampling",
+    "tool_call_ids",
+    "config_reaches_model",
+    "model_wire",
 )
+"""The checks a loopback runtime can take (the rest need its container: recovery, egress, ...)."""
+
+
+@pytest.mark.parametrize("check", LOOPBACK_CHECKS)
 def test_the_minimal_runtime_passes(subject: Subject, check: str) -> None:
     result = run_check(check_by_id(check), subject)
     assert result.status is CheckStatus.PASSED, result.detail
@@ -152,3 +179,50 @@ def test_a_runtime_declaring_no_sampling_field_fails_naming_the_line_to_add(subj
     result = run_check(check_by_id("sampling"), undeclared)
     assert result.status is CheckStatus.FAILED
     assert 'in x/runtime.toml, e.g. [config] supported = [..., "sampling.temperature"' in result.detail
+
+
+def test_a_runtime_calling_another_wire_than_it_declares_fails_model_wire(subject: Subject) -> None:
+    """The same runtime judged as declaring each other wire: model_wire fails, naming both."""
+    for declared in {"chat", "messages", "responses"} - {subject.wire}:
+        mislabelled = Subject(name="x", runtime=subject.runtime, supported=subject.supported, wire=declared)
+        result = run_check(check_by_id("model_wire"), mislabelled)
+        assert result.status is CheckStatus.FAILED, result.detail
+        assert f"declares wire {declared!r}" in result.detail
+        assert result.evidence["declared"] == declared and result.evidence["model_calls"]
+
+
+POISONS = {
+    "minimal-messages/poison/normalize_tool_arguments": "minimal-messages-poison-normalize_tool_arguments",
+    "minimal-responses/poison/normalize_tool_arguments": "minimal-responses-poison-normalize_tool_arguments",
+    "minimal-responses/poison/speak_chat": "minimal-responses-poison-speak_chat",
+}
+
+
+@pytest.mark.parametrize("directory", sorted(POISONS))
+def test_each_poison_of_a_new_wire_fails_exactly_the_checks_the_suite_names(directory: str) -> None:
+    """The poisons of conformance/poisons.toml on loopback: each check it must fail fails, the others hold."""
+    suite = Suite.load(RUNTIMES.parent / "conformance")
+    name = POISONS[directory]
+    with loopback_subject(directory) as poison:
+        assert poison.name == name
+        statuses = {check: run_check(check_by_id(check), poison).status for check in LOOPBACK_CHECKS}
+    failed = {check for check, status in statuses.items() if status is CheckStatus.FAILED}
+    assert failed == set(suite.caught_by[name]), statuses
+    assert all(suite.judge(name, check, status).ok for check, status in statuses.items()), statuses
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        (
+            {"WT_MODEL_WIRE": "soap"},
+            "WT_MODEL_WIRE='soap' is not a model wire: use one of chat, messages, responses",
+        ),
+        ({"WT_MODEL_WIRE": "messages"}, "WT_MODEL_ROOT_URL is not set"),
+        ({"WT_FAULT": "slow"}, "WT_FAULT='slow' is not a known fault: normalize_tool_arguments"),
+    ],
+)
+def test_the_minimal_agent_refuses_a_bad_variable_at_start_naming_it(env: dict[str, str], said: str) -> None:
+    base = {"WT_MODEL_BASE_URL": "http://127.0.0.1:9/v1"}
+    with pytest.raises(SystemExit, match=re.escape(said)):
+        _minimal("agent").Agent({**base, **env})

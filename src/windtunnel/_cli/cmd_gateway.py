@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from windtunnel._chat.mode import GatewayMode
-from windtunnel._cli.values import file_path, http_url, port
+from windtunnel._cli.values import file_path, http_url, model_name, port
 from windtunnel._cli.verbs import Command, VerbGroup
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
@@ -88,6 +88,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="NAME",
         help=f"model names GET /v1/models lists (repeatable; default {DEFAULT_MODEL})",
     )
+    serve.add_argument(
+        "--side-model",
+        dest="side_models",
+        action="append",
+        default=[],
+        type=model_name,
+        metavar="NAME",
+        help="a model name whose calls are side traffic (titles, summaries, token counts), answered beside "
+        "the script without consuming a scripted decision (repeatable; PUT /wt/side changes the set)",
+    )
 
 
 def execute_serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -98,7 +108,7 @@ def execute_serve(args: argparse.Namespace, settings: Settings) -> int:
     limit = max_body_bytes(settings.env)  # a bad WT_MAX_BODY_BYTES stops it before it listens
     mode = _mode(args, settings)
     models = args.models or [DEFAULT_MODEL]
-    app = create_app(mode, models=models, max_body_bytes=limit)
+    app = create_app(mode, models=models, max_body_bytes=limit, side_models=args.side_models)
     sock = bind_tcp(args.host, args.port)
     announce(sock, f"model gateway ({mode.name} mode, models {', '.join(models)})", "/v1")
     serve(app, sock)

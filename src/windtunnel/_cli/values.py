@@ -85,3 +85,10 @@ def file_path(text: str) -> Path:
     if "\0" in text:
         raise argparse.ArgumentTypeError(f"{text!r} holds a NUL character, which no path can")
     return Path(text)
+
+
+def model_name(text: str) -> str:
+    """A model name as a flag gives it: not empty, no spaces around it."""
+    if not text.strip() or text != text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a model name (empty, or spaces around it)")
+    return text

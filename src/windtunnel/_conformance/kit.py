@@ -24,6 +24,7 @@ from windtunnel._conformance import (
     checks_sessions,
     checks_state,
     checks_views,
+    checks_wire,
 )
 from windtunnel._conformance.model import CheckFailed, CheckResult, NotMeasured, OptionalAbsent
 from windtunnel._conformance.subject import Subject
@@ -176,6 +177,13 @@ CHECKS: tuple[Check, ...] = (
         "the reported answer is the model's",
         f"{_INJECT}: content is the turn's answer: the model's last message of the turn as the gateway served it",
         checks_views.final_answer,
+    ),
+    Check(
+        "model_wire",
+        "model calls speak the declared wire",
+        f"{_CONTAINERS}: every model call speaks the wire runtime.toml declares ([model] wire, WT_MODEL_WIRE: "
+        "chat, messages or responses)",
+        checks_wire.model_wire,
     ),
     Check(
         "egress_closed",

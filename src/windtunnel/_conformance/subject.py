@@ -154,6 +154,8 @@ class Subject:
     supported: frozenset[str] | None = None
     manifest: str | None = None
     """Its runtime.toml as messages show it (a missing declaration names the file); None without one."""
+    wire: str = "chat"
+    """The model wire its manifest declares (`[model] wire`; chat, Contract C's default, without one)."""
     pack: Pack = field(default_factory=kit_pack)
     recorded: list[Conversation] = field(default_factory=list)
     """The conversations of the scripted sessions since the last check began (the kit empties it)."""

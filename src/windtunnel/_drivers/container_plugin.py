@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +71,15 @@ class DriverSettings:
             session=env.get("WT_SESSION_LABEL") or None,
             prebuilt=env.get(PREBUILT_ENV) or None,
         )
+
+
+def with_side_models(gateway: GatewaySpec, side_models: tuple[str, ...]) -> GatewaySpec:
+    """The gateway told the runtime's side model names (`[model] side_models`), so its side calls are
+    answered beside the script and never consume a scripted decision."""
+    if not side_models:
+        return gateway
+    args = tuple(arg for name in side_models for arg in ("--side-model", name))
+    return replace(gateway, extra_args=(*gateway.extra_args, *args))
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +246,7 @@ class ContainerRuntimePlugin:
         stack = ContainerStack(
             client,
             windtunnel_image=images.windtunnel,
-            gateway=settings.gateway,
+            gateway=with_side_models(settings.gateway, self.manifest.side_models),
             session=settings.session or label,
             labels={CALLER_LABEL: label},
             netguard_image=images.netguard,

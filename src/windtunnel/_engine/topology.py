@@ -84,6 +84,12 @@ def mock_url(pack: str, server: str) -> str:
     return f"http://{mock_alias(pack, server)}:{MOCK_PORT}/mcp"
 
 
+def model_root_url(base_url: str) -> str:
+    """The gateway's root URL: `base_url` without its trailing /v1 (the Anthropic SDK adds /v1 itself)."""
+    trimmed = base_url.rstrip("/")
+    return trimmed.removesuffix("/v1") if trimmed.endswith("/v1") else trimmed
+
+
 def runtime_alias(name: str, suffix: str) -> str:
     return alias_for("runtime", name, suffix)
 
@@ -91,9 +97,15 @@ def runtime_alias(name: str, suffix: str) -> str:
 def runtime_env(
     manifest: RuntimeManifest, config: AgentConfig, mcps: Sequence[MCPHandle], gateway_url: str
 ) -> dict[str, str]:
-    """DESIGN.md's WT_* variables for this config, plus the manifest's fixed ones, renamed as it asks."""
+    """DESIGN.md's WT_* variables for this config, plus the manifest's fixed ones, renamed as it asks.
+
+    WT_MODEL_BASE_URL ends in /v1 (what OpenAI SDKs take); WT_MODEL_ROOT_URL is the same gateway without
+    it (the Anthropic SDK appends /v1/messages itself); WT_MODEL_WIRE is the wire the manifest declares.
+    """
     env = {
         "WT_MODEL_BASE_URL": gateway_url,
+        "WT_MODEL_ROOT_URL": model_root_url(gateway_url),
+        "WT_MODEL_WIRE": manifest.wire,
         "WT_MODEL_NAME": config.model.name if config.model else DEFAULT_MODEL,
         "WT_MCP_SERVERS": json.dumps([{"name": m.name, "url": m.url} for m in mcps]),
         "WT_INJECT_PORT": str(manifest.port),

@@ -24,6 +24,11 @@ port = 8647
 kind = "container"                 # optional: a driver kind of the windtunnel.drivers registry; left out,
                                    # `python` when plugin= is set, else `container`
 plugin = "driver:plugin"           # optional: a Python plugin in this directory instead of a container
+[model]
+wire = "messages"                  # optional: chat (default), messages or responses: the API its model
+                                   # calls speak (WT_MODEL_WIRE); calling another fails check model_wire
+side_models = ["claude-haiku-4-5"] # optional: model names of its side calls (titles, summaries), answered
+                                   # by the gateway beside the script, never consuming a scripted decision
 
 `windtunnel:NAME` names a build input that ships with Wind Tunnel itself, wherever the runtime directory
 lives (WINDTUNNEL_ASSETS): `windtunnel:python-runtime`, the Dockerfile Python runtimes share, and
@@ -43,7 +48,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from windtunnel._configfile import read_toml, shown, toml_value, validated
-from windtunnel._runtimes.manifest_model import CONFIG_FIELDS, CONTRACT_C_ENV, ImageTable, RuntimeToml
+from windtunnel._runtimes.manifest_model import (
+    CONFIG_FIELDS,
+    CONTRACT_C_ENV,
+    DEFAULT_WIRE,
+    ImageTable,
+    RuntimeToml,
+)
 from windtunnel.errors import ConfigFileError
 
 __all__ = [
@@ -88,6 +99,10 @@ class RuntimeManifest:
     kind: str | None = None
     """`[driver] kind` as written; `driver_kind` is the one the resolver looks up."""
     description: str = ""
+    wire: str = DEFAULT_WIRE
+    """`[model] wire`: the model API the runtime speaks (chat, messages, responses), handed as WT_MODEL_WIRE."""
+    side_models: tuple[str, ...] = ()
+    """`[model] side_models`: model names the gateway answers beside the script (side traffic)."""
 
     @property
     def directory(self) -> Path:
@@ -194,7 +209,7 @@ def _merge(parent: RuntimeManifest | None, document: RuntimeToml, path: Path) ->
     if not name:
         raise _error(path, "name", "is missing", 'add name = "my-runtime"')
     base = parent or RuntimeManifest(name=name, path=path)
-    image, env, caps = document.image, document.env, document.capabilities
+    image, env, caps, model = document.image, document.env, document.capabilities, document.model
     supported = document.config.supported
     merged = RuntimeManifest(
         name=name,
@@ -218,6 +233,8 @@ def _merge(parent: RuntimeManifest | None, document: RuntimeToml, path: Path) ->
         plugin=document.driver.plugin if document.driver.plugin is not None else base.plugin,
         kind=document.driver.kind if document.driver.kind is not None else base.kind,
         description=document.description if document.description is not None else base.description,
+        wire=model.wire if model.wire is not None else base.wire,
+        side_models=tuple(model.side_models) if model.side_models is not None else base.side_models,
     )
     _check_merged(merged)
     return merged

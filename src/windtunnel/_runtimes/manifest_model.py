@@ -22,6 +22,8 @@ KIND_PATTERN = r"^[a-z][a-z0-9_-]{0,62}$"
 CONTRACT_C_ENV = frozenset(
     {
         "WT_MODEL_BASE_URL",
+        "WT_MODEL_ROOT_URL",
+        "WT_MODEL_WIRE",
         "WT_MODEL_NAME",
         "WT_MCP_SERVERS",
         "WT_SYSTEM_PROMPT",
@@ -30,6 +32,10 @@ CONTRACT_C_ENV = frozenset(
     }
 )
 """The variables Contract C hands a runtime (docs/contract-c.md): what `[env] rename` may rename."""
+WIRES = ("chat", "messages", "responses")
+"""The model wire formats a runtime may speak ([model] wire, WT_MODEL_WIRE): OpenAI Chat Completions,
+Anthropic Messages, OpenAI Responses (docs/contract-c.md)."""
+DEFAULT_WIRE = "chat"
 PLUGIN_PATTERN = r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$"
 CONFIG_FIELDS = frozenset(
     {
@@ -159,6 +165,28 @@ class DriverTable(Strict):
     )
 
 
+class ModelTable(Strict):
+    wire: Literal["chat", "messages", "responses"] | None = spec(
+        expect=f"one of {', '.join(repr(w) for w in WIRES)} (the API the runtime's model calls speak)",
+        example='wire = "messages" under [model] (or leave it out: chat)',
+    )
+    side_models: list[str] | None = spec(
+        expect="a list of model names the runtime's side calls (titles, summaries, token counts) use",
+        example='side_models = ["claude-haiku-4-5"] under [model]',
+    )
+
+    @field_validator("side_models")
+    @classmethod
+    def _side_names(cls, names: list[str] | None) -> list[str] | None:
+        for name in names or []:
+            if not name.strip() or name != name.strip():
+                raise ValueError(f"{name!r} is not a model name (empty, or spaces around it)")
+        if names and len(set(names)) != len(names):
+            twice = next(name for name in names if names.count(name) > 1)
+            raise ValueError(f"names {twice!r} twice; name each side model once")
+        return names
+
+
 class RuntimeToml(Strict):
     """One runtime.toml file, as written (see windtunnel._runtimes.manifest for what each key means)."""
 
@@ -184,3 +212,6 @@ class RuntimeToml(Strict):
         CapabilitiesTable(), expect="a table", example="[capabilities] with reference = true under it"
     )
     driver: DriverTable = spec(DriverTable(), expect="a table", example='[driver] with plugin = "m:attr"')
+    model: ModelTable = spec(
+        ModelTable(), expect="a table", example='[model] with wire = "messages" under it'
+    )

@@ -35,6 +35,7 @@ from windtunnel._config import RuntimeEntry, Settings, bundled_root
 from windtunnel._configfile import shown
 from windtunnel._core.ladder import check_model
 from windtunnel._runtimes.manifest import MANIFEST, RuntimeManifest, lenient_name, load_manifest
+from windtunnel._runtimes.manifest_model import DEFAULT_WIRE
 from windtunnel._runtimes.plugin import LockKeyPlugin, ModelLabelPlugin
 from windtunnel._runtimes.registry import (
     available_runtimes,
@@ -90,6 +91,11 @@ class RuntimeDescription:
     def supported(self) -> frozenset[str] | None:
         """The AgentConfig fields the manifest declares supported; None when there is no manifest."""
         return self.manifest.supported if self.manifest is not None else None
+
+    @property
+    def wire(self) -> str:
+        """The model wire the manifest declares (chat, Contract C's default, when there is no manifest)."""
+        return self.manifest.wire if self.manifest is not None else DEFAULT_WIRE
 
     @property
     def identity(self) -> tuple[str, ...]:

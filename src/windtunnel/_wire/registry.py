@@ -14,6 +14,8 @@ CHAT: Dialect = OpenAIChat()
 MESSAGES: Dialect = AnthropicMessages()
 RESPONSES: Dialect = OpenAIResponses()
 DIALECTS: dict[str, Dialect] = {dialect.name: dialect for dialect in (CHAT, MESSAGES, RESPONSES)}
+BY_WIRE: dict[str, Dialect] = {"chat": CHAT, "messages": MESSAGES, "responses": RESPONSES}
+"""The dialect of each wire a runtime declares (runtime.toml `[model] wire`, WT_MODEL_WIRE)."""
 
 
 def dialect_of(entry: Mapping[str, Any]) -> Dialect:

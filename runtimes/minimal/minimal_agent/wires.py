@@ -1,0 +1,182 @@
+"""The three model wires (WT_MODEL_WIRE): each builds its request and reads its answer in its own shape.
+
+A history is kept in the wire's own items (chat messages, Anthropic messages with content blocks,
+Responses input items), so what the model is sent back is exactly what it emitted.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model emitted: its id in the wire, the tool's name and its arguments as decoded."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One model answer: its text, its tool calls, and the items that go into the history for it."""
+
+    content: str
+    calls: list[ToolCall]
+    items: list[dict[str, Any]]
+
+
+def _decoded(text: str | None) -> dict[str, Any]:
+    """Arguments JSON as the model wrote it, key order kept."""
+    arguments = json.loads(text or "{}")
+    return arguments if isinstance(arguments, dict) else {}
+
+
+class Chat:
+    """OpenAI Chat Completions: POST $WT_MODEL_BASE_URL/chat/completions."""
+
+    def url(self, env: dict[str, str]) -> str:
+        return f"{_required(env, 'WT_MODEL_BASE_URL')}/chat/completions"
+
+    def tool(self, name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {"name": name, "description": description, "parameters": schema},
+        }
+
+    def body(
+        self, model: str, system: str, history: list[Any], tools: list[Any], sampling: dict[str, Any]
+    ) -> Any:
+        body = {"model": model, "messages": [{"role": "system", "content": system}, *history], **sampling}
+        return {**body, "tools": tools} if tools else body
+
+    def read(self, answer: dict[str, Any]) -> Step:
+        message = answer["choices"][0]["message"]
+        native = message.get("tool_calls") or []
+        calls = [
+            ToolCall(c["id"], c["function"]["name"], _decoded(c["function"].get("arguments"))) for c in native
+        ]
+        content = message.get("content") or ""
+        item = (
+            {"role": "assistant", "content": message.get("content"), "tool_calls": native}
+            if native
+            else {
+                "role": "assistant",
+                "content": content,
+            }
+        )
+        return Step(content, calls, [item])
+
+    def results(self, answered: list[tuple[ToolCall, str]]) -> list[dict[str, Any]]:
+        return [{"role": "tool", "tool_call_id": call.id, "content": text} for call, text in answered]
+
+
+class Messages:
+    """Anthropic Messages: POST $WT_MODEL_ROOT_URL/v1/messages (the root URL has no /v1)."""
+
+    DEFAULT_MAX_TOKENS = 4096  # the API requires max_tokens; WT_SAMPLING's, when set, replaces it
+    CHOICES: ClassVar[dict[str, Any]] = {
+        "auto": {"type": "auto"},
+        "required": {"type": "any"},
+        "none": {"type": "none"},
+    }
+
+    def url(self, env: dict[str, str]) -> str:
+        return f"{_required(env, 'WT_MODEL_ROOT_URL')}/v1/messages"
+
+    def tool(self, name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
+        return {"name": name, "description": description, "input_schema": schema}
+
+    def body(
+        self, model: str, system: str, history: list[Any], tools: list[Any], sampling: dict[str, Any]
+    ) -> Any:
+        body: dict[str, Any] = {"model": model, "system": system, "messages": history}
+        body["max_tokens"] = sampling.get("max_tokens", self.DEFAULT_MAX_TOKENS)
+        body |= {key: sampling[key] for key in ("temperature", "top_p") if key in sampling}
+        if "tool_choice" in sampling:
+            body["tool_choice"] = self._choice(sampling["tool_choice"])
+        return {**body, "tools": tools} if tools else body
+
+    def _choice(self, choice: Any) -> Any:
+        if isinstance(choice, dict):  # {"type": "function", "function": {"name": ...}}: one named tool
+            return {"type": "tool", "name": choice.get("function", {}).get("name")}
+        return self.CHOICES.get(choice, choice)
+
+    def read(self, answer: dict[str, Any]) -> Step:
+        blocks = answer.get("content") or []
+        text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+        calls = [
+            ToolCall(b["id"], b["name"], dict(b.get("input") or {}))
+            for b in blocks
+            if b.get("type") == "tool_use"
+        ]
+        return Step(text, calls, [{"role": "assistant", "content": blocks}])
+
+    def results(self, answered: list[tuple[ToolCall, str]]) -> list[dict[str, Any]]:
+        # Every result of one assistant message goes back in one user message, as the API asks.
+        blocks = [{"type": "tool_result", "tool_use_id": call.id, "content": text} for call, text in answered]
+        return [{"role": "user", "content": blocks}]
+
+
+class Responses:
+    """OpenAI Responses: POST $WT_MODEL_BASE_URL/responses, the whole conversation in `input` each time."""
+
+    def url(self, env: dict[str, str]) -> str:
+        return f"{_required(env, 'WT_MODEL_BASE_URL')}/responses"
+
+    def tool(self, name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "function", "name": name, "description": description, "parameters": schema}
+
+    def body(
+        self, model: str, system: str, history: list[Any], tools: list[Any], sampling: dict[str, Any]
+    ) -> Any:
+        body: dict[str, Any] = {"model": model, "instructions": system, "input": history}
+        body |= {("max_output_tokens" if k == "max_tokens" else k): v for k, v in sampling.items()}
+        choice = sampling.get("tool_choice")
+        if isinstance(
+            choice, dict
+        ):  # {"type": "function", "function": {"name": ...}} -> Responses' flat form
+            body["tool_choice"] = {"type": "function", "name": choice.get("function", {}).get("name")}
+        return {**body, "tools": tools} if tools else body
+
+    def read(self, answer: dict[str, Any]) -> Step:
+        output = answer.get("output") or []
+        text = "".join(
+            part.get("text", "")
+            for item in output
+            if item.get("type") == "message"
+            for part in item.get("content") or []
+            if part.get("type") == "output_text"
+        )
+        calls = [
+            ToolCall(item["call_id"], item["name"], _decoded(item.get("arguments")))
+            for item in output
+            if item.get("type") == "function_call"
+        ]
+        return Step(text, calls, list(output))
+
+    def results(self, answered: list[tuple[ToolCall, str]]) -> list[dict[str, Any]]:
+        return [
+            {"type": "function_call_output", "call_id": call.id, "output": text} for call, text in answered
+        ]
+
+
+WIRES = {"chat": Chat, "messages": Messages, "responses": Responses}
+
+
+def _required(env: dict[str, str], name: str) -> str:
+    value = env.get(name, "").rstrip("/")
+    if not value:
+        raise SystemExit(f"{name} is not set: the model gateway's URL (docs/contract-c.md)")
+    return value
+
+
+def wire_for(env: dict[str, str]) -> Chat | Messages | Responses:
+    """The wire WT_MODEL_WIRE names (chat when unset); another value stops the runtime, naming it."""
+    name = env.get("WT_MODEL_WIRE") or "chat"
+    if name not in WIRES:
+        raise SystemExit(f"WT_MODEL_WIRE={name!r} is not a model wire: use one of {', '.join(WIRES)}")
+    return WIRES[name]()
