@@ -1,5 +1,10 @@
 """The egress fence with real containers: a provisioned reference runtime reaches its peers and nothing else,
-its Contract C port still answers the runner, and a namespace whose fence is opened is reported open."""
+its Contract C port still answers the runner, a namespace whose fence is opened is reported open, and what
+the runtime tried to reach (names its resolver refused, connections the fence blocked) is recorded.
+
+Every lookup and connection here is aimed at this machine: names go to the holder's own resolver, which
+refuses them locally, and the addresses are the run's bridge (the host) and Docker's embedded DNS asked for
+a peer's name (answered by the engine itself, never forwarded)."""
 
 from __future__ import annotations
 
@@ -66,10 +71,16 @@ def test_a_fenced_runtime_reaches_its_peers_and_nothing_else(reference: Any) -> 
         answer = handle.send([Message(role="user", content="hi")], "s1")
         assert "fenced hello" in json.dumps(answer), answer
         print(f"egress probe took {probe_s:.2f} s")
+        # The fence recorded the probe's blocked attempt on the host, as the probe's (PROBE_UID) ...
+        recorded = {f"{a.target}:{a.port}" for a in report.fence_recorded if a.kind == "connection"}
+        assert host.target in recorded, report.fence_recorded
     finally:
         reference.stack.gateway().clear_script()
         handle.teardown()
     assert _fences(reference) == []  # the holder goes with its runtime
+    # ... and never as the runtime's.
+    tried = {f"{a.target}:{a.port}" for a in reference.reach_attempts()}
+    assert host.target not in tried, reference.reach_attempts()
 
 
 def test_a_namespace_with_its_fence_opened_is_reported_open(reference: Any) -> None:
@@ -87,3 +98,59 @@ def test_a_namespace_with_its_fence_opened_is_reported_open(reference: Any) -> N
         assert any("metadata" in p and "routable" in p for p in problems), problems
     finally:
         handle.teardown()
+
+
+TRY_TO_REACH = r"""
+import socket, struct, sys
+host, port = sys.argv[1], int(sys.argv[2])
+print("resolv.conf:", open("/etc/resolv.conf").read().split())
+print("gateway:", socket.gethostbyname("gateway"))
+for _ in range(3):
+    try:
+        socket.getaddrinfo("wt-refused.invalid", 443, type=socket.SOCK_STREAM)
+        print("wt-refused.invalid: resolved")
+    except socket.gaierror as exc:
+        print("wt-refused.invalid:", exc)
+for _ in range(2):
+    with socket.socket() as s:
+        s.settimeout(3)
+        print("host:", s.connect_ex((host, port)))
+# Docker's embedded DNS, asked for a peer's name (the engine answers that itself, never forwarding it).
+query = struct.pack("!HHHHHH", 7, 0x0100, 1, 0, 0, 0) + b"\x07gateway\x00" + struct.pack("!HH", 1, 1)
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+    s.settimeout(2)
+    try:
+        s.sendto(query, ("127.0.0.11", 53))
+        print("embedded dns:", len(s.recv(512)), "bytes")
+    except OSError as exc:
+        print("embedded dns:", exc)
+"""
+
+
+def test_what_a_runtime_tries_to_reach_is_refused_locally_and_recorded(reference: Any) -> None:
+    handle = reference.provision(AgentConfig())
+    host = reference.stack.network.attrs["IPAM"]["Config"][0]["Gateway"]
+    try:
+        runtime_container = handle.container.container
+        code, output = runtime_container.exec_run(["python3", "-c", TRY_TO_REACH, host, "9"])
+        text = output.decode()
+        assert code == 0, text
+        # The runtime's namespace asks the holder's resolver, which answers the peers and refuses the rest.
+        assert "resolv.conf: ['nameserver', '127.0.0.1'" in text, text
+        assert f"gateway: {reference.stack.peer_addresses()['gateway']}\n" in text, text
+        assert "wt-refused.invalid: resolved" not in text and text.count("wt-refused.invalid:") == 3, text
+        assert "embedded dns: 512" not in text and "bytes" not in text, text  # blocked: no answer came back
+    finally:
+        handle.teardown()  # the holder's record is read before it goes
+    by_target = {(a.kind, a.target, a.port): a for a in reference.reach_attempts()}
+    refused = by_target[("lookup", "wt-refused.invalid", None)]
+    assert refused.count >= 3 and refused.protocol == "dns" and "A" in refused.detail.split(", "), refused
+    assert refused.line().startswith("tried to reach wt-refused.invalid: ") and refused.line().endswith(
+        "lookups (A, AAAA), refused"
+    ), refused.line()
+    assert ("connection", host, 9) in by_target, (text, reference.reach_attempts())
+    blocked = by_target[("connection", host, 9)]
+    assert blocked.protocol == "tcp" and blocked.count >= 2 and "host" in blocked.detail, blocked
+    embedded = by_target[("connection", "127.0.0.11", None)]
+    assert embedded.protocol == "udp" and embedded.count >= 1 and "embedded DNS" in embedded.detail, embedded
+    assert not any(a.target == "gateway" for a in reference.reach_attempts())  # a peer's name is no refusal
