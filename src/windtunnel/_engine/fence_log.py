@@ -43,7 +43,9 @@ def read_events(holder: Container) -> list[dict[str, Any]]:
     return events
 
 
-def attempts_of(events: Iterable[Mapping[str, Any]], known: Mapping[str, str] | None = None) -> list[ReachAttempt]:
+def attempts_of(
+    events: Iterable[Mapping[str, Any]], known: Mapping[str, str] | None = None
+) -> list[ReachAttempt]:
     """Events counted by what was tried, most tried first; `known` names addresses (the host's bridge...)."""
     names = {EMBEDDED_DNS: "Docker's embedded DNS", **(known or {})}
     lookups: Counter[str] = Counter()

@@ -17,11 +17,23 @@ import socket
 import struct
 import sys
 import threading
+from pathlib import Path
 
 RESOLVER_ADDRESS = "127.0.0.1"
 READY_FILE = "/run/wt-netguard.ready"
 LOG_FILE = "/run/wt-netguard.jsonl"
-QTYPES = {1: "A", 2: "NS", 5: "CNAME", 6: "SOA", 12: "PTR", 15: "MX", 16: "TXT", 28: "AAAA", 33: "SRV", 65: "HTTPS"}
+QTYPES = {
+    1: "A",
+    2: "NS",
+    5: "CNAME",
+    6: "SOA",
+    12: "PTR",
+    15: "MX",
+    16: "TXT",
+    28: "AAAA",
+    33: "SRV",
+    65: "HTTPS",
+}
 PROTOCOLS = {1: "icmp", 6: "tcp", 17: "udp"}
 NXDOMAIN, FORMERR = 3, 1
 # netlink / nfnetlink_log constants (linux/netfilter/nfnetlink_log.h)
@@ -38,7 +50,7 @@ _log_lock = threading.Lock()
 
 
 def emit(record: dict[str, object]) -> None:
-    with _log_lock, open(LOG_FILE, "a", encoding="utf-8") as log:
+    with _log_lock, Path(LOG_FILE).open("a", encoding="utf-8") as log:
         log.write(json.dumps(record, sort_keys=True) + "\n")
 
 
@@ -80,7 +92,7 @@ def answer(query: bytes, peers: dict[str, str]) -> tuple[bytes, dict[str, object
     address = peers.get(name)
     if address is None:
         flags = 0x8000 | 0x0400 | rd | NXDOMAIN  # response, authoritative, NXDOMAIN
-        refused = {"event": "dns", "name": name, "qtype": QTYPES.get(qtype, str(qtype))}
+        refused: dict[str, object] = {"event": "dns", "name": name, "qtype": QTYPES.get(qtype, str(qtype))}
         return struct.pack("!HHHHHH", ident, flags, 1, 0, 0, 0) + question, refused
     records = b""
     if qtype == 1:  # A: the peer's address; any other type of a peer's name: no data (NOERROR, no answer)
@@ -167,17 +179,23 @@ def read_nflog(sock: socket.socket) -> None:
 
 
 def serve_udp(sock: socket.socket, peers: dict[str, str]) -> None:
-    while True:
-        query, client = sock.recvfrom(4096)
-        response, refused = answer(query, peers)
-        sock.sendto(response, client)
-        if refused:
-            emit(refused)
+    while sock.fileno() != -1:  # a closed socket ends it; any other error is one client's and is skipped
+        try:
+            query, client = sock.recvfrom(4096)
+            response, refused = answer(query, peers)
+            if refused:
+                emit(refused)  # recorded before it is answered: whoever has the answer finds the record
+            sock.sendto(response, client)
+        except OSError:
+            continue
 
 
 def serve_tcp(server: socket.socket, peers: dict[str, str]) -> None:
-    while True:
-        conn, _ = server.accept()
+    while server.fileno() != -1:
+        try:
+            conn, _ = server.accept()
+        except OSError:
+            continue
         threading.Thread(target=_tcp_client, args=(conn, peers), daemon=True).start()
 
 
@@ -193,9 +211,9 @@ def _tcp_client(conn: socket.socket, peers: dict[str, str]) -> None:
                 if query is None:
                     return
                 response, refused = answer(query, peers)
-                conn.sendall(struct.pack("!H", len(response)) + response)
                 if refused:
                     emit(refused)
+                conn.sendall(struct.pack("!H", len(response)) + response)
         except OSError:
             return
 
@@ -221,8 +239,7 @@ def main(argv: list[str]) -> None:
     nflog = open_nflog(int(argv[2]))
     for target, args in ((serve_udp, (udp, peers)), (serve_tcp, (tcp, peers)), (read_nflog, (nflog,))):
         threading.Thread(target=target, args=args, daemon=True).start()
-    with open(READY_FILE, "w", encoding="ascii") as ready:  # the fence script waits for it
-        ready.write("ready\n")
+    Path(READY_FILE).write_text("ready\n", encoding="ascii")  # the fence script waits for it
     threading.Event().wait()
 
 

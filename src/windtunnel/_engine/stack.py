@@ -322,17 +322,19 @@ class ContainerStack:
             self.fence_log.collect(holder)
 
     def remove(self, running: RunningContainer) -> None:
-        """Remove the container, then its fence holder (the namespace must outlive its user), whose log of
-        what the container tried to reach is kept first."""
-        for container in (running.container, running.holder):
-            if container is None:
-                continue
-            if container is running.holder:
-                self._collect_fence(container)
-            try:
-                container.remove(force=True)
-            except DockerException:  # already gone (NotFound) or the engine refused: close() sweeps by label
-                continue
+        """Remove the container, then its fence holder (the namespace must outlive its user). The holder's
+        record of what the container tried to reach is read in between: complete, as the container is gone."""
+        self._remove_container(running.container)
+        if running.holder is not None:
+            self._collect_fence(running.holder)
+            self._remove_container(running.holder)
+
+    @staticmethod
+    def _remove_container(container: Container) -> None:
+        try:
+            container.remove(force=True)
+        except DockerException:  # already gone (NotFound) or the engine refused: close() sweeps by label
+            return
 
     def runtime_containers(self) -> dict[str, dict[str, bool]]:
         """The run's runtime containers (running or not), by name, each with every network it is attached

@@ -31,7 +31,13 @@ from windtunnel._pipeline.harness import harness_checks
 from windtunnel._pipeline.outdir import prepare_out_dir
 from windtunnel._pipeline.publish import write_started
 from windtunnel._pipeline.stage_tapes import tapes_stage
-from windtunnel._pipeline.stages import build_stage, canary_stage, conformance_stage, selftest_stage
+from windtunnel._pipeline.stages import (
+    build_stage,
+    canary_stage,
+    conformance_stage,
+    reach_record,
+    selftest_stage,
+)
 from windtunnel._runtimes.abilities import ImagePlugin
 
 __all__ = ["PLAN", "CertifyOutcome", "Executor", "Step", "execute", "harness_checks"]
@@ -141,6 +147,18 @@ def _run_runtime(
             checks = tuple((r.id, r.status.value) for r in records)
             events(StageFinished(run.name, step.stage.value, seconds, checks))
             executor.check_engine()  # an engine that went away stops the run: nothing more can be measured
+    # Closed now, so every fence's record was read: what the runtime tried to reach outside its peers.
+    reach_record(
+        StageContext(
+            config=config,
+            suite=suite,
+            selected=selected,
+            run=run,
+            stage=Stage.PUBLISH,
+            run_id=run_id,
+            progress=progress,
+        )
+    )
 
 
 def ensure_images(runs: Sequence[RuntimeRun]) -> None:
