@@ -115,7 +115,9 @@ def test_the_resolver_answers_over_udp_and_tcp_and_records_refusals(served: tupl
 
 
 def test_the_record_is_counted_by_what_was_tried_and_says_so() -> None:
-    lookup = [{"event": "dns", "name": "statsig.example", "qtype": t} for t in ("A", "AAAA", "A")]
+    lookup: list[dict[str, object]] = [
+        {"event": "dns", "name": "statsig.example", "qtype": t} for t in ("A", "AAAA", "A")
+    ]
     host: dict[str, object] = {"event": "blocked", "destination": "172.30.0.1", "port": 9, "protocol": "tcp"}
     events: list[dict[str, object]] = [
         *lookup,
