@@ -205,6 +205,11 @@ def start_fenced(
     return RunningContainer(container=container, alias=alias, ip=ip, holder=holder)
 
 
+def holder_command(peers: Mapping[str, str]) -> list[str]:
+    """The holder's command: the netguard agent answering `peers` and reading the fence's NFLOG group."""
+    return ["python3", "-c", AGENT_SOURCE, json.dumps(dict(peers)), str(NFLOG_GROUP)]
+
+
 def _start_holder(stack: ContainerStack, name: str, *, alias: str, peers: Mapping[str, str]) -> Container:
     """The holder runs the netguard agent (windtunnel._engine.netguard_agent): it answers `peers` (name ->
     address) and no other name, and records what the fence refuses."""
@@ -214,7 +219,7 @@ def _start_holder(stack: ContainerStack, name: str, *, alias: str, peers: Mappin
     try:
         holder = stack.client.containers.create(
             image,
-            command=["python3", "-c", AGENT_SOURCE, json.dumps(dict(peers)), str(NFLOG_GROUP)],
+            command=holder_command(peers),
             name=name,
             labels={**stack.labels, ROLE_LABEL: FENCE_ROLE},
             network=network,
