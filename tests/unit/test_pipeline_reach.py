@@ -81,8 +81,10 @@ def test_a_runtime_that_tried_nothing_says_so_and_a_long_list_points_to_the_evid
     quiet = context(tmp_path / "quiet", RecordingRuntime([]))
     reach_record(quiet)
     assert quiet.run.checks[0].detail == "tried to reach nothing outside its peers"
-    names = [{"event": "dns", "name": f"host{i}.example", "qtype": "A"} for i in range(REACH_LINES_SHOWN + 3)]
-    busy = context(tmp_path / "busy", RecordingRuntime(list(names)))
+    names: list[dict[str, object]] = [
+        {"event": "dns", "name": f"host{i}.example", "qtype": "A"} for i in range(REACH_LINES_SHOWN + 3)
+    ]
+    busy = context(tmp_path / "busy", RecordingRuntime(names))
     reach_record(busy)
     assert busy.run.checks[0].detail.endswith("; and 3 more (see the evidence)")
 
