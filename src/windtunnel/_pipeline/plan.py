@@ -123,6 +123,17 @@ def _run_runtime(
     progress: Callable[[str], None],
     events: EventSink = ignore,
 ) -> None:
+    def context_of(stage: Stage) -> StageContext:
+        return StageContext(
+            config=config,
+            suite=suite,
+            selected=selected,
+            run=run,
+            stage=stage,
+            run_id=run_id,
+            progress=progress,
+        )
+
     with (
         run.lifecycle
     ):  # opened by the build stage: post_run and close after the last stage, on every way out
@@ -133,32 +144,14 @@ def _run_runtime(
                 progress(f"{run.name}: --fail-fast, skipping {step.stage.value} and later stages")
                 break
             progress(f"{run.name}: {step.stage.value}")
-            context = StageContext(
-                config=config,
-                suite=suite,
-                selected=selected,
-                run=run,
-                stage=step.stage,
-                run_id=run_id,
-                progress=progress,
-            )
+            context = context_of(step.stage)
             events(StageStarted(run.name, step.stage.value))
             records, seconds = _run_step(step, context)
             checks = tuple((r.id, r.status.value) for r in records)
             events(StageFinished(run.name, step.stage.value, seconds, checks))
             executor.check_engine()  # an engine that went away stops the run: nothing more can be measured
     # Closed now, so every fence's record was read: what the runtime tried to reach outside its peers.
-    reach_record(
-        StageContext(
-            config=config,
-            suite=suite,
-            selected=selected,
-            run=run,
-            stage=Stage.PUBLISH,
-            run_id=run_id,
-            progress=progress,
-        )
-    )
+    reach_record(context_of(Stage.PUBLISH))
 
 
 def ensure_images(runs: Sequence[RuntimeRun]) -> None:
