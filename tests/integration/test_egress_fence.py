@@ -17,10 +17,15 @@ from typing import Any
 
 import pytest
 
+from windtunnel._bundle.models import Stage
+from windtunnel._conformance.suite import Suite
 from windtunnel._drivers.container_plugin import ContainerRuntimePlugin
 from windtunnel._engine.fence import FENCE_ROLE, RUNTIME_CAP_DROP
 from windtunnel._engine.network import ROLE_LABEL, RUN_LABEL
 from windtunnel._packs.loader import load_pack
+from windtunnel._pipeline.config import CertifyConfig
+from windtunnel._pipeline.context import RuntimeRun, StageContext
+from windtunnel._pipeline.stages import reach_record
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel.spi import AgentConfig, Message
 
@@ -127,7 +132,9 @@ with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
 """
 
 
-def test_what_a_runtime_tries_to_reach_is_refused_locally_and_recorded(reference: Any) -> None:
+def test_what_a_runtime_tries_to_reach_is_refused_locally_and_recorded(
+    reference: Any, tmp_path: Path
+) -> None:
     handle = reference.provision(AgentConfig())
     host = reference.stack.network.attrs["IPAM"]["Config"][0]["Gateway"]
     try:
@@ -154,3 +161,19 @@ def test_what_a_runtime_tries_to_reach_is_refused_locally_and_recorded(reference
     embedded = by_target[("connection", "127.0.0.11", None)]
     assert embedded.protocol == "udp" and embedded.count >= 1 and "embedded DNS" in embedded.detail, embedded
     assert not any(a.target == "gateway" for a in reference.reach_attempts())  # a peer's name is no refusal
+    # certify writes this record into the bundle: evidence/<runtime>/publish/reach.json and the INFO check.
+    ctx = StageContext(
+        config=CertifyConfig(
+            runtimes=(), pack_refs=(), root=REPO, out_dir=tmp_path / "bundle", suite_dir=REPO / "conformance"
+        ),
+        suite=Suite.load(REPO / "conformance"),
+        selected=[],
+        run=RuntimeRun(name="reference", reach=reference),
+        stage=Stage.PUBLISH,
+        run_id="fence-test",
+    )
+    reach_record(ctx)
+    (check,) = ctx.run.checks
+    assert refused.line() in check.detail and blocked.line() in check.detail, check.detail
+    evidence = json.loads((ctx.bundle / check.evidence[0]).read_text())
+    assert {"kind": "lookup", "target": "wt-refused.invalid"}.items() <= evidence["attempts"][0].items()
