@@ -5,6 +5,7 @@ no query leaves this machine (127.0.0.1 only)."""
 
 from __future__ import annotations
 
+import json
 import socket
 import struct
 import threading
@@ -84,6 +85,7 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[in
     """The resolver on a free loopback port, UDP and TCP, its record in a temporary file."""
     log = tmp_path / "record.jsonl"
     monkeypatch.setattr(netguard_agent, "LOG_FILE", str(log))
+    monkeypatch.setattr(netguard_agent, "_counts", {})
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind(("127.0.0.1", 0))
     port = udp.getsockname()[1]
@@ -110,8 +112,16 @@ def test_the_resolver_answers_over_udp_and_tcp_and_records_refusals(served: tupl
         client.sendall(struct.pack("!H", len(message)) + message)
         size = struct.unpack("!H", client.recv(2))[0]
         assert rcode_and_answers(client.recv(size)) == (NXDOMAIN, 0)
-    recorded = log.read_text().splitlines()
-    assert len(recorded) == 2 and "telemetry.example.invalid" in recorded[0] and "update" in recorded[1]
+        client.sendall(
+            struct.pack("!H", len(message)) + message
+        )  # the same name again: counted, not a new line
+        size = struct.unpack("!H", client.recv(2))[0]
+        client.recv(size)
+    recorded = [json.loads(line) for line in log.read_text().splitlines()]
+    assert recorded == [
+        {"event": "dns", "name": "telemetry.example.invalid", "qtype": "A", "count": 1},
+        {"event": "dns", "name": "update.example.invalid", "qtype": "A", "count": 2},
+    ]
 
 
 def test_the_record_is_counted_by_what_was_tried_and_says_so() -> None:
@@ -148,3 +158,18 @@ def test_every_refusal_of_the_fence_is_copied_to_the_record_first() -> None:
     lo = rules.index(["-A", "OUTPUT", "-o", "lo", "-j", "ACCEPT"])
     assert embedded and all(rules.index(r) < lo for r in embedded)  # blocked before loopback is let through
     assert "nameserver 127.0.0.1" in fence_script("172.30.0.0/16", "172.30.0.1")
+
+
+def test_a_runtime_that_retries_forever_grows_a_count_not_the_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "record.jsonl"
+    monkeypatch.setattr(netguard_agent, "LOG_FILE", str(log))
+    monkeypatch.setattr(netguard_agent, "_counts", {})
+    monkeypatch.setattr(netguard_agent, "MAX_DISTINCT", 3)
+    for number in range(5):
+        for _ in range(2):
+            netguard_agent.emit({"event": "dns", "name": f"n{number}.example", "qtype": "A"})
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [line["count"] for line in lines] == [2, 2, 2, 4] and "distinct" in lines[-1]["name"]
+    assert attempts_of(lines)[0].count == 4

@@ -1,7 +1,7 @@
 """What runtimes tried to reach: the fence holders' logs (windtunnel._engine.netguard_agent) read and counted.
 
-Each holder logs one JSON line per refused lookup and per blocked packet to a file of its own; the file is
-read (one `exec`) just before the holder is removed. The egress probe runs as PROBE_UID, so its own attempts are
+Each holder counts its refused lookups and blocked packets in a file of its own (a JSON line per distinct
+attempt with its count); the file is read (one `exec`) just before the holder is removed. The egress probe runs as PROBE_UID, so its own attempts are
 told apart from the runtime's by the uid the kernel reports with each blocked packet.
 """
 
@@ -52,16 +52,17 @@ def attempts_of(
     qtypes: dict[str, set[str]] = {}
     connections: Counter[tuple[str, int | None, str]] = Counter()
     for event in events:
+        times = int(event.get("count") or 1)  # the agent counts repeats of one attempt
         if event.get("event") == "dns":
             name = str(event.get("name") or ".")
-            lookups[name] += 1
+            lookups[name] += times
             qtypes.setdefault(name, set()).add(str(event.get("qtype")))
         else:
             port = event.get("port")
             # Docker rewrites the embedded DNS's port in the namespace's nat table: one target, any port.
             destination = str(event.get("destination"))
             key = (destination, None if destination == EMBEDDED_DNS else port, str(event.get("protocol")))
-            connections[key] += 1
+            connections[key] += times
     found = [
         ReachAttempt("lookup", name, "dns", count, detail=", ".join(sorted(qtypes[name])))
         for name, count in lookups.items()

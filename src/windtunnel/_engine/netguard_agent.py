@@ -5,7 +5,7 @@ runtime's network namespace, with the standard library only (the netguard image 
 iptables and iproute2). It never forwards a query: a peer's name (the gateway's, each mock's alias) gets
 its address, any other name NXDOMAIN, answered here. The fence's rules copy every packet they reject to
 NFLOG group `<group>`; this process reads them over netlink. Each refused lookup and each blocked packet
-is one JSON line in LOG_FILE, read by windtunnel._engine.fence_log before the holder goes (a file, read by
+is counted in LOG_FILE (a JSON line per distinct attempt with its count), read by windtunnel._engine.fence_log before the holder goes (a file, read by
 `exec`, has every line written so far; the engine's log of stdout may lag behind).
 """
 
@@ -46,12 +46,28 @@ NFULNL_COPY_PACKET = 2
 NFULA_PAYLOAD, NFULA_UID = 9, 11
 NLM_F_REQUEST, NLM_F_ACK = 1, 4
 
+MAX_DISTINCT = 2000
+OVERFLOW = {
+    "event": "dns",
+    "name": f"(more than {MAX_DISTINCT} distinct targets: the rest counted here)",
+    "qtype": "-",
+}
 _log_lock = threading.Lock()
+_counts: dict[str, int] = {}
 
 
 def emit(record: dict[str, object]) -> None:
-    with _log_lock, Path(LOG_FILE).open("a", encoding="utf-8") as log:
-        log.write(json.dumps(record, sort_keys=True) + "\n")
+    """Count `record` and rewrite the record file: one line per distinct attempt with its count, so a runtime
+    that retries forever grows a number, not the file."""
+    key = json.dumps(record, sort_keys=True)
+    with _log_lock:
+        if key not in _counts and len(_counts) >= MAX_DISTINCT:
+            key = json.dumps(OVERFLOW, sort_keys=True)
+        _counts[key] = _counts.get(key, 0) + 1
+        text = "".join(json.dumps({**json.loads(k), "count": n}) + "\n" for k, n in _counts.items())
+        partial = Path(LOG_FILE + ".partial")
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(LOG_FILE)  # whoever reads it sees the whole record, never half a line
 
 
 def parse_question(query: bytes) -> tuple[int, str, int, int]:
