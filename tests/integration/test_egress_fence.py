@@ -20,6 +20,7 @@ import pytest
 from windtunnel._bundle.models import Stage
 from windtunnel._conformance.suite import Suite
 from windtunnel._drivers.container_plugin import ContainerRuntimePlugin
+from windtunnel._engine import fence
 from windtunnel._engine.fence import FENCE_ROLE, RUNTIME_CAP_DROP
 from windtunnel._engine.network import ROLE_LABEL, RUN_LABEL
 from windtunnel._packs.loader import load_pack
@@ -27,6 +28,7 @@ from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._pipeline.context import RuntimeRun, StageContext
 from windtunnel._pipeline.stages import reach_record
 from windtunnel._runtimes.manifest import load_manifest
+from windtunnel.errors import HarnessError
 from windtunnel.spi import AgentConfig, Message
 
 pytestmark = pytest.mark.docker
@@ -177,3 +179,26 @@ def test_what_a_runtime_tries_to_reach_is_refused_locally_and_recorded(
     assert refused.line() in check.detail and blocked.line() in check.detail, check.detail
     evidence = json.loads((ctx.bundle / check.evidence[0]).read_text())
     assert {"kind": "lookup", "target": "wt-refused.invalid"}.items() <= evidence["attempts"][0].items()
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (  # the agent dies (as where the kernel refuses NFLOG): the holder goes with it, its last words shown
+            ["python3", "-c", "import sys; sys.exit('nfnetlink_log refused its configuration: (as a test)')"],
+            "the holder's resolver said: nfnetlink_log refused its configuration: (as a test)",
+        ),
+        (["sleep", "infinity"], "the resolver of the holder did not start within 5 s"),  # it hangs
+    ],
+)
+def test_a_holder_whose_resolver_never_starts_fails_the_start_at_once_naming_it(
+    reference: Any, monkeypatch: pytest.MonkeyPatch, command: list[str], said: str
+) -> None:
+    """Without its resolver the namespace would have no DNS at all: the start fails, with why, not a hang."""
+    monkeypatch.setattr(fence, "holder_command", lambda peers: command)
+    started = time.monotonic()
+    with pytest.raises(HarnessError, match="the egress fence could not be installed") as caught:
+        reference.provision(AgentConfig())
+    assert said in caught.value.message, caught.value.message
+    assert time.monotonic() - started < 60
+    assert _fences(reference) == []  # the failed holder is removed

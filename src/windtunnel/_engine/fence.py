@@ -10,7 +10,9 @@ the run's subnet except the bridge's address (the host); replies to inbound conn
 runner can call the runtime's Contract C port from the host. The runtime then starts with
 `network_mode=container:<holder>` and without NET_ADMIN, so it cannot undo the fence. Everything happens
 through the Docker API inside the engine's own namespaces: no host-side iptables, so it works against a
-remote or Docker-in-Docker engine too. docs/design.md "Containers and network" describes it.
+remote or Docker-in-Docker engine too. The holder's one process (windtunnel._engine.netguard_agent) is the
+namespace's resolver, answering only the run's peers, and records what the fence refuses. docs/design.md
+"Containers and network" describes it.
 """
 
 from __future__ import annotations
@@ -159,7 +161,8 @@ def fence_script(subnet: str, host: str) -> str:
         f"{v4}\n{v6}\n"
         # In place: the file is bind-mounted, and the runtime container is given the same one.
         f"printf 'nameserver {RESOLVER_ADDRESS}\\noptions timeout:1 attempts:1\\n' > /etc/resolv.conf\n"
-        f"i=0; while [ ! -e {READY_FILE} ]; do i=$((i+1)); [ $i -le 200 ] || exit 3; sleep 0.025; done\n"
+        f"i=0; while [ ! -e {READY_FILE} ]; do i=$((i+1)); [ $i -le 200 ] || "
+        "{ echo 'the resolver of the holder did not start within 5 s'; exit 3; }; sleep 0.025; done\n"
         "echo fenced\n"
     )
 
@@ -248,7 +251,10 @@ def _install_fence(holder: Container, subnet: str, host: str) -> None:
         raise HarnessError(f"could not install the egress fence in {holder.name}: {exc}") from exc
     text = bytes(output or b"").decode("utf-8", "replace").strip()
     if code != 0 or not text.endswith("fenced"):
-        agent = bytes(holder.logs(tail=5) or b"").decode("utf-8", "replace").strip()
+        try:  # why the holder's agent (resolver, record) did not start, when that is the reason
+            agent = bytes(holder.logs(tail=5) or b"").decode("utf-8", "replace").strip()
+        except DockerException:
+            agent = ""
         raise HarnessError(
             f"the egress fence could not be installed (exit {code}): {text[-400:]}"
             + (f"\n  the holder's resolver said: {agent[-400:]}" if agent else ""),
