@@ -5,7 +5,7 @@ Docker's `internal` networks still hand containers a default route (Docker 20.10
 through the bridge's own address, which is ON the run's subnet, so dropping the default route alone does
 not close it. The holder (a Kubernetes-pod-style "pause" container from the small netguard image) joins
 the run network under the runtime's alias, removes every default route and installs a default-deny
-egress firewall: new outbound connections may go to loopback (Docker's embedded DNS is 127.0.0.11) and to
+egress firewall: new outbound connections may go to loopback (the holder's resolver, not Docker's DNS at 127.0.0.11) and to
 the run's subnet except the bridge's address (the host); replies to inbound connections pass, so the
 runner can call the runtime's Contract C port from the host. The runtime then starts with
 `network_mode=container:<holder>` and without NET_ADMIN, so it cannot undo the fence. Everything happens
