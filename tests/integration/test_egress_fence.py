@@ -1,5 +1,10 @@
 """The egress fence with real containers: a provisioned reference runtime reaches its peers and nothing else,
-its Contract C port still answers the runner, and a namespace whose fence is opened is reported open."""
+its Contract C port still answers the runner, a namespace whose fence is opened is reported open, and what
+the runtime tried to reach (names its resolver refused, connections the fence blocked) is recorded.
+
+Every lookup and connection here is aimed at this machine: names go to the holder's own resolver, which
+refuses them locally, and the addresses are the run's bridge (the host) and Docker's embedded DNS asked for
+a peer's name (answered by the engine itself, never forwarded)."""
 
 from __future__ import annotations
 
@@ -12,11 +17,18 @@ from typing import Any
 
 import pytest
 
+from windtunnel._bundle.models import Stage
+from windtunnel._conformance.suite import Suite
 from windtunnel._drivers.container_plugin import ContainerRuntimePlugin
+from windtunnel._engine import fence
 from windtunnel._engine.fence import FENCE_ROLE, RUNTIME_CAP_DROP
 from windtunnel._engine.network import ROLE_LABEL, RUN_LABEL
 from windtunnel._packs.loader import load_pack
+from windtunnel._pipeline.config import CertifyConfig
+from windtunnel._pipeline.context import RuntimeRun, StageContext
+from windtunnel._pipeline.stages import reach_record
 from windtunnel._runtimes.manifest import load_manifest
+from windtunnel.errors import HarnessError
 from windtunnel.spi import AgentConfig, Message
 
 pytestmark = pytest.mark.docker
@@ -66,10 +78,16 @@ def test_a_fenced_runtime_reaches_its_peers_and_nothing_else(reference: Any) -> 
         answer = handle.send([Message(role="user", content="hi")], "s1")
         assert "fenced hello" in json.dumps(answer), answer
         print(f"egress probe took {probe_s:.2f} s")
+        # The fence recorded the probe's blocked attempt on the host, as the probe's (PROBE_UID) ...
+        recorded = {f"{a.target}:{a.port}" for a in report.fence_recorded if a.kind == "connection"}
+        assert host.target in recorded, report.fence_recorded
     finally:
         reference.stack.gateway().clear_script()
         handle.teardown()
     assert _fences(reference) == []  # the holder goes with its runtime
+    # ... and never as the runtime's.
+    tried = {f"{a.target}:{a.port}" for a in reference.reach_attempts()}
+    assert host.target not in tried, reference.reach_attempts()
 
 
 def test_a_namespace_with_its_fence_opened_is_reported_open(reference: Any) -> None:
@@ -87,3 +105,100 @@ def test_a_namespace_with_its_fence_opened_is_reported_open(reference: Any) -> N
         assert any("metadata" in p and "routable" in p for p in problems), problems
     finally:
         handle.teardown()
+
+
+TRY_TO_REACH = r"""
+import socket, struct, sys
+host, port = sys.argv[1], int(sys.argv[2])
+print("resolv.conf:", open("/etc/resolv.conf").read().split())
+print("gateway:", socket.gethostbyname("gateway"))
+for _ in range(3):
+    try:
+        socket.getaddrinfo("wt-refused.invalid", 443, type=socket.SOCK_STREAM)
+        print("wt-refused.invalid: resolved")
+    except socket.gaierror as exc:
+        print("wt-refused.invalid:", exc)
+for _ in range(2):
+    with socket.socket() as s:
+        s.settimeout(3)
+        print("host:", s.connect_ex((host, port)))
+# Docker's embedded DNS, asked for a peer's name (the engine answers that itself, never forwarding it).
+query = struct.pack("!HHHHHH", 7, 0x0100, 1, 0, 0, 0) + b"\x07gateway\x00" + struct.pack("!HH", 1, 1)
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+    s.settimeout(2)
+    try:
+        s.sendto(query, ("127.0.0.11", 53))
+        print("embedded dns:", len(s.recv(512)), "bytes")
+    except OSError as exc:
+        print("embedded dns:", exc)
+"""
+
+
+def test_what_a_runtime_tries_to_reach_is_refused_locally_and_recorded(
+    reference: Any, tmp_path: Path
+) -> None:
+    handle = reference.provision(AgentConfig())
+    host = reference.stack.network.attrs["IPAM"]["Config"][0]["Gateway"]
+    try:
+        runtime_container = handle.container.container
+        code, output = runtime_container.exec_run(["python3", "-c", TRY_TO_REACH, host, "9"])
+        text = output.decode()
+        assert code == 0, text
+        # The runtime's namespace asks the holder's resolver, which answers the peers and refuses the rest.
+        assert "resolv.conf: ['nameserver', '127.0.0.1'" in text, text
+        assert f"gateway: {reference.stack.peer_addresses()['gateway']}\n" in text, text
+        assert "wt-refused.invalid: resolved" not in text and text.count("wt-refused.invalid:") == 3, text
+        assert "embedded dns: 512" not in text and "bytes" not in text, text  # blocked: no answer came back
+    finally:
+        handle.teardown()  # the holder's record is read before it goes
+    by_target = {(a.kind, a.target, a.port): a for a in reference.reach_attempts()}
+    refused = by_target[("lookup", "wt-refused.invalid", None)]
+    assert refused.count >= 3 and refused.protocol == "dns" and "A" in refused.detail.split(", "), refused
+    assert refused.line().startswith("tried to reach wt-refused.invalid: ") and refused.line().endswith(
+        "lookups (A, AAAA), refused"
+    ), refused.line()
+    assert ("connection", host, 9) in by_target, (text, reference.reach_attempts())
+    blocked = by_target[("connection", host, 9)]
+    assert blocked.protocol == "tcp" and blocked.count >= 2 and "host" in blocked.detail, blocked
+    embedded = by_target[("connection", "127.0.0.11", None)]
+    assert embedded.protocol == "udp" and embedded.count >= 1 and "embedded DNS" in embedded.detail, embedded
+    assert not any(a.target == "gateway" for a in reference.reach_attempts())  # a peer's name is no refusal
+    # certify writes this record into the bundle: evidence/<runtime>/publish/reach.json and the INFO check.
+    ctx = StageContext(
+        config=CertifyConfig(
+            runtimes=(), pack_refs=(), root=REPO, out_dir=tmp_path / "bundle", suite_dir=REPO / "conformance"
+        ),
+        suite=Suite.load(REPO / "conformance"),
+        selected=[],
+        run=RuntimeRun(name="reference", reach=reference),
+        stage=Stage.PUBLISH,
+        run_id="fence-test",
+    )
+    reach_record(ctx)
+    (check,) = ctx.run.checks
+    assert refused.line() in check.detail and blocked.line() in check.detail, check.detail
+    evidence = json.loads((ctx.bundle / check.evidence[0]).read_text())
+    assert {"kind": "lookup", "target": "wt-refused.invalid"}.items() <= evidence["attempts"][0].items()
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (  # the agent dies (as where the kernel refuses NFLOG): the holder goes with it, its last words shown
+            ["python3", "-c", "import sys; sys.exit('nfnetlink_log refused its configuration: (as a test)')"],
+            "the holder's resolver said: nfnetlink_log refused its configuration: (as a test)",
+        ),
+        (["sleep", "infinity"], "the resolver of the holder did not start within 5 s"),  # it hangs
+    ],
+)
+def test_a_holder_whose_resolver_never_starts_fails_the_start_at_once_naming_it(
+    reference: Any, monkeypatch: pytest.MonkeyPatch, command: list[str], said: str
+) -> None:
+    """Without its resolver the namespace would have no DNS at all: the start fails, with why, not a hang."""
+    monkeypatch.setattr(fence, "holder_command", lambda peers: command)
+    started = time.monotonic()
+    with pytest.raises(HarnessError, match="the egress fence could not be installed") as caught:
+        reference.provision(AgentConfig())
+    assert said in caught.value.message, caught.value.message
+    assert time.monotonic() - started < 60
+    assert _fences(reference) == []  # the failed holder is removed

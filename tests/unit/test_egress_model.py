@@ -75,9 +75,11 @@ def test_a_connection_a_routable_lookup_or_an_extra_route_opens_it() -> None:
 def test_the_fence_blocks_the_host_before_it_allows_the_subnet() -> None:
     rules = fence_rules("192.168.112.0/20", "192.168.112.1")
     assert rules[0] == ["-P", "OUTPUT", "DROP"]
-    targets = [rule[rule.index("-d") + 1] for rule in rules if "-d" in rule]
-    assert targets == ["192.168.112.1/32", "192.168.112.0/20"]  # first match wins: the host is refused
-    assert rules[3][-3:] == ["REJECT", "--reject-with", "icmp-admin-prohibited"]
+    targets = [rule[rule.index("-d") + 1] for rule in rules if "-d" in rule and "NFLOG" not in rule]
+    # first match wins: Docker's embedded DNS and the host are refused, then the subnet is allowed
+    assert targets == ["127.0.0.11/32", "192.168.112.1/32", "192.168.112.0/20"]
+    host = next(rule for rule in rules if "192.168.112.1/32" in rule and "REJECT" in rule)
+    assert host[-3:] == ["REJECT", "--reject-with", "icmp-admin-prohibited"]
     assert any("ESTABLISHED,RELATED" in rule for rule in rules)  # replies to the runner's calls pass
     script = fence_script("192.168.112.0/20", "192.168.112.1")
     assert script.index("route del default") < script.index("-P OUTPUT DROP") and script.endswith(

@@ -116,6 +116,9 @@ def egress_closed(subject: Subject) -> dict[str, Any]:
         "allowed_routes": list(report.allowed_routes),
         "default_route": report.default_route,
         "control_without_fence": [asdict(attempt) for attempt in report.control],
+        # The probe's blocked attempts as the fence recorded them: the same record lists, per runtime,
+        # what the runtime itself tried to reach (the bundle's `publish/reach` evidence).
+        "fence_recorded_probe": [attempt.line() for attempt in report.fence_recorded],
         "run_network": network,
         "attached": attached,
     }

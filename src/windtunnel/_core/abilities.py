@@ -23,6 +23,8 @@ __all__ = [
     "EgressReport",
     "ImageDigestsRuntime",
     "KillableHandle",
+    "ReachAttempt",
+    "ReachRecordingRuntime",
     "StateProbingRuntime",
     "ToolListingMCPHandle",
 ]
@@ -52,6 +54,31 @@ class EgressAttempt:
 
 
 @dataclass(frozen=True, slots=True)
+class ReachAttempt:
+    """Something a runtime tried to reach and its fence refused, `count` times: a name its resolver refused
+    (`kind` "lookup", `protocol` "dns", `detail` the query types) or a connection the firewall blocked
+    (`kind` "connection", `target` the address, `port` and `protocol` as sent; `detail` what the address
+    is, when known)."""
+
+    kind: str
+    target: str
+    protocol: str
+    count: int
+    port: int | None = None
+    detail: str = ""
+
+    def line(self) -> str:
+        """How the report lists it: `tried to reach <name>: 3 lookups, refused`."""
+        if self.kind == "lookup":
+            what = f"{self.count} lookup{'s' if self.count != 1 else ''} ({self.detail}), refused"
+            return f"tried to reach {self.target}: {what}"
+        where = f"{self.target}:{self.port}" if self.port is not None else self.target
+        known = f" ({self.detail})" if self.detail else ""
+        plural = "s" if self.count != 1 else ""
+        return f"tried to reach {where}/{self.protocol}{known}: {self.count} packet{plural}, blocked"
+
+
+@dataclass(frozen=True, slots=True)
 class EgressReport:
     """What a probe in the runtime's own network namespace could reach, and that namespace's routes.
 
@@ -65,6 +92,8 @@ class EgressReport:
     routes: tuple[str, ...]
     allowed_routes: tuple[str, ...]
     control: tuple[EgressAttempt, ...] = ()
+    fence_recorded: tuple[ReachAttempt, ...] = ()
+    """The probe's own blocked attempts as the fence recorded them: evidence that the record bites."""
 
     @property
     def default_route(self) -> bool:
@@ -136,6 +165,17 @@ class EgressProbingRuntime(Protocol):
         gateway and the started mocks must answer; the host, other networks and the metadata address must
         not, and no route but the peers' subnet may exist. Probes and listeners are removed before it
         returns. Raises HarnessError when the probe cannot run or no handle runs."""
+        ...
+
+
+@runtime_checkable
+class ReachRecordingRuntime(Protocol):
+    """A runtime whose fence records what it tried to reach outside its peers."""
+
+    def reach_attempts(self) -> tuple[ReachAttempt, ...]:
+        """Every refused lookup and blocked connection of every container this runtime started so far
+        (also of the fresh runtimes it made for tapes), aggregated by what was tried, most tried first.
+        Complete once the runtime is closed; never raises."""
         ...
 
 

@@ -2,7 +2,7 @@
 MCP mocks on a per-run network it cannot leave.
 
 `ContainerRuntime` implements AgentRuntime and MCPHostingAgentRuntime, the optional abilities of
-windtunnel._core.abilities (close, image digests, state probe, egress probe, container listing; its handles
+windtunnel._core.abilities (close, image digests, state probe, egress probe, reach record, container listing; its handles
 can be killed) and FreshGatewayRuntime (windtunnel._runtimes.abilities: a fresh runtime for the tapes); `ReferenceContainerRuntime` adds provision_reference() for runtimes whose manifest says
 every model call goes through the gateway.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 from docker.errors import DockerException
 
-from windtunnel._core.abilities import EgressReport
+from windtunnel._core.abilities import EgressReport, ReachAttempt
 from windtunnel._core.agent_runtime import (
     AgentConfig,
     MCPHandle,
@@ -224,6 +224,10 @@ class ContainerRuntime:
             )
         return run_egress_probe(self.stack, latest.container)
 
+    def reach_attempts(self) -> tuple[ReachAttempt, ...]:
+        """What this runtime's containers tried to reach outside their peers (windtunnel._engine.fence_log)."""
+        return self.stack.fence_log.attempts()
+
     def run_network(self) -> str:
         return str(self.stack.network.name)
 
@@ -245,6 +249,7 @@ class ContainerRuntime:
             gateway=gateway,
             labels={key: value for key, value in self.stack.labels.items() if key == CALLER_LABEL},
             netguard_image=self.stack.netguard_image,
+            fence_log=self.stack.fence_log,  # what the tapes' containers tried counts for this runtime too
         )
         return ContainerRuntime(self.manifest, stack, self.runtime_image, timeout_s=self.timeout_s)
 

@@ -22,13 +22,15 @@ import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 from docker.errors import DockerException
 from docker.models.containers import Container
 from docker.models.networks import Network
 
-from windtunnel._core.abilities import EgressAttempt, EgressReport
+from windtunnel._core.abilities import EgressAttempt, EgressReport, ReachAttempt
 from windtunnel._engine.fence import subnet_and_host
+from windtunnel._engine.fence_log import PROBE_UID, attempts_of, read_events
 from windtunnel._engine.network import ROLE_LABEL
 from windtunnel._engine.stack import GATEWAY_ALIAS, GATEWAY_PORT, MOCK_PORT, ContainerStack, RunningContainer
 from windtunnel.errors import HarnessError
@@ -36,6 +38,7 @@ from windtunnel.errors import HarnessError
 METADATA_ADDRESS = "169.254.169.254"
 LISTEN_TIMEOUT_S = 30.0
 LISTENER_LIFETIME_S = 600
+RECORD_WAIT_S = 2.0
 """A listener ends itself after this long even if the harness dies before removing it."""
 
 LISTENER = r"""
@@ -166,7 +169,22 @@ def run_egress_probe(stack: ContainerStack, runtime: RunningContainer) -> Egress
         for helper in helpers:
             _remove(helper)
         _remove_network(outside)
-    return _report(result, control_result, targets, peers, subnet, host, port)
+    # The probe ran as PROBE_UID: what the fence recorded of it proves the record of blocked attempts bites.
+    probed = _probe_events(runtime, host)
+    recorded = tuple(attempts_of(probed, stack.fence_log.known))
+    return _report(result, control_result, targets, peers, subnet, host, port, recorded)
+
+
+def _probe_events(runtime: RunningContainer, host: str) -> list[dict[str, Any]]:
+    """The fence's record of the probe's own blocked attempts. The kernel hands a refused packet to the
+    holder's agent asynchronously, so the record is read again (up to RECORD_WAIT_S) until the attempt on
+    the host's bridge address, which every fenced probe makes, is in it."""
+    deadline = time.monotonic() + RECORD_WAIT_S
+    while True:
+        probed = [e for e in read_events(runtime.namespace) if e.get("uid") == PROBE_UID]
+        if any(e.get("destination") == host for e in probed) or time.monotonic() >= deadline:
+            return probed
+        time.sleep(0.05)
 
 
 def _report(
@@ -177,6 +195,7 @@ def _report(
     subnet: str,
     host: str,
     port: int,
+    recorded: tuple[ReachAttempt, ...] = (),
 ) -> EgressReport:
     attempts = [
         EgressAttempt(target, what, result.outcomes.get(target, "not tried"), peer=target in peers)
@@ -203,6 +222,7 @@ def _report(
                 control_outcome,
             ),
         ),
+        fence_recorded=recorded,
     )
 
 
@@ -306,6 +326,7 @@ def _probe(stack: ContainerStack, targets: list[str], network_mode: str) -> Prob
         command=targets,
         remove=True,
         network_mode=network_mode,
+        user=str(PROBE_UID),  # the fence's record tells the probe's attempts from the runtime's by it
         labels={**stack.labels, ROLE_LABEL: "egress-probe"},
     )
     try:

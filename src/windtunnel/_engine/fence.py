@@ -5,17 +5,20 @@ Docker's `internal` networks still hand containers a default route (Docker 20.10
 through the bridge's own address, which is ON the run's subnet, so dropping the default route alone does
 not close it. The holder (a Kubernetes-pod-style "pause" container from the small netguard image) joins
 the run network under the runtime's alias, removes every default route and installs a default-deny
-egress firewall: new outbound connections may go to loopback (Docker's embedded DNS is 127.0.0.11) and to
+egress firewall: new outbound connections may go to loopback (the holder's resolver, not Docker's DNS at 127.0.0.11) and to
 the run's subnet except the bridge's address (the host); replies to inbound connections pass, so the
 runner can call the runtime's Contract C port from the host. The runtime then starts with
 `network_mode=container:<holder>` and without NET_ADMIN, so it cannot undo the fence. Everything happens
 through the Docker API inside the engine's own namespaces: no host-side iptables, so it works against a
-remote or Docker-in-Docker engine too. docs/design.md "Containers and network" describes it.
+remote or Docker-in-Docker engine too. The holder's one process (windtunnel._engine.netguard_agent) is the
+namespace's resolver, answering only the run's peers, and records what the fence refuses. docs/design.md
+"Containers and network" describes it.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import shlex
 import uuid
 from collections.abc import Mapping
@@ -27,6 +30,8 @@ from docker.errors import DockerException, ImageNotFound
 from docker.models.containers import Container
 from docker.models.networks import Network
 
+from windtunnel._engine.fence_log import EMBEDDED_DNS
+from windtunnel._engine.netguard_agent import READY_FILE, RESOLVER_ADDRESS
 from windtunnel._engine.network import ROLE_LABEL
 from windtunnel.errors import HarnessError
 
@@ -47,6 +52,10 @@ RUNTIME_CAP_DROP = ("NET_ADMIN", "NET_RAW")
 """NET_ADMIN would let the runtime rewrite the fence; NET_RAW is not needed by any Contract C runtime."""
 HOLDER_SYSCTLS = {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
 """No IPv6 at all: a link-local address would reach the host's bridge without any IPv4 route."""
+NFLOG_GROUP = 29
+"""The netlink log group the fence copies refused packets to (per namespace, so any fixed number works)."""
+AGENT_SOURCE = (Path(__file__).parent / "netguard_agent.py").read_text(encoding="utf-8")
+"""The holder's one process (resolver and fence log reader), run by the image's python3: no image change."""
 
 
 def ensure_netguard_image(
@@ -111,13 +120,21 @@ def subnet_and_host(network: Network) -> tuple[str, str]:
 
 def fence_rules(subnet: str, host: str) -> list[list[str]]:
     """iptables arguments, in order, for the holder's OUTPUT chain. Replies (ESTABLISHED) always pass, so
-    inbound calls are answered; a new connection may go to loopback and the subnet, never to `host`."""
+    inbound calls are answered; a new connection may go to loopback (the holder's own resolver) and the
+    subnet, never to `host` nor to Docker's embedded DNS (it forwards unknown names off the machine). Each
+    refusal first copies the packet to NFLOG_GROUP, where the holder's agent records it."""
+    log = ["-j", "NFLOG", "--nflog-group", str(NFLOG_GROUP)]
+    embedded = ["-d", f"{EMBEDDED_DNS}/32"]
     return [
         ["-P", "OUTPUT", "DROP"],
+        ["-A", "OUTPUT", *embedded, *log],
+        ["-A", "OUTPUT", *embedded, "-j", "REJECT", "--reject-with", "icmp-port-unreachable"],
         ["-A", "OUTPUT", "-o", "lo", "-j", "ACCEPT"],
         ["-A", "OUTPUT", "-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "ACCEPT"],
+        ["-A", "OUTPUT", "-d", f"{host}/32", *log],
         ["-A", "OUTPUT", "-d", f"{host}/32", "-j", "REJECT", "--reject-with", "icmp-admin-prohibited"],
         ["-A", "OUTPUT", "-d", subnet, "-j", "ACCEPT"],
+        ["-A", "OUTPUT", *log],
         ["-A", "OUTPUT", "-j", "REJECT", "--reject-with", "icmp-net-unreachable"],
     ]
 
@@ -131,9 +148,9 @@ IPV6_RULES = [
 
 
 def fence_script(subnet: str, host: str) -> str:
-    """The shell script the holder runs once: no default route, then the firewall; prints `fenced`.
-
-    The nf_tables backend is tried first and the legacy one where the kernel has no nf_tables."""
+    """The shell script the holder runs once: no default route, then the firewall, then the namespace's
+    resolv.conf (shared with the runtime) names the holder's own resolver; prints `fenced` once that
+    resolver is up. The nf_tables backend is tried first and the legacy one where the kernel has no nf_tables."""
     v4 = "\n".join(f"$IPT {shlex.join(rule)}" for rule in fence_rules(subnet, host))
     v6 = "\n".join(f"$IP6T {shlex.join(rule)}" for rule in IPV6_RULES)
     return (
@@ -142,6 +159,10 @@ def fence_script(subnet: str, host: str) -> str:
         "if ! iptables -S >/dev/null 2>&1; then IPT=iptables-legacy IP6T=ip6tables-legacy; fi\n"
         "while ip -4 route del default 2>/dev/null; do :; done\n"
         f"{v4}\n{v6}\n"
+        # In place: the file is bind-mounted, and the runtime container is given the same one.
+        f"printf 'nameserver {RESOLVER_ADDRESS}\\noptions timeout:1 attempts:1\\n' > /etc/resolv.conf\n"
+        f"i=0; while [ ! -e {READY_FILE} ]; do i=$((i+1)); [ $i -le 200 ] || "
+        "{ echo 'the resolver of the holder did not start within 5 s'; exit 3; }; sleep 0.025; done\n"
         "echo fenced\n"
     )
 
@@ -156,7 +177,8 @@ def start_fenced(
     network = stack.network
     subnet, host = subnet_and_host(network)
     name = f"{network.name}-{alias}-{uuid.uuid4().hex[:4]}"
-    holder = _start_holder(stack, f"{name}-fence", alias=alias)
+    holder = _start_holder(stack, f"{name}-fence", alias=alias, peers=stack.peer_addresses())
+    stack.fence_log.known[host] = "the host, through the run network's gateway address"
     container: Container | None = None
     try:
         _install_fence(holder, subnet, host)
@@ -181,18 +203,26 @@ def start_fenced(
                 hint="check `docker images` for the image and `docker info` for the engine",
             ) from exc
         raise
+    stack.track_fence(holder)
     ip = holder.attrs["NetworkSettings"]["Networks"][network.name]["IPAddress"]
     return RunningContainer(container=container, alias=alias, ip=ip, holder=holder)
 
 
-def _start_holder(stack: ContainerStack, name: str, *, alias: str) -> Container:
+def holder_command(peers: Mapping[str, str]) -> list[str]:
+    """The holder's command: the netguard agent answering `peers` and reading the fence's NFLOG group."""
+    return ["python3", "-c", AGENT_SOURCE, json.dumps(dict(peers)), str(NFLOG_GROUP)]
+
+
+def _start_holder(stack: ContainerStack, name: str, *, alias: str, peers: Mapping[str, str]) -> Container:
+    """The holder runs the netguard agent (windtunnel._engine.netguard_agent): it answers `peers` (name ->
+    address) and no other name, and records what the fence refuses."""
     image = stack.netguard_image or ensure_netguard_image(stack.client)
     stack.netguard_image = image
     network = stack.network.name
     try:
         holder = stack.client.containers.create(
             image,
-            command=["sleep", "infinity"],
+            command=holder_command(peers),
             name=name,
             labels={**stack.labels, ROLE_LABEL: FENCE_ROLE},
             network=network,
@@ -221,9 +251,15 @@ def _install_fence(holder: Container, subnet: str, host: str) -> None:
         raise HarnessError(f"could not install the egress fence in {holder.name}: {exc}") from exc
     text = bytes(output or b"").decode("utf-8", "replace").strip()
     if code != 0 or not text.endswith("fenced"):
+        try:  # why the holder's agent (resolver, record) did not start, when that is the reason
+            agent = bytes(holder.logs(tail=5) or b"").decode("utf-8", "replace").strip()
+        except DockerException:
+            agent = ""
         raise HarnessError(
-            f"the egress fence could not be installed (exit {code}): {text[-400:]}",
-            hint="the holder needs NET_ADMIN and a kernel with iptables (nf_tables or legacy) and conntrack",
+            f"the egress fence could not be installed (exit {code}): {text[-400:]}"
+            + (f"\n  the holder's resolver said: {agent[-400:]}" if agent else ""),
+            hint="the holder needs NET_ADMIN and a kernel with iptables (nf_tables or legacy), conntrack and "
+            "nfnetlink_log (NFLOG)",
         )
 
 

@@ -23,6 +23,7 @@ from docker.models.networks import Network
 from windtunnel._core.agent_runtime import MockServerPlan
 from windtunnel._engine import runner_peer
 from windtunnel._engine.cleanup import remove_run
+from windtunnel._engine.fence_log import FenceLog
 from windtunnel._engine.files import archive_of, copy_out, empty_directories, put, secret_files
 from windtunnel._engine.network import (
     ROLE_LABEL,
@@ -97,11 +98,16 @@ class ContainerStack:
         gateway: GatewaySpec | None = None,
         labels: Mapping[str, str] | None = None,
         netguard_image: str | None = None,
+        fence_log: FenceLog | None = None,
     ) -> None:
         self.client = client
         self.windtunnel_image = windtunnel_image
         self.netguard_image = netguard_image
         """The egress fence's holder image; found or built on first use when None."""
+        self.fence_log = fence_log or FenceLog()
+        """What the run's runtime containers tried to reach (windtunnel._engine.fence_log); a runtime's
+        stacks share one."""
+        self._fences: dict[str, Container] = {}  # live fence holders, by id: their logs are read at removal
         self.run_id = run_id or f"wt-{uuid.uuid4().hex[:10]}"
         self.session = session
         self.gateway_spec = gateway or GatewaySpec()
@@ -210,6 +216,11 @@ class ContainerStack:
     def mock_aliases(self) -> list[str]:
         return [running.alias for running, _ in self._mocks.values()]
 
+    def peer_addresses(self) -> dict[str, str]:
+        """The names a runtime may look up, with their addresses: the gateway and every started mock."""
+        running = [self._gateway, *(r for r, _ in self._mocks.values()), *self._starting.values()]
+        return {r.alias: r.ip for r in running if r is not None}
+
     # -- containers ----------------------------------------------------------------------------------
     def start(
         self,
@@ -302,15 +313,28 @@ class ContainerStack:
             "on WT_INJECT_PORT",
         )
 
+    def track_fence(self, holder: Container) -> None:
+        """A fence holder started for this run: its log is read before it is removed (remove(), close())."""
+        self._fences[str(holder.id)] = holder
+
+    def _collect_fence(self, holder: Container) -> None:
+        if self._fences.pop(str(holder.id), None) is not None:
+            self.fence_log.collect(holder)
+
     def remove(self, running: RunningContainer) -> None:
-        """Remove the container, then its fence holder (the namespace must outlive its user)."""
-        for container in (running.container, running.holder):
-            if container is None:
-                continue
-            try:
-                container.remove(force=True)
-            except DockerException:  # already gone (NotFound) or the engine refused: close() sweeps by label
-                continue
+        """Remove the container, then its fence holder (the namespace must outlive its user). The holder's
+        record of what the container tried to reach is read in between: complete, as the container is gone."""
+        self._remove_container(running.container)
+        if running.holder is not None:
+            self._collect_fence(running.holder)
+            self._remove_container(running.holder)
+
+    @staticmethod
+    def _remove_container(container: Container) -> None:
+        try:
+            container.remove(force=True)
+        except DockerException:  # already gone (NotFound) or the engine refused: close() sweeps by label
+            return
 
     def runtime_containers(self) -> dict[str, dict[str, bool]]:
         """The run's runtime containers (running or not), by name, each with every network it is attached
@@ -342,6 +366,8 @@ class ContainerStack:
             handle.close()
         if self._gateway_client is not None:
             self._gateway_client.close()
+        for holder in list(self._fences.values()):
+            self._collect_fence(holder)
         try:
             return remove_run(self.client, self.run_id)
         except DockerException:

@@ -13,6 +13,7 @@ from windtunnel._bundle import layout
 from windtunnel._bundle.models import CheckRecord, CheckScope, Stage
 from windtunnel._conformance.subject import Subject
 from windtunnel._conformance.suite import Suite
+from windtunnel._core.abilities import ReachRecordingRuntime
 from windtunnel._core.tiers import Tier
 from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._files import write_atomic
@@ -48,6 +49,8 @@ class RuntimeRun:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     """Wall time of each stage that ran, by stage name (run.json and the certify summary show it)."""
     lifecycle: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    reach: ReachRecordingRuntime | None = None
+    """The built runtime when its fences record what it tried to reach (also when it never got ready)."""
 
     def record_problem(self, exc: WindTunnelError) -> None:
         """A post_run() or close() that failed after the stages. The plugin's post_run() is the runtime's

@@ -31,7 +31,13 @@ from windtunnel._pipeline.harness import harness_checks
 from windtunnel._pipeline.outdir import prepare_out_dir
 from windtunnel._pipeline.publish import write_started
 from windtunnel._pipeline.stage_tapes import tapes_stage
-from windtunnel._pipeline.stages import build_stage, canary_stage, conformance_stage, selftest_stage
+from windtunnel._pipeline.stages import (
+    build_stage,
+    canary_stage,
+    conformance_stage,
+    reach_record,
+    selftest_stage,
+)
 from windtunnel._runtimes.abilities import ImagePlugin
 
 __all__ = ["PLAN", "CertifyOutcome", "Executor", "Step", "execute", "harness_checks"]
@@ -117,6 +123,17 @@ def _run_runtime(
     progress: Callable[[str], None],
     events: EventSink = ignore,
 ) -> None:
+    def context_of(stage: Stage) -> StageContext:
+        return StageContext(
+            config=config,
+            suite=suite,
+            selected=selected,
+            run=run,
+            stage=stage,
+            run_id=run_id,
+            progress=progress,
+        )
+
     with (
         run.lifecycle
     ):  # opened by the build stage: post_run and close after the last stage, on every way out
@@ -127,20 +144,14 @@ def _run_runtime(
                 progress(f"{run.name}: --fail-fast, skipping {step.stage.value} and later stages")
                 break
             progress(f"{run.name}: {step.stage.value}")
-            context = StageContext(
-                config=config,
-                suite=suite,
-                selected=selected,
-                run=run,
-                stage=step.stage,
-                run_id=run_id,
-                progress=progress,
-            )
+            context = context_of(step.stage)
             events(StageStarted(run.name, step.stage.value))
             records, seconds = _run_step(step, context)
             checks = tuple((r.id, r.status.value) for r in records)
             events(StageFinished(run.name, step.stage.value, seconds, checks))
             executor.check_engine()  # an engine that went away stops the run: nothing more can be measured
+    # Closed now, so every fence's record was read: what the runtime tried to reach outside its peers.
+    reach_record(context_of(Stage.PUBLISH))
 
 
 def ensure_images(runs: Sequence[RuntimeRun]) -> None:

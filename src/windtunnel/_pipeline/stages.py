@@ -4,6 +4,7 @@ written its evidence into the bundle before it returns."""
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from windtunnel._bundle.models import CheckRecord
 from windtunnel._canary.canary import run_reset_canary
 from windtunnel._conformance.kit import CHECKS, run_check
 from windtunnel._conformance.subject import Subject
-from windtunnel._core.abilities import ImageDigestsRuntime, StateProbingRuntime
+from windtunnel._core.abilities import ImageDigestsRuntime, ReachRecordingRuntime, StateProbingRuntime
 from windtunnel._core.agent_runtime import AgentConfig, ReferenceCapableAgentRuntime
 from windtunnel._core.vocabulary import CheckStatus, Verdict
 from windtunnel._pipeline import control_cache
@@ -51,6 +52,7 @@ def build_stage(ctx: StageContext) -> list[CheckRecord]:
     description = run.description
     runtime = opened.runtime
     run.images = dict(runtime.image_digests) if isinstance(runtime, ImageDigestsRuntime) else {}
+    run.reach = runtime if isinstance(runtime, ReachRecordingRuntime) else None
     run.source = description.source
     evidence = ctx.write_evidence(
         "build", {"plugin": description.origin, "images": run.images, "source": run.source}
@@ -112,6 +114,33 @@ def _ready(ctx: StageContext, runtime: Any) -> CheckRecord:
     return ctx.check(
         "ready", CheckStatus.PASSED, "provisioned and torn down", seconds=time.perf_counter() - started
     )
+
+
+REACH_LINES_SHOWN = 12
+
+
+def reach_record(ctx: StageContext) -> None:
+    """After the runtime is closed (every fence's record read): what its containers tried to reach outside
+    their peers (names its resolver refused, connections its fence blocked), as evidence and an unscored
+    INFO check listing it. `egress_closed` is the check that nothing got through; this is the record."""
+    if ctx.run.reach is None:
+        return
+    attempts = ctx.run.reach.reach_attempts()
+    lines = [attempt.line() for attempt in attempts]
+    evidence = ctx.write_evidence(
+        "reach",
+        {
+            "attempts": [asdict(attempt) for attempt in attempts],
+            "lines": lines,
+            "counted": "lookups: queries the fence's resolver refused (NXDOMAIN, never forwarded); connections: "
+            "packets the fence rejected (one per TCP connection attempt, one per UDP datagram). An address "
+            "with no route at all fails in the kernel before any packet exists, so only its name shows.",
+        },
+    )
+    shown = "; ".join(lines[:REACH_LINES_SHOWN]) or "tried to reach nothing outside its peers"
+    if len(lines) > REACH_LINES_SHOWN:
+        shown += f"; and {len(lines) - REACH_LINES_SHOWN} more (see the evidence)"
+    ctx.run.checks.append(ctx.check("reach", CheckStatus.INFO, shown, evidence=[evidence], scored=False))
 
 
 def conformance_stage(ctx: StageContext) -> list[CheckRecord]:
