@@ -1,0 +1,100 @@
+"""Scripted faults: a model answer that fails on purpose, so a check can watch what a runtime does then.
+
+A fault rides on a reference decision (`ReferenceDecision.fault`) and is served in place of (or as a broken
+form of) that decision's answer; each dialect renders it natively. Format-neutral, like the decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from windtunnel.errors import UsageError
+
+ModelFaultKind = Literal["rate_limited", "server_error", "unavailable", "stall", "cut", "malformed", "slow"]
+MODEL_FAULT_KINDS: tuple[str, ...] = get_args(ModelFaultKind)
+
+FAULT_STATUS: Mapping[str, int] = {"rate_limited": 429, "server_error": 500, "unavailable": 503}
+"""The faults answered with an HTTP error status instead of an answer."""
+STREAM_FAULTS = frozenset({"stall", "cut"})
+"""The faults that break an answer off after `after_events` stream events (or half its bytes, unstreamed)."""
+
+_FIELDS = frozenset({"kind", "retry_after", "after_events", "seconds"})
+_SHAPE = '{"kind": "rate_limited"|"server_error"|..., "retry_after": s, "after_events": n, "seconds": s}'
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelFault:
+    """One scripted model-API fault.
+
+    `kind`: rate_limited (429), server_error (500), unavailable (503), stall (the answer stops after
+    `after_events` events for `seconds`, then the connection ends), cut (the answer ends after
+    `after_events` events without its terminal event), malformed (the body, or one stream event, is not
+    JSON), slow (the whole answer, after `seconds`). `retry_after` (seconds) is sent as `retry-after` on
+    the status faults when set.
+    """
+
+    kind: ModelFaultKind
+    retry_after: float | None = None
+    after_events: int = 1
+    seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in MODEL_FAULT_KINDS:
+            raise _bad(
+                "kind", f"unknown fault kind {self.kind!r}; expected one of {', '.join(MODEL_FAULT_KINDS)}"
+            )
+        if self.retry_after is not None and (_number(self.retry_after) is None or self.retry_after < 0):
+            raise _bad("retry_after", f"retry_after must be seconds >= 0, got {self.retry_after!r}")
+        if (
+            isinstance(self.after_events, bool)
+            or not isinstance(self.after_events, int)
+            or self.after_events < 0
+        ):
+            raise _bad("after_events", f"after_events must be a whole number >= 0, got {self.after_events!r}")
+        if _number(self.seconds) is None or self.seconds < 0:
+            raise _bad("seconds", f"seconds must be a number >= 0, got {self.seconds!r}")
+
+    @property
+    def status(self) -> int | None:
+        """The HTTP status this fault answers with, None when it breaks (or delays) an answer instead."""
+        return FAULT_STATUS.get(self.kind)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "retry_after": self.retry_after,
+            "after_events": self.after_events,
+            "seconds": self.seconds,
+        }
+
+
+def fault_from_json(data: Any, where: str) -> ModelFault:
+    """A fault from its JSON form; a UsageError naming `where` and the bad field otherwise."""
+    if not isinstance(data, Mapping):
+        raise UsageError(f"{where} must be a JSON object", hint=f"send {_SHAPE}", field=where)
+    unknown = sorted(set(data) - _FIELDS)
+    if unknown:
+        raise UsageError(
+            f"{where}: unknown field {unknown[0]!r}", hint=f"send {_SHAPE}", field=f"{where}.{unknown[0]}"
+        )
+    try:
+        return ModelFault(
+            kind=data.get("kind"),  # type: ignore[arg-type]  # checked in __post_init__
+            retry_after=data.get("retry_after"),
+            after_events=data.get("after_events", 1),
+            seconds=data.get("seconds", 0.0),
+        )
+    except UsageError as exc:
+        raise UsageError(
+            f"{where}.{exc.message}", hint=f"send {_SHAPE}", field=f"{where}.{exc.context['field']}"
+        ) from exc
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _bad(name: str, message: str) -> UsageError:
+    return UsageError(f"{name}: {message}", hint=f"send {_SHAPE}", field=name)
