@@ -98,3 +98,65 @@ def _number(value: Any) -> float | None:
 
 def _bad(name: str, message: str) -> UsageError:
     return UsageError(f"{name}: {message}", hint=f"send {_SHAPE}", field=name)
+
+
+ToolFaultKind = Literal["error_result", "jsonrpc_error", "crash", "late"]
+TOOL_FAULT_KINDS: tuple[str, ...] = get_args(ToolFaultKind)
+_TOOL_FIELDS = frozenset({"tool", "kind", "seconds"})
+_TOOL_SHAPE = (
+    '{"faults": [{"tool": name, "kind": "error_result"|"jsonrpc_error"|"crash"|"late", "seconds": s}]}'
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolFault:
+    """One scripted fault of an MCP mock's tool, served to the next call of `tool` instead of its result.
+
+    `kind`: error_result (an isError result; the tool does not run), jsonrpc_error (JSON-RPC error -32603;
+    the tool does not run), crash (the server drops the connection mid-call; the tool does not run), late
+    (the tool runs and answers after `seconds`).
+    """
+
+    tool: str
+    kind: ToolFaultKind
+    seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tool, str) or not self.tool:
+            raise _tool_bad("tool", f"tool must name a tool of the server, got {self.tool!r}")
+        if self.kind not in TOOL_FAULT_KINDS:
+            raise _tool_bad(
+                "kind", f"unknown fault kind {self.kind!r}; expected one of {', '.join(TOOL_FAULT_KINDS)}"
+            )
+        if _number(self.seconds) is None or self.seconds < 0:
+            raise _tool_bad("seconds", f"seconds must be a number >= 0, got {self.seconds!r}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tool": self.tool, "kind": self.kind, "seconds": self.seconds}
+
+
+def tool_faults_from_json(data: Any) -> tuple[ToolFault, ...]:
+    """The faults of a PUT /wt/faults body; a UsageError naming the bad entry and field otherwise."""
+    items = data.get("faults") if isinstance(data, Mapping) else None
+    if not isinstance(items, list):
+        raise UsageError(
+            "the body must be a JSON object with a faults list", hint=f"send {_TOOL_SHAPE}", field="faults"
+        )
+    faults = []
+    for index, item in enumerate(items):
+        where = f"faults[{index}]"
+        unknown = sorted(set(item) - _TOOL_FIELDS) if isinstance(item, Mapping) else ["(not an object)"]
+        if unknown:
+            raise UsageError(f"{where}: unexpected {unknown[0]!r}", hint=f"send {_TOOL_SHAPE}", field=where)
+        try:
+            kind = item.get("kind")  # checked in __post_init__
+            faults.append(ToolFault(tool=item.get("tool"), kind=kind, seconds=item.get("seconds", 0.0)))
+        except UsageError as exc:
+            raise UsageError(
+                f"{where}.{exc.message}", hint=exc.hint, field=f"{where}.{exc.context['field']}"
+            ) from exc
+    return tuple(faults)
+
+
+def _tool_bad(name: str, message: str) -> UsageError:
+    return UsageError(f"{name}: {message}", hint=f"send {_TOOL_SHAPE}", field=name)
