@@ -160,3 +160,25 @@ def tool_faults_from_json(data: Any) -> tuple[ToolFault, ...]:
 
 def _tool_bad(name: str, message: str) -> UsageError:
     return UsageError(f"{name}: {message}", hint=f"send {_TOOL_SHAPE}", field=name)
+
+
+MODEL_FAULT_CLASSES: Mapping[str, str] = {
+    "model_429": "rate_limited",
+    "model_5xx": "server_error",
+    "model_503": "unavailable",
+    "stream_stall": "stall",
+    "stream_cut": "cut",
+    "model_malformed": "malformed",
+    "model_slow": "slow",
+}
+"""The model faults by the name their check (`faults/<name>`) and a runtime's `[faults]` policy use."""
+TOOL_FAULT_CLASSES: Mapping[str, str] = {
+    "mcp_error": "error_result",
+    "mcp_jsonrpc_error": "jsonrpc_error",
+    "mcp_crash": "crash",
+    "mcp_late": "late",
+}
+"""The MCP tool faults by the name their check and the `[faults]` policy use."""
+CONTAINER_FAULT_CLASSES = ("mcp_gone", "oom", "killed", "disk_full")
+"""Faults the harness makes happen itself (a mock stopped, the runtime's container starved or killed)."""
+FAULT_CLASSES: tuple[str, ...] = (*MODEL_FAULT_CLASSES, *TOOL_FAULT_CLASSES, *CONTAINER_FAULT_CLASSES)

@@ -24,6 +24,8 @@ port = 8647
 kind = "container"                 # optional: a driver kind of the windtunnel.drivers registry; left out,
                                    # `python` when plugin= is set, else `container`
 plugin = "driver:plugin"           # optional: a Python plugin in this directory instead of a container
+[faults]                           # optional: the fault policy (windtunnel._runtimes.fault_policy)
+retries = 2
 
 `windtunnel:NAME` names a build input that ships with Wind Tunnel itself, wherever the runtime directory
 lives (WINDTUNNEL_ASSETS): `windtunnel:python-runtime`, the Dockerfile Python runtimes share, and
@@ -43,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from windtunnel._configfile import read_toml, shown, toml_value, validated
+from windtunnel._runtimes.fault_policy import FaultPolicy
 from windtunnel._runtimes.manifest_model import CONFIG_FIELDS, CONTRACT_C_ENV, ImageTable, RuntimeToml
 from windtunnel.errors import ConfigFileError
 
@@ -88,6 +91,8 @@ class RuntimeManifest:
     kind: str | None = None
     """`[driver] kind` as written; `driver_kind` is the one the resolver looks up."""
     description: str = ""
+    faults: FaultPolicy = field(default_factory=FaultPolicy)
+    """`[faults]`: the fault policy the fault checks hold the runtime to (default: no retries)."""
 
     @property
     def directory(self) -> Path:
@@ -218,6 +223,7 @@ def _merge(parent: RuntimeManifest | None, document: RuntimeToml, path: Path) ->
         plugin=document.driver.plugin if document.driver.plugin is not None else base.plugin,
         kind=document.driver.kind if document.driver.kind is not None else base.kind,
         description=document.description if document.description is not None else base.description,
+        faults=base.faults.over(document.faults),
     )
     _check_merged(merged)
     return merged
