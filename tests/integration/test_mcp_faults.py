@@ -63,7 +63,9 @@ def test_a_crash_drops_the_connection_mid_call(mock: tuple[str, httpx.Client]) -
     assert time.monotonic() - started < 4, "the connection broke: no wait for a timeout"
     assert "JSON-RPC" not in str(caught.value), "no answer at all, not an error answer"
     assert call_tool(url, "add", {"by": 1})["structuredContent"] == {"count": 1}
-    assert [c.get("fault") for c in admin.get("/wt/calls").json()["calls"]] == ["crash", None]
+    assert [c.get("fault") for c in admin.get("/wt/calls").json()["calls"]] == [None], "the tool ran once"
+    (dropped,) = admin.get("/wt/requests").json()["requests"]
+    assert dropped["method"] == "tools/call" and "crash" in dropped["error"]
 
 
 def test_a_late_tool_runs_and_answers_after_its_delay(mock: tuple[str, httpx.Client]) -> None:

@@ -48,7 +48,8 @@ def _fault(runtime: str) -> str | None:
 # The poisons that are the runtime's own WT_FAULT branches run here; driver faults need containers.
 FAULTS = {fault: checks for name, checks in SUITE.caught_by.items() if (fault := _fault(name)) is not None}
 CHECKS = sorted(
-    {c for checks in FAULTS.values() for c in checks} | {"session_affinity", "reference_capability"}
+    {c for checks in FAULTS.values() for c in checks}
+    | {"session_affinity", "reference_capability", "faults/mcp_late"}
 )
 
 

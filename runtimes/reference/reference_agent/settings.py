@@ -33,6 +33,9 @@ class Fault(Enum):
     SWALLOW_TOOL_ERRORS = "swallow_tool_errors"
     RETRY_FAILING_CALLS = "retry_failing_calls"
     REWRITE_FINAL_ANSWER = "rewrite_final_answer"
+    RETRY_STORM = "retry_storm"
+    ANSWER_ON_MODEL_ERROR = "answer_on_model_error"
+    SWALLOW_DROPPED_CONNECTIONS = "swallow_dropped_connections"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -119,6 +119,7 @@ class _Subjects:
                 runtime=opened.runtime,
                 supported=description.supported,
                 manifest=description.manifest_shown,
+                faults=description.fault_policy,
             )
             opened.pre_run(subject.pack.scenarios)
             self._lifecycle = opening.pop_all()  # kept open until the suite moves on

@@ -1,9 +1,10 @@
 """Scripted faults of an MCP mock (windtunnel._core.faults): queued by PUT /wt/faults, served to the next
-call of their tool, recorded in /wt/calls with `fault` set.
+call of their tool, recorded in /wt/calls with `fault` set (a crash: in /wt/requests).
 
 error_result and jsonrpc_error answer in place of the tool; late runs the tool after its delay; crash
 drops the connection after the first bytes of the answer, before the tool runs (the `Crash` middleware,
-since the SDK's handlers cannot reach the connection).
+since the SDK's handlers cannot reach the connection), recorded in /wt/requests with its error: the tool
+did not run, so it is no served call.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ async def serve_fault(mock: MockServer, name: str, arguments: Any) -> types.Call
     return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
 
 
-def fault_routes(host: MockHost) -> dict[str, Any]:
+def fault_routes(host: MockHost, name: str) -> dict[str, Any]:
     """The handlers of PUT /wt/faults (queue faults) and GET /wt/faults (what is still queued)."""
 
     async def put(request: Request) -> Response:
@@ -56,16 +57,17 @@ def fault_routes(host: MockHost) -> dict[str, Any]:
             error = f"faults name tool {unknown[0]!r}, which server {host.name!r} does not have"
             return Response(json.dumps({"error": error}), status_code=400, media_type="application/json")
         host.server.script_faults(faults)
-        return _listing(host)
+        return _listing(host, name)
 
     async def get(_request: Request) -> Response:
-        return _listing(host)
+        return _listing(host, name)
 
     return {"PUT": put, "GET": get}
 
 
-def _listing(host: MockHost) -> Response:
-    return Response(json.dumps({"faults": host.server.pending_faults()}), media_type="application/json")
+def _listing(host: MockHost, name: str) -> Response:
+    body = {"server": name, "faults": host.server.pending_faults()}
+    return Response(json.dumps(body), media_type="application/json")
 
 
 class Crash:
@@ -88,7 +90,10 @@ class Crash:
             name, arguments = params
             fault = mock.take_fault(name, kinds=("crash",))  # only when the tool's next fault is a crash
             if fault is not None:
-                mock.record_fault(name, arguments, fault, f"scripted fault: crash of tool {name!r}")
+                # The tool never ran, so this is no call a runtime made the server serve: it is kept with
+                # the other requests, and a client that asks again is answered (or crashed) afresh.
+                params_ = {"name": name, "arguments": arguments}
+                mock.record_request("tools/call", params_, None, f"scripted fault: crash of tool {name!r}")
                 start = {
                     "type": "http.response.start",
                     "status": 200,

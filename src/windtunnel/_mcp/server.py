@@ -222,7 +222,7 @@ def _admin_routes(host: MockHost, name: str) -> list[Route]:
     async def health(_request: Request) -> Response:
         return _json({"status": "ok", "server": name, "tools": sorted(host.server.tools)})
 
-    faults = fault_routes(host)
+    faults = fault_routes(host, name)
     return [
         Route(f"{ADMIN_PREFIX}/faults", faults["PUT"], methods=["PUT"]),
         Route(f"{ADMIN_PREFIX}/faults", faults["GET"], methods=["GET"]),

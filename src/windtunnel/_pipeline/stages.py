@@ -70,7 +70,11 @@ def build_stage(ctx: StageContext) -> list[CheckRecord]:
         return [*records, ready]  # nothing can run on it: the later stages are skipped
     run.runtime = runtime
     run.subject = Subject(
-        name=run.name, runtime=runtime, supported=description.supported, manifest=description.manifest_shown
+        name=run.name,
+        runtime=runtime,
+        supported=description.supported,
+        manifest=description.manifest_shown,
+        faults=description.fault_policy,
     )
     return [*records, ready]
 
