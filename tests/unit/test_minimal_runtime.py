@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from windtunnel._conformance.kit import check_by_id, run_check
+from windtunnel._conformance.kit import CHECK_IDS, check_by_id, run_check
 from windtunnel._conformance.subject import Subject
 from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._drivers.http_inject import HttpInjectHandle
@@ -130,6 +130,13 @@ def subject() -> Iterator[Subject]:
     ],
 )
 def test_the_minimal_runtime_passes(subject: Subject, check: str) -> None:
+    result = run_check(check_by_id(check), subject)
+    assert result.status is CheckStatus.PASSED, result.detail
+
+
+@pytest.mark.parametrize("check", [check for check in CHECK_IDS if check.startswith("faults/")])
+def test_the_minimal_runtime_passes_the_fault_checks(subject: Subject, check: str) -> None:
+    """No [faults] table: no retries, so every model fault must end the turn reported failed."""
     result = run_check(check_by_id(check), subject)
     assert result.status is CheckStatus.PASSED, result.detail
 

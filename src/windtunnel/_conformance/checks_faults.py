@@ -125,7 +125,7 @@ def model_fault_check(fault: str) -> Callable[[Subject], dict[str, Any]]:
                 evidence["recovered"] = recovered = attempt(session, "Read note alpha, then answer.", sid)
                 _judge_recovery(session, recovered, evidence)
             evidence["failing"] = failing = attempt(session, "Answer.", session_id(fault))
-        _judge_failing(policy, fault, failing, allowed, evidence)
+        judge_failing(policy, fault, failing, allowed, evidence)
         return evidence
 
     return run
@@ -140,7 +140,7 @@ def _shown(policy: FaultPolicy, fault: str) -> dict[str, Any]:
     }
 
 
-def _judge_failing(
+def judge_failing(
     policy: FaultPolicy, fault: str, outcome: dict[str, Any], allowed: int, evidence: dict[str, Any]
 ) -> None:
     made = outcome["attempts"]
