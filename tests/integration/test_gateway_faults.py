@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - the tests take the imported `gateway` fixture as their argument
 """Scripted model faults in every dialect, over real HTTP (uvicorn on 127.0.0.1) and the official SDKs.
 
 Each fault is served natively (the dialect's error envelope, its own stream events broken off), logged with
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import anthropic
@@ -16,12 +16,10 @@ import httpx
 import openai
 import pytest
 
+from tests.integration.test_gateway_dialects import gateway  # noqa: F401 - its fixture, shared
 from windtunnel._core.faults import ModelFault
 from windtunnel._core.reference import ReferenceDecision
-from windtunnel._gateway.app import create_app
 from windtunnel._gateway.client import GatewayClient
-from windtunnel._gateway.script import ScriptMode
-from windtunnel._net.server_thread import ServerThread
 
 OK = ReferenceDecision(content="recovered")
 ROUTES: dict[str, tuple[str, dict[str, Any]]] = {
@@ -37,15 +35,6 @@ TERMINAL = {
     "anthropic-messages": b"message_stop",
     "openai-responses": b"response.completed",
 }
-
-
-@pytest.fixture
-def gateway() -> Iterator[tuple[str, GatewayClient]]:
-    with (
-        ServerThread(create_app(ScriptMode(), models=["wt-model"])) as server,
-        GatewayClient(server.url) as admin,
-    ):
-        yield server.url, admin
 
 
 def post(base: str, wire: str, *, stream: bool = False, timeout: float = 10.0) -> httpx.Response:
