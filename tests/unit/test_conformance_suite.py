@@ -33,7 +33,9 @@ def test_every_check_has_a_poison_that_bites_it_except_the_positive_only_ones() 
     # response_shapes, teardown... have or need no runtime fault; every other check is proven to bite.
     caught = {check for checks in SUITE.caught_by.values() for check in checks}
     without_poison = set(CHECK_IDS) - set(SUITE.poisons.values()) - caught
-    assert without_poison <= {"response_shapes", "unsupported_config", "reference_capability", "recovery"}
+    # faults/model_slow bites a runtime that declares a deadline it does not keep (test_minimal_runtime.py)
+    positive_only = {"response_shapes", "unsupported_config", "reference_capability", "recovery"}
+    assert without_poison <= positive_only | {"faults/model_slow"}
 
 
 def test_requirement_set_v1_keeps_its_checks_and_v2_adds_the_new_ones() -> None:

@@ -28,6 +28,8 @@ from windtunnel.errors import RuntimeFault, RuntimeTimeoutError
 RETRY_AFTER_S = 1.0
 """The retry-after a scripted 429 or 503 sends: short, so a runtime that honours it costs a second."""
 STALL_S = 2.0
+SLOW_MARGIN_S = 5.0
+"""How much later than the declared turn deadline a slow answer comes."""
 TOLERANCE_S = 0.05
 """Clock slack when a retry's wait is measured against its declared backoff (the gateway's own clock)."""
 LEFTOVER = "wt-fault-leftover"
@@ -41,6 +43,7 @@ TITLES = {
     "stream_cut": "an answer cut short is never taken for a whole one",
     "stream_stall": "an answer that stalls, then breaks off, is never taken for a whole one",
     "model_malformed": "malformed JSON from the model API is never taken for an answer",
+    "model_slow": "a model answer slower than the declared turn deadline fails the turn by that deadline",
 }
 MODEL_FAULTS: dict[str, ModelFault] = {
     "model_429": ModelFault(kind="rate_limited", retry_after=RETRY_AFTER_S),
@@ -195,6 +198,41 @@ def _judge_recovery(session: Session, outcome: dict[str, Any], evidence: dict[st
         )
 
 
+def model_slow(subject: Subject) -> dict[str, Any]:
+    """An answer that comes only after the declared turn deadline: the runtime fails the turn by then
+    (allowing 10%, at least 1 s), never waiting for and reporting the late answer. No deadline declared:
+    INFO, the fault was not measured."""
+    policy = subject.faults
+    declared_unhandled(policy, "model_slow")
+    deadline = policy.turn_deadline_s
+    if deadline is None:
+        raise OptionalAbsent(
+            "declares no turn deadline ([faults] turn_deadline_s): an answer slower than a deadline was not "
+            "measured"
+        )
+    late = ReferenceDecision(
+        content=LEFTOVER, fault=ModelFault(kind="slow", seconds=deadline + SLOW_MARGIN_S)
+    )
+    allowed = policy.retries_on("model_slow") + 1
+    with subject.scripted([late] * allowed, name="fault-model_slow") as session:
+        subject.needs_model_evidence(session)
+        outcome = attempt(session, "Answer.", session_id("model_slow"))
+    evidence = {"deadline_s": deadline, "turn": outcome}
+    if "answered" in outcome:
+        raise CheckFailed(
+            f"the runtime declares a {deadline:g}s turn deadline, yet waited {outcome['seconds']:g}s and reported "
+            "the late answer",
+            evidence,
+        )
+    if outcome["seconds"] > deadline + max(1.0, deadline / 10):
+        raise CheckFailed(
+            f"the turn failed after {outcome['seconds']:g}s; the runtime declares a {deadline:g}s deadline",
+            evidence,
+        )
+    return evidence
+
+
 def model_fault_checks() -> list[tuple[str, str, Callable[[Subject], dict[str, Any]]]]:
     """(fault, title, check) of every model fault."""
-    return [(fault, TITLES[fault], model_fault_check(fault)) for fault in MODEL_FAULTS]
+    checks = [(fault, TITLES[fault], model_fault_check(fault)) for fault in MODEL_FAULTS]
+    return [*checks, ("model_slow", TITLES["model_slow"], model_slow)]
