@@ -53,7 +53,8 @@ FAULTS = {
     if name.startswith("reference-poison-") and (fault := _fault(name)) is not None
 }
 CHECKS = sorted(
-    {c for checks in FAULTS.values() for c in checks} | {"session_affinity", "reference_capability"}
+    {c for checks in FAULTS.values() for c in checks}
+    | {"session_affinity", "reference_capability", "faults/mcp_late"}
 )
 
 

@@ -5,6 +5,7 @@ The Docker conformance suite runs it in its container against every check."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import re
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from windtunnel._conformance.kit import check_by_id, run_check
+from windtunnel._conformance.kit import CHECK_IDS, check_by_id, run_check
 from windtunnel._conformance.subject import Subject
 from windtunnel._conformance.suite import Suite
 from windtunnel._core.vocabulary import CheckStatus
@@ -31,6 +32,7 @@ from windtunnel._mcp.loopback import start_loopback, stop_loopback
 from windtunnel._net.server_thread import ServerThread
 from windtunnel._packs.loader import kit_pack
 from windtunnel._runtimes.config_fields import refuse_fields
+from windtunnel._runtimes.fault_policy import FaultPolicy
 from windtunnel._runtimes.manifest import RuntimeManifest, load_manifest
 from windtunnel.spi import AgentConfig, MCPHandle, Message, MockServerPlan, ReferenceCase, Response
 
@@ -161,6 +163,26 @@ LOOPBACK_CHECKS = (
 def test_the_minimal_runtime_passes(subject: Subject, check: str) -> None:
     result = run_check(check_by_id(check), subject)
     assert result.status is CheckStatus.PASSED, result.detail
+
+
+@pytest.mark.parametrize(
+    "check", [check for check in CHECK_IDS if check.startswith("faults/") and check != "faults/model_slow"]
+)
+def test_the_minimal_runtime_passes_the_fault_checks(subject: Subject, check: str) -> None:
+    """No [faults] table: no retries, so every model fault must end the turn reported failed."""
+    result = run_check(check_by_id(check), subject)
+    assert result.status is CheckStatus.PASSED, result.detail
+
+
+def test_a_turn_deadline_is_info_when_undeclared_and_fails_when_declared_but_not_kept(
+    subject: Subject,
+) -> None:
+    assert run_check(check_by_id("faults/model_slow"), subject).status is CheckStatus.INFO
+    claims = dataclasses.replace(subject, faults=FaultPolicy(turn_deadline_s=1.0))  # it keeps none
+    result = run_check(check_by_id("faults/model_slow"), claims)
+    assert result.status is CheckStatus.FAILED and "reported the late answer" in result.detail, result.detail
+    declared = dataclasses.replace(subject, faults=FaultPolicy(unhandled={"model_slow": "no deadline"}))
+    assert run_check(check_by_id("faults/model_slow"), declared).status is CheckStatus.INFO
 
 
 def test_usage_it_does_not_report_is_info_never_a_failure(subject: Subject) -> None:

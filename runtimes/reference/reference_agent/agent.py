@@ -10,7 +10,7 @@ from typing import Any
 from windtunnel_inject import ToolCall, Transcript, Turn, TurnFailed, usage_total
 
 from reference_agent.memory import Memory, Note, render_notes
-from reference_agent.model import ModelClient
+from reference_agent.model import ModelClient, ModelError, ModelReply
 from reference_agent.settings import Fault, Settings
 from reference_agent.tools import OfferedTool, ToolBox
 
@@ -27,6 +27,12 @@ class _Turn:
     notes: list[Note]
     transcript: Transcript = field(default_factory=Transcript)  # each model call's tool calls and usage
     outputs: dict[str, str] = field(default_factory=dict)  # fault `dedupe_repeated_calls`: output by call
+
+
+STORM_ATTEMPTS = 6
+"""How often the retry_storm poison asks again after a model error (the policy declares no retry)."""
+FABRICATED = "I could not finish this, but the task is done."
+"""What the answer_on_model_error poison reports for a turn whose model call failed."""
 
 
 class Agent:
@@ -74,11 +80,31 @@ class Agent:
             self.memory.commit(session, generation, turn.messages, turn.notes, entry)
         return result
 
+    async def _complete(
+        self, messages: Sequence[dict[str, Any]], schemas: list[dict[str, Any]], session_id: str
+    ) -> ModelReply | None:
+        """One model call: a failure fails the turn, no retries (runtime.toml declares none); the WT_FAULT
+        branches are the fault checks' poisons."""
+        fault = self._settings.fault
+        for attempt in range(STORM_ATTEMPTS if fault is Fault.RETRY_STORM else 1, 0, -1):
+            try:
+                return await self._model.complete(messages, schemas, session_id)
+            except ModelError as exc:
+                if fault is Fault.ANSWER_ON_MODEL_ERROR:
+                    return None  # fault: the error is hidden behind an answer nobody gave
+                refused = exc.status is not None and 400 <= exc.status < 500 and exc.status != 429
+                if attempt == 1 or refused:
+                    raise
+                # fault retry_storm: retried at once, with no limit a policy declares
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
     async def _loop(self, session_id: str, history: Sequence[dict[str, Any]], turn: _Turn) -> str:
         offered = await self._tools.list_tools()
         schemas = [tool.openai() for tool in offered.values()]
         for _ in range(self._settings.max_steps):
-            reply = await self._model.complete([*history, *turn.messages], schemas, session_id)
+            reply = await self._complete([*history, *turn.messages], schemas, session_id)
+            if reply is None:  # fault answer_on_model_error: the failed turn is reported as an answer
+                return FABRICATED
             turn.transcript.model_call(reply.usage)
             message = _assistant_message(reply.message)
             turn.messages.append(message)
@@ -119,7 +145,12 @@ class Agent:
         key = json.dumps([tool.name, arguments], sort_keys=True)
         if fault is Fault.DEDUPE_REPEATED_CALLS and key in turn.outputs:
             return turn.outputs[key]  # fault: a repeated identical call is run once, reported twice
-        output, failed = await self._tools.call(tool, arguments)
+        try:
+            output, failed = await self._tools.call(tool, arguments)
+        except Exception:
+            if fault is not Fault.SWALLOW_DROPPED_CONNECTIONS:
+                raise  # a tool server that dropped the call fails the turn
+            output, failed = json.dumps({"ok": True}), False  # fault: the model is told the lost call worked
         if fault is Fault.RETRY_FAILING_CALLS and failed:
             output, failed = await self._tools.call(tool, arguments)  # fault: a failing call retried silently
         if fault is Fault.SWALLOW_TOOL_ERRORS and failed:

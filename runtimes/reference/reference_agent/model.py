@@ -27,7 +27,12 @@ MODEL_HTTP_TIMEOUT_S = 600.0
 
 
 class ModelError(TurnFailed):
-    """A model call failed; the message names the cause, including the gateway's own error text (502)."""
+    """A model call failed; the message names the cause, including the gateway's own error text (502).
+    `status` is the HTTP status the model API answered, None when no status came (a broken answer)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +100,8 @@ class ModelClient:
         try:
             async with http.post(self._url, data=data, headers=headers) as response:
                 if response.status != 200:
-                    raise ModelError(_refusal(self._url, response.status, await response.read()))
+                    content = await response.read()
+                    raise ModelError(_refusal(self._url, response.status, content), status=response.status)
                 if self._settings.stream:
                     return await _assemble(self._url, _lines(response.content))
                 return _parse_completion(self._url, await response.read())

@@ -35,6 +35,9 @@ class Fault(Enum):
     REWRITE_FINAL_ANSWER = "rewrite_final_answer"
     TRUNCATE_LONG_TOOL_RESULTS = "truncate_long_tool_results"
     STALE_SESSION_HEADER = "stale_session_header"
+    RETRY_STORM = "retry_storm"
+    ANSWER_ON_MODEL_ERROR = "answer_on_model_error"
+    SWALLOW_DROPPED_CONNECTIONS = "swallow_dropped_connections"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

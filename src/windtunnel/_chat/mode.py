@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from windtunnel._core.faults import ModelFault
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChatRequest:
@@ -43,6 +45,8 @@ class ModeReply:
     through as they arrive (a proxied upstream stream); the mode closes its source when the iterator ends
     or is closed, and raises from it to report a stream that broke off.
     `context`: mode-specific facts the server adds to the request's log entry (script mode: `case`).
+    `fault`: a scripted fault (windtunnel._core.faults) the server serves instead of, or breaking, the
+    `completion` (None for the status faults); unlike a refusal it does not forbid the client's retry.
     """
 
     status: int = 200
@@ -52,6 +56,7 @@ class ModeReply:
     error_code: str | None = None
     chunks: AsyncIterator[Mapping[str, Any]] | None = None
     context: Mapping[str, Any] = field(default_factory=dict)
+    fault: ModelFault | None = None
 
 
 @runtime_checkable

@@ -19,10 +19,12 @@ from windtunnel._conformance import (
     checks_calls,
     checks_config,
     checks_evidence,
+    checks_faults,
     checks_recovery,
     checks_results,
     checks_sessions,
     checks_state,
+    checks_tool_faults,
     checks_views,
     checks_wire,
 )
@@ -191,6 +193,13 @@ CHECKS: tuple[Check, ...] = (
         "docs/design.md, Containers and network: the runtime reaches its peers (gateway, mocks) and nothing "
         "else: no default route, not the host, not other networks, not the metadata address",
         checks_evidence.egress_closed,
+    ),
+    *(
+        Check(f"faults/{fault}", f"fault: {title}", f"docs/conformance.md, Faults: {title}", run)
+        for fault, title, run in (
+            *checks_faults.model_fault_checks(),
+            *checks_tool_faults.tool_fault_checks(),
+        )
     ),
 )
 CHECK_IDS: tuple[str, ...] = tuple(check.id for check in CHECKS)

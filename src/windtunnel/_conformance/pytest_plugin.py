@@ -120,6 +120,7 @@ class _Subjects:
                 supported=description.supported,
                 manifest=description.manifest_shown,
                 wire=description.wire,
+                faults=description.fault_policy,
             )
             opened.pre_run(subject.pack.scenarios)
             self._lifecycle = opening.pop_all()  # kept open until the suite moves on

@@ -25,6 +25,7 @@ from windtunnel._packs.pack import Pack
 from windtunnel._runner.evidence import drain_model_requests, mcp_calls, reset_mocks
 from windtunnel._runner.execute import RunContext, RunResult, run_once
 from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
+from windtunnel._runtimes.fault_policy import FaultPolicy
 from windtunnel._scenario.model import Scenario
 from windtunnel._trace.models import Trace
 from windtunnel._trace.shapes import ReadResponse, read_response
@@ -156,6 +157,8 @@ class Subject:
     """Its runtime.toml as messages show it (a missing declaration names the file); None without one."""
     wire: str = "chat"
     """The model wire its manifest declares (`[model] wire`; chat, Contract C's default, without one)."""
+    faults: FaultPolicy = field(default_factory=FaultPolicy)
+    """Its runtime.toml's `[faults]`: the fault policy the fault checks hold it to (default: no retries)."""
     pack: Pack = field(default_factory=kit_pack)
     recorded: list[Conversation] = field(default_factory=list)
     """The conversations of the scripted sessions since the last check began (the kit empties it)."""

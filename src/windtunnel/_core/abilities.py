@@ -9,11 +9,12 @@ windtunnel._core.agent_runtime.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from windtunnel._core.agent_runtime import MCPHandle, StateProbe
+from windtunnel._core.faults import ToolFault
 
 __all__ = [
     "ClosableRuntime",
@@ -211,4 +212,14 @@ class ToolListingMCPHandle(MCPHandle, Protocol):
     def tools(self) -> list[dict[str, Any]]:
         """Every tool the server serves, as MCP tool objects (name, description, inputSchema). Raises
         HarnessError when the server cannot be asked."""
+        ...
+
+
+@runtime_checkable
+class FaultScriptingMCPHandle(MCPHandle, Protocol):
+    """An MCP mock whose next calls can be made to fail as scripted (windtunnel._core.faults)."""
+
+    def script_faults(self, faults: Sequence[ToolFault]) -> None:
+        """Queue `faults`; each answers the next call of its tool. Raises HarnessError when the mock
+        cannot be asked."""
         ...

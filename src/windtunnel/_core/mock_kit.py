@@ -7,12 +7,13 @@ import functools
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import jsonschema
 
+from windtunnel._core.faults import ToolFault
 from windtunnel._core.foreign import foreign_code
 from windtunnel._core.frozen import freeze
 from windtunnel._core.mock_steps import ASKS, Log, Reply, Step, check_steps
@@ -129,6 +130,7 @@ class MockServer:
         self._state: dict[str, Any] = copy.deepcopy(dict(state or {}))
         self._calls: list[dict[str, Any]] = []
         self._requests: list[dict[str, Any]] = []
+        self._faults: list[ToolFault] = []  # scripted by PUT /wt/faults; a reset builds a server without
         self._lock = threading.Lock()
 
     @property
@@ -190,13 +192,43 @@ class MockServer:
         with self._lock:
             return copy.deepcopy(self._requests)
 
+    def script_faults(self, faults: Sequence[ToolFault]) -> None:
+        """Queue scripted faults (windtunnel._core.faults); each is served to the next call of its tool."""
+        with self._lock:
+            self._faults.extend(faults)
+
+    def take_fault(self, name: str, *, kinds: Collection[str] | None = None) -> ToolFault | None:
+        """The first queued fault of tool `name`, taken off the queue if its kind is one of `kinds` (any,
+        when None); None otherwise."""
+        with self._lock:
+            index = next((i for i, fault in enumerate(self._faults) if fault.tool == name), None)
+            if index is None or (kinds is not None and self._faults[index].kind not in kinds):
+                return None
+            return self._faults.pop(index)
+
+    def pending_faults(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [fault.to_json() for fault in self._faults]
+
+    def record_fault(self, name: str, arguments: Any, fault: ToolFault, error: str) -> None:
+        """Record a call that a scripted fault answered instead of the tool (the tool did not run)."""
+        outcome = CallOutcome(result=None, is_error=True, violation=False, error=error)
+        with self._lock:
+            self._record(name, copy.deepcopy(arguments), outcome, (), fault=fault.kind)
+
     def is_blocking(self, name: str) -> bool:
         """Whether `name` is a tool whose handler waits (see Tool.blocking)."""
         tool = self.tools.get(name)
         return tool is not None and tool.blocking
 
     def _record(
-        self, name: str, raw: Any, outcome: CallOutcome, exchanges: Sequence[Mapping[str, Any]]
+        self,
+        name: str,
+        raw: Any,
+        outcome: CallOutcome,
+        exchanges: Sequence[Mapping[str, Any]],
+        *,
+        fault: str | None = None,
     ) -> None:
         result = outcome.result.wire() if isinstance(outcome.result, ToolResult) else outcome.result
         entry = {
@@ -211,6 +243,8 @@ class MockServer:
         }
         if exchanges:  # only tools with steps have them: every other call's record is as it always was
             entry["exchanges"] = copy.deepcopy(list(exchanges))
+        if fault is not None:  # likewise only a call a scripted fault answered
+            entry["fault"] = fault
         self._calls.append(entry)
 
     def calls(self) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from windtunnel._core.faults import ModelFault
 from windtunnel._core.frozen import freeze
 
 ReferenceKind = Literal["golden", "poison"]
@@ -25,10 +26,15 @@ class ReferenceToolCall:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReferenceDecision:
-    """One scripted model response inside a turn: tool calls (non-final) or content (final)."""
+    """One scripted model response inside a turn: tool calls (non-final) or content (final).
+
+    `fault`, when set, makes the answer fail as scripted (windtunnel._core.faults): an error status instead
+    of the answer, or the answer broken off, malformed or late.
+    """
 
     content: str | None = None
     tool_calls: Sequence[ReferenceToolCall] = ()
+    fault: ModelFault | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tool_calls", freeze(self.tool_calls))

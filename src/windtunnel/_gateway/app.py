@@ -14,7 +14,8 @@ Routes (each model route also without the /v1 prefix); the route picks the diale
 A model call is answered by the mode, unless its model is a declared side model (titles, summaries, quota
 checks a harness makes beside the turn): a side responder answers those, logged with `side`, and they never
 consume a scripted decision. Refusals are the dialect's error body, with `x-should-retry: false`, never a
-default answer. The admin routes are in windtunnel._gateway.admin (tapes: windtunnel._gateway.tape_admin).
+default answer. A scripted fault (windtunnel._gateway.faults) is served as scripted, without that header.
+The admin routes are in windtunnel._gateway.admin (tapes: windtunnel._gateway.tape_admin).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from windtunnel._chat.mode import ChatRequest, GatewayMode, ModeReply
 from windtunnel._core.reference import ReferenceDecision
 from windtunnel._gateway.admin import admin_routes
 from windtunnel._gateway.calls import SESSION_HEADER, Call, close, refusal, streamed
+from windtunnel._gateway.faults import faulted
 from windtunnel._gateway.log import request_fields
 from windtunnel._gateway.state import GatewayState
 from windtunnel._gateway.tape_admin import tape_routes
@@ -75,7 +77,7 @@ PASSED_HEADERS: frozenset[str] = frozenset(
 _ENTRY_FIELDS = frozenset(
     {"index", "at", "method", "path", "session", "mode", "status", "usage", "usage_sent", "response"}
     | {"error", "error_code", "latency_ms", "model", "messages", "tools", "sampling", "stream", "extra"}
-    | {"wire", "side", "history"}
+    | {"wire", "side", "history", "fault"}
 )
 
 
@@ -233,6 +235,8 @@ async def _answer(state: GatewayState, call: Call, chat: ChatRequest) -> Respons
     call.entry.update({k: v for k, v in reply.context.items() if k not in _ENTRY_FIELDS})
     if reply.error is not None:
         return call.refuse(reply.status, reply.error, reply.error_code or "refused")
+    if reply.fault is not None and (broken := await faulted(call, reply, chat.body)) is not None:
+        return broken
     if chat.stream:
         return streamed(call, reply, chat.body)
     if reply.completion is None:

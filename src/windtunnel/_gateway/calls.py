@@ -68,6 +68,10 @@ class Call:
         self._log(status, response=None, usage=None, usage_sent=False, error=error, error_code=code)
         return refusal(self.dialect, status, error, code, param=param)
 
+    def failed(self, status: int, error: str, code: str) -> None:
+        """A scripted fault answered with an error status: logged like a refusal, but not sent as one."""
+        self._log(status, response=None, usage=None, usage_sent=False, error=error, error_code=code)
+
     def broke_off(self, error: str, code: str, *, message: Any, usage: Any) -> None:
         """A stream that started but did not finish: what was sent is kept, with the cause."""
         self._log(200, response=message, usage=usage, usage_sent=False, error=error, error_code=code)

@@ -1,6 +1,7 @@
 """Script mode: answer each model call with the next reference decision of the installed script, never a default.
 
-A script belongs to a reference case and is installed globally or for one session (the X-WT-Session
+A decision may carry a scripted fault (windtunnel._core.faults): the gateway then answers 429/500/503, or
+breaks, corrupts or delays the decision's answer (windtunnel._gateway.faults). A script belongs to a reference case and is installed globally or for one session (the X-WT-Session
 header); a session's own script wins over the global one. Each request pops the next decision, rendered in
 the request's dialect. A request with no script, or past the script's end, is refused with the dialect's
 error (`no_script`, `script_exhausted`), so the run fails with the cause named instead of scoring a made-up
@@ -146,12 +147,17 @@ class ScriptMode:
             return ModeReply(
                 status=REFUSED, error=taken.error, error_code=taken.error_code, context={"case": taken.case}
             )
-        context = {"case": taken.case, "decision": taken.index}
+        context: dict[str, Any] = {"case": taken.case, "decision": taken.index}
+        fault = taken.decision.fault
+        if fault is not None:
+            context["fault"] = fault.to_json()
+            if fault.status is not None:  # answered with the error status alone: nothing to render
+                return ModeReply(status=fault.status, context=context, fault=fault)
         try:
             completion = DIALECTS[request.wire].render(taken.decision, request.body)
         except ToolNameError as exc:
             return ModeReply(status=REFUSED, error=str(exc), error_code="tool_not_offered", context=context)
-        return ModeReply(completion=completion, context=context)
+        return ModeReply(completion=completion, context=context, fault=fault)
 
     async def aclose(self) -> None:
         """Nothing to release: scripts live in memory."""
@@ -198,8 +204,8 @@ def _decisions(data: Any) -> tuple[ReferenceDecision, ...]:
             f"invalid script: {exc.message}", hint=f"send {INSTALL_SHAPE}", field=field_name
         ) from exc
     for index, decision in enumerate(decisions):
-        if decision.content is None and not decision.tool_calls:
-            raise _bad(f"decisions[{index}]", "a decision needs content or at least one tool call")
+        if decision.content is None and not decision.tool_calls and decision.fault is None:
+            raise _bad(f"decisions[{index}]", "a decision needs content, at least one tool call or a fault")
     return decisions
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
+from windtunnel._core.faults import ToolFault
 from windtunnel._mcp.identity import MockIdentity
 from windtunnel._mcp.server import ADMIN_PREFIX, MCP_PATH
 from windtunnel._net.json_body import json_object
@@ -111,15 +112,19 @@ class HttpMCPHandle(MockIdentity):
         self._closed = True
         self._client.close()
 
-    def _request(self, method: str, route: str) -> dict[str, Any]:
+    def script_faults(self, faults: Sequence[ToolFault]) -> None:
+        """Queue scripted faults on the mock (PUT /wt/faults); each answers the next call of its tool."""
+        self._request("PUT", "faults", body={"faults": [fault.to_json() for fault in faults]})
+
+    def _request(self, method: str, route: str, *, body: Any = None) -> dict[str, Any]:
         try:
-            return self._exchange(method, route)
+            return self._exchange(method, route, body)
         except HarnessError as exc:
             if self._closed:
                 raise
             raise named_death(exc, self.liveness) from exc
 
-    def _exchange(self, method: str, route: str) -> dict[str, Any]:
+    def _exchange(self, method: str, route: str, body: Any = None) -> dict[str, Any]:
         target = f"{self._admin}{ADMIN_PREFIX}/{route}"
         if self._closed:
             raise HarnessError(
@@ -128,7 +133,7 @@ class HttpMCPHandle(MockIdentity):
                 server=self._name,
             )
         try:
-            response = self._client.request(method, target)
+            response = self._client.request(method, target, json=body)
         except httpx.HTTPError as exc:
             raise HarnessError(
                 f"MCP mock {self._name!r} is unreachable: {method} {target} failed with "

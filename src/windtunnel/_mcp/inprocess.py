@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from windtunnel._core.agent_runtime import MockServerPlan
+from windtunnel._core.faults import ToolFault
 from windtunnel._core.mock_kit import CallOutcome, MockHost
 from windtunnel._core.mock_steps import unsent
 from windtunnel._mcp.identity import MockIdentity
@@ -47,3 +48,8 @@ class InProcessMCPHandle(MockIdentity):
 
     def reset(self) -> None:
         self._host.reset()
+
+    def script_faults(self, faults: Sequence[ToolFault]) -> None:
+        """Queue scripted faults (the in-process call serves error_result and jsonrpc_error ones; a crash
+        or a late answer needs a transport, so the fault checks need an HTTP mock for those)."""
+        self._host.server.script_faults(faults)

@@ -8,6 +8,8 @@ Routes of the app built by `mock_app(host)`:
     GET  /wt/requests  {"server": name, "requests": [...]}  every other request it served (resources, ...)
     GET  /wt/state     {"server": name, "state": {...}}  the fixture state as it is now
     POST /wt/reset     {"server": name, "reset": true}   fresh state from the factory, empty call log
+    PUT  /wt/faults    {"faults": [{"tool", "kind", "seconds"}]}  queue scripted faults (windtunnel._mcp.faults)
+    GET  /wt/faults    {"faults": [...]}  the faults still queued (a reset clears them)
     GET  /wt/health    {"status": "ok", "server": name, "tools": [...]}
 
 `name` is the server's name in its pack (the key of `Pack.mcp_servers`), so a client can check that it
@@ -46,6 +48,7 @@ from windtunnel._core.mock_steps import Reply
 from windtunnel._core.mock_surface import ToolResult
 from windtunnel._limits import DEFAULT_MAX_BODY_BYTES
 from windtunnel._mcp.events import MemoryEventStore
+from windtunnel._mcp.faults import Crash, fault_routes, serve_fault
 from windtunnel._mcp.hosts import AllowedHosts, HostGuard
 from windtunnel._mcp.steps import LogLevels, input_required, per_request, run_steps
 from windtunnel._mcp.surface import register
@@ -89,6 +92,7 @@ def mock_app(
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         custom_starlette_routes=_admin_routes(host, name),
     )
+    app.add_middleware(Crash, host=host, path=MCP_PATH)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(HostGuard, allowed=allowed)
     return app
@@ -109,6 +113,8 @@ def _mcp_server(host: MockHost, name: str) -> Server[Any]:
         mock = host.server  # one server for the whole call, even if a reset swaps it meanwhile
         replies: list[Reply] = []
         exchanges: list[dict[str, Any]] = []
+        if (faulted := await serve_fault(mock, params.name, arguments)) is not None:
+            return faulted
         tool = mock.runs(params.name, arguments)
         responses = params.input_responses
         if tool is not None and tool.asks and per_request(ctx) and responses is None:
@@ -216,7 +222,10 @@ def _admin_routes(host: MockHost, name: str) -> list[Route]:
     async def health(_request: Request) -> Response:
         return _json({"status": "ok", "server": name, "tools": sorted(host.server.tools)})
 
+    faults = fault_routes(host, name)
     return [
+        Route(f"{ADMIN_PREFIX}/faults", faults["PUT"], methods=["PUT"]),
+        Route(f"{ADMIN_PREFIX}/faults", faults["GET"], methods=["GET"]),
         Route(f"{ADMIN_PREFIX}/calls", calls, methods=["GET"]),
         Route(f"{ADMIN_PREFIX}/requests", requests, methods=["GET"]),
         Route(f"{ADMIN_PREFIX}/state", state, methods=["GET"]),

@@ -77,6 +77,7 @@ def build_stage(ctx: StageContext) -> list[CheckRecord]:
         supported=description.supported,
         manifest=description.manifest_shown,
         wire=description.wire,
+        faults=description.fault_policy,
     )
     return [*records, ready]
 

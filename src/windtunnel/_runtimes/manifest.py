@@ -29,6 +29,8 @@ wire = "messages"                  # optional: chat (default), messages or respo
                                    # calls speak (WT_MODEL_WIRE); calling another fails check model_wire
 side_models = ["claude-haiku-4-5"] # optional: model names of its side calls (titles, summaries), answered
                                    # by the gateway beside the script, never consuming a scripted decision
+[faults]                           # optional: the fault policy (windtunnel._runtimes.fault_policy)
+retries = 2
 
 `windtunnel:NAME` names a build input that ships with Wind Tunnel itself, wherever the runtime directory
 lives (WINDTUNNEL_ASSETS): `windtunnel:python-runtime`, the Dockerfile Python runtimes share, and
@@ -48,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from windtunnel._configfile import read_toml, shown, toml_value, validated
+from windtunnel._runtimes.fault_policy import FaultPolicy
 from windtunnel._runtimes.manifest_model import (
     CONFIG_FIELDS,
     CONTRACT_C_ENV,
@@ -103,6 +106,8 @@ class RuntimeManifest:
     """`[model] wire`: the model API the runtime speaks (chat, messages, responses), handed as WT_MODEL_WIRE."""
     side_models: tuple[str, ...] = ()
     """`[model] side_models`: model names the gateway answers beside the script (side traffic)."""
+    faults: FaultPolicy = field(default_factory=FaultPolicy)
+    """`[faults]`: the fault policy the fault checks hold the runtime to (default: no retries)."""
 
     @property
     def directory(self) -> Path:
@@ -235,6 +240,7 @@ def _merge(parent: RuntimeManifest | None, document: RuntimeToml, path: Path) ->
         description=document.description if document.description is not None else base.description,
         wire=model.wire if model.wire is not None else base.wire,
         side_models=tuple(model.side_models) if model.side_models is not None else base.side_models,
+        faults=base.faults.over(document.faults),
     )
     _check_merged(merged)
     return merged

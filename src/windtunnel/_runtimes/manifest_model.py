@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import field_validator
 
 from windtunnel._configfile import Strict, spec
+from windtunnel._runtimes.fault_policy import FaultsTable
 
 SCHEMA_VERSION = 1
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$"
@@ -214,4 +215,7 @@ class RuntimeToml(Strict):
     driver: DriverTable = spec(DriverTable(), expect="a table", example='[driver] with plugin = "m:attr"')
     model: ModelTable = spec(
         ModelTable(), expect="a table", example='[model] with wire = "messages" under it'
+    )
+    faults: FaultsTable | None = spec(
+        expect="a table (windtunnel._runtimes.fault_policy)", example="[faults] with retries = 2 under it"
     )

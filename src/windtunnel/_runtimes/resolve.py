@@ -34,6 +34,7 @@ from typing import Any
 from windtunnel._config import RuntimeEntry, Settings, bundled_root
 from windtunnel._configfile import shown
 from windtunnel._core.ladder import check_model
+from windtunnel._runtimes.fault_policy import FaultPolicy
 from windtunnel._runtimes.manifest import MANIFEST, RuntimeManifest, lenient_name, load_manifest
 from windtunnel._runtimes.manifest_model import DEFAULT_WIRE
 from windtunnel._runtimes.plugin import LockKeyPlugin, ModelLabelPlugin
@@ -96,6 +97,11 @@ class RuntimeDescription:
     def wire(self) -> str:
         """The model wire the manifest declares (chat, Contract C's default, when there is no manifest)."""
         return self.manifest.wire if self.manifest is not None else DEFAULT_WIRE
+
+    @property
+    def fault_policy(self) -> FaultPolicy:
+        """The manifest's `[faults]`; the default policy (no retries) when there is no manifest."""
+        return self.manifest.faults if self.manifest is not None else FaultPolicy()
 
     @property
     def identity(self) -> tuple[str, ...]:

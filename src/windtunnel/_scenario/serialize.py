@@ -5,20 +5,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from windtunnel._core.faults import fault_from_json
 from windtunnel._core.reference import ReferenceDecision, ReferenceToolCall
 from windtunnel.errors import UsageError
 
 
 def decisions_to_json(decisions: Sequence[ReferenceDecision]) -> list[dict[str, Any]]:
-    return [
-        {
-            "content": decision.content,
-            "tool_calls": [
-                {"name": call.name, "arguments": dict(call.arguments)} for call in decision.tool_calls
-            ],
-        }
-        for decision in decisions
-    ]
+    return [_decision_to_json(decision) for decision in decisions]
+
+
+def _decision_to_json(decision: ReferenceDecision) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "content": decision.content,
+        "tool_calls": [
+            {"name": call.name, "arguments": dict(call.arguments)} for call in decision.tool_calls
+        ],
+    }
+    if decision.fault is not None:  # only then: a decision without one travels exactly as before
+        data["fault"] = decision.fault.to_json()
+    return data
 
 
 def decisions_from_json(data: Any) -> tuple[ReferenceDecision, ...]:
@@ -51,7 +56,12 @@ def decisions_from_json(data: Any) -> tuple[ReferenceDecision, ...]:
                 )
             calls.append(ReferenceToolCall(call["name"], call.get("arguments", {})))
         content = item.get("content")
+        fault = item.get("fault")
         decisions.append(
-            ReferenceDecision(content=content if isinstance(content, str) else None, tool_calls=tuple(calls))
+            ReferenceDecision(
+                content=content if isinstance(content, str) else None,
+                tool_calls=tuple(calls),
+                fault=None if fault is None else fault_from_json(fault, f"decisions[{index}].fault"),
+            )
         )
     return tuple(decisions)
