@@ -12,7 +12,7 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["lint", "typecheck", "mcp_conformance", "tests", "runtimes", "conformance", "certify"]
 
 PYTHON = "3.11"
-THIRDPARTY_RUNTIMES = ["openai-agents", "pydantic-ai", "langgraph"]
+THIRDPARTY_RUNTIMES = ["openai-agents", "pydantic-ai", "langgraph", "codex"]
 IN_PROCESS_RUNTIMES = ("openai-agents", "pydantic-ai")
 """The runtimes whose agent loop THIRDPARTY_TESTS also loads in the harness's own process. langgraph's
 requirements cannot share a venv with windtunnel (langchain-mcp-adapters needs mcp<2) and codex is a native
