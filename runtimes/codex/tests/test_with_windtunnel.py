@@ -12,23 +12,28 @@ from windtunnel.testing import GatewayContainer, McpMockContainer, ScriptedModel
 pytestmark = pytest.mark.docker
 
 
-def test_the_agent_calls_the_tool_the_mock_gets_it_and_the_runtime_reports_it(
+def test_the_golden_refund_over_two_mocks_is_reported_as_the_model_emitted_it_in_namespaces(
     wt_stack: WindTunnelStack,
     wt_gateway: GatewayContainer,
     wt_mcp: Callable[[str, str], McpMockContainer],
 ) -> None:
-    orders = wt_mcp("scenarios/support_desk", "orders")
+    mocks = [wt_mcp("scenarios/support_desk", "orders"), wt_mcp("scenarios/support_desk", "billing")]
     wt_gateway.install(
-        ScriptedModel().calls_tool("lookup_order", order_id="A-1042").answers("Your mug shipped.")
+        ScriptedModel()
+        .calls_tool("lookup_order", order_id="A-1042")
+        .calls_tool("issue_refund", order_id="A-1042", amount=12.5, reason="damaged")
+        .answers("Refunded.")
     )
 
-    reply = wt_stack.runtime("codex").send("Where is order A-1042?")
+    reply = wt_stack.runtime("codex", mocks=mocks).send("Refund the broken mug of order A-1042.")
 
-    assert [(call["name"], call["arguments"]) for call in orders.calls()] == [
-        ("lookup_order", {"order_id": "A-1042"})
-    ]
-    assert reply.tool_calls == [{"name": "lookup_order", "arguments": {"order_id": "A-1042"}}]
-    assert reply.content == "Your mug shipped."
+    assert reply.tool_names == ["lookup_order", "issue_refund"]
+    assert [call["name"] for mock in mocks for call in mock.calls()] == ["lookup_order", "issue_refund"]
+    assert reply.content == "Refunded."
+    # Codex offers each server's tools in a Responses namespace, and the model's calls carry it.
+    first = str(wt_gateway.requests()[0])
+    assert "mcp__orders" in first
+    assert "mcp__billing" in first
 
 
 def test_a_second_turn_resumes_the_thread_with_the_first_turn_in_the_model_input(
