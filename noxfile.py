@@ -12,7 +12,11 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["lint", "typecheck", "mcp_conformance", "tests", "runtimes", "conformance", "certify"]
 
 PYTHON = "3.11"
-THIRDPARTY_RUNTIMES = ["openai-agents", "pydantic-ai"]
+THIRDPARTY_RUNTIMES = ["openai-agents", "pydantic-ai", "langgraph", "codex"]
+IN_PROCESS_RUNTIMES = ("openai-agents", "pydantic-ai")
+"""The runtimes whose agent loop THIRDPARTY_TESTS also loads in the harness's own process. langgraph's
+requirements cannot share a venv with windtunnel (langchain-mcp-adapters needs mcp<2) and codex is a native
+CLI: those are tested by their own tests (runtimes/<name>/tests), which drive their images."""
 THIRDPARTY_TESTS = "tests/integration/test_thirdparty_runtimes.py"
 DIND_TESTS = "tests/dind"
 COVERAGE_JSON = "out/coverage.json"
@@ -51,12 +55,20 @@ def tests(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 @nox.parametrize("runtime", THIRDPARTY_RUNTIMES)
 def runtimes(session: nox.Session, runtime: str) -> None:
-    """A third-party runtime's own agent loop in-process, with its SDK, against the real gateway and mocks."""
-    session.install("-e", ".[test]", "-e", INJECT_LIBRARY, "-r", f"runtimes/{runtime}/requirements.txt")
+    """A third-party runtime's own tests, and its agent loop in-process with its SDK (IN_PROCESS_RUNTIMES),
+    against the real gateway and mocks."""
+    in_process = runtime in IN_PROCESS_RUNTIMES
+    sdk = ["-r", f"runtimes/{runtime}/requirements.txt"] if in_process else []
+    session.install("-e", ".[test]", "-e", INJECT_LIBRARY, *sdk)
     # The runtime's own tests (runtimes/<name>/tests: the docs/testing.md example) run its container through
     # windtunnel.testing's fixtures, so they need the Docker engine CI starts.
     own = [f"runtimes/{runtime}/tests"] if Path(f"runtimes/{runtime}/tests").is_dir() else []
-    session.run("pytest", THIRDPARTY_TESTS, *own, *session.posargs, env={"WT_THIRDPARTY_RUNTIME": runtime})
+    tests = [THIRDPARTY_TESTS, *own] if in_process else own
+    if not tests:
+        session.error(
+            f"runtimes/{runtime}/tests is missing: a runtime not loaded in-process needs its own tests"
+        )
+    session.run("pytest", *tests, *session.posargs, env={"WT_THIRDPARTY_RUNTIME": runtime})
 
 
 @nox.session(python=PYTHON)

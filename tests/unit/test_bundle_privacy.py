@@ -34,6 +34,8 @@ def kinds(text: str, facts: HostFacts = FACTS) -> list[str]:
         ("see /Users/carol/src", "an absolute home-directory path"),
         ("see /root/.config/wt", "an absolute home-directory path"),
         ("a path C:/x/alice/y", "this machine's user name"),
+        (r"a Windows path C:\\Users\\alice\\x", "this machine's user name"),
+        (r'a JSON-escaped "C:\\\\x\\\\alice\\\\y"', "this machine's user name"),
     ],
 )
 def test_each_host_fact_is_found(text: str, kind: str) -> None:
@@ -52,6 +54,7 @@ def test_each_host_fact_is_found(text: str, kind: str) -> None:
         "Alice asked for a refund",  # a user name as an ordinary word is not an account
         "mail alice@example.com",  # nor is an e-mail address at another host
         "localhost:8000",
+        r'"{\"agent_name\":\"/alice\",\"turn\":1}"',  # a JSON-escaped string "/alice": no separator after
     ],
 )
 def test_what_is_not_a_host_fact(text: str) -> None:

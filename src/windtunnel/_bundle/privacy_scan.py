@@ -60,7 +60,10 @@ class HostFacts:
             found.append(("the project's absolute path", re.compile(re.escape(self.project_root) + _END)))
         if self.user:
             user = re.escape(self.user)
-            account = rf"(?<=[/\\]){user}(?=[/\\])"
+            # A separator must follow: `/`, or a `\` that is not a JSON escape of a quote. In `"/alice\""`
+            # (a JSON-encoded string ending in `/alice`) the backslash escapes the closing quote, and the
+            # string is one path component, such as Codex's root agent path `/root`, not an account.
+            account = rf"(?<=[/\\]){user}(?=/|\\(?![\"']))"
             if self.hostname:
                 account += rf"|(?<![\w.-]){user}@{re.escape(self.hostname)}(?![\w-])"
             found.append(("this machine's user name", re.compile(account)))

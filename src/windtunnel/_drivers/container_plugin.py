@@ -147,11 +147,12 @@ def _runtime_image(client: Any, manifest: RuntimeManifest, base: str, cache_dir:
     """The runtime's own image; what fails in it is the runtime's (RuntimeBuildError), while the base image
     and the windtunnel image, built before it, stay Wind Tunnel's (HarnessError)."""
     from windtunnel._engine.images import ImageBuildError
+    from windtunnel._engine.npm_packs import NpmPackError
     from windtunnel._engine.wheelhouse import WheelhouseError
 
     try:
         return build_manifest_image(client, manifest, base_image=base, cache_dir=cache_dir)
-    except (ImageBuildError, WheelhouseError) as exc:
+    except (ImageBuildError, WheelhouseError, NpmPackError) as exc:
         first, *rest = exc.message.splitlines() or [""]
         raise RuntimeBuildError(
             f"the image of runtime {manifest.name!r} did not build: {first}",
@@ -203,6 +204,7 @@ def build_manifest_image(
         packages=manifest.packages,
         build_args=manifest.build_args,
         name=manifest.name,
+        npm=manifest.npm,
     )
 
 

@@ -27,6 +27,8 @@ from docker.models.images import Image
 from windtunnel import __version__
 from windtunnel._config import WINDTUNNEL_DOCKERFILE, bundled_root, lock_dir
 from windtunnel._engine.base_image import probe_python
+from windtunnel._engine.npm_packs import CONTEXT_DIR as NPM_CONTEXT_DIR
+from windtunnel._engine.npm_packs import fetch_npm_packs
 from windtunnel._engine.wheelhouse import (
     REQUIREMENTS_FILE,
     LocalProject,
@@ -141,7 +143,8 @@ def stage_context(
     destination: Path, *, context_dir: Path | None, dockerfile: Path, wheel_dirs: Mapping[str, Path]
 ) -> None:
     """Lay out the build context: context files, `Dockerfile`, and each wheelhouse under its name."""
-    for name in ("wheels", *wheel_dirs):
+    # wheels/ and npm/ always exist, so a shared Dockerfile can COPY them whether or not a runtime has any.
+    for name in ("wheels", NPM_CONTEXT_DIR, *wheel_dirs):
         (destination / name).mkdir(parents=True, exist_ok=True)
     for name, source in _context_entries(context_dir, dockerfile, wheel_dirs):
         target = destination / name
@@ -163,8 +166,9 @@ def _context_entries(
         )
     yield "Dockerfile", dockerfile
     for directory, wheelhouse in sorted(wheel_dirs.items()):
-        for wheel in sorted(wheelhouse.glob("*.whl")):
-            yield f"{directory}/{wheel.name}", wheel
+        # Wheels of a wheelhouse, or the tarballs of npm packs (npm_packs.py).
+        for package in sorted([*wheelhouse.glob("*.whl"), *wheelhouse.glob("*.tgz")]):
+            yield f"{directory}/{package.name}", package
         if (wheelhouse / REQUIREMENTS_FILE).is_file():
             yield f"{directory}/{REQUIREMENTS_FILE}", wheelhouse / REQUIREMENTS_FILE
 
@@ -404,9 +408,11 @@ def build_runtime_image(
     packages: Sequence[Path] = (),
     build_args: Mapping[str, str] | None = None,
     name: str | None = None,
+    npm: Sequence[str] = (),
 ) -> BuiltImage:
     """A runtime under certification: `runtime_dir/<dockerfile>` with the directory as context, a
-    wheelhouse of runtime_requirements() as `wheels/` and, with `packages`, their wheels as `package-wheels/`.
+    wheelhouse of runtime_requirements() as `wheels/`, with `packages` their wheels as `package-wheels/`
+    and, with `npm` (exact pins), their tarballs packed on the host as `npm/`.
 
     The tag comes from `name` (the runtime's name; default: the directory's), see runtime_image_tag().
     """
@@ -419,6 +425,9 @@ def build_runtime_image(
         projects = [LocalProject(path=package) for package in packages]
         local = build_wheelhouse((), target=target, projects=projects, cache_dir=cache_dir)
         extra, keys = {PACKAGE_WHEELS: local.path}, [*keys, local.key]
+    if npm:
+        packs = fetch_npm_packs(npm, cache_dir=cache_dir / NPM_CONTEXT_DIR if cache_dir else None)
+        extra, keys = {**extra, NPM_CONTEXT_DIR: packs.path}, [*keys, packs.key]
     return build_image(
         client,
         context_dir=runtime_dir,

@@ -182,7 +182,7 @@ def build_wheelhouse(
             builder.local_project(project)
         builder.requirements(requirements)
         _write_marker(staging, key, requirements, projects, target)
-        _publish(staging, final)
+        publish(staging, final)
     log.info("built wheelhouse %s in %.1f s", key[:12], time.monotonic() - started)
     return Wheelhouse(path=final, key=key, python=target, reused=False, requirements=requirements)
 
@@ -206,12 +206,13 @@ def _write_marker(
     (staging / MARKER).write_text(json.dumps(marker, indent=2), encoding="utf-8")
 
 
-def _publish(staging: Path, final: Path) -> None:
+def publish(staging: Path, final: Path, marker: str = MARKER) -> None:
+    """Move a finished cache entry into place; `marker` is the file a complete entry holds."""
     # A rename is atomic: a concurrent builder of the same key either wins or finds ours complete.
     try:
         staging.rename(final)
     except OSError:
-        if not (final / MARKER).is_file():
+        if not (final / marker).is_file():
             shutil.rmtree(final, ignore_errors=True)
             staging.rename(final)
 

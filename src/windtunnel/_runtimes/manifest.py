@@ -10,6 +10,7 @@ requirements = "requirements.txt"  # relative to this file; wheels for these go 
 packages = ["windtunnel:windtunnel-inject"]      # local projects, relative to this file or windtunnel:NAME:
                                    # their wheels go into package-wheels/, their dependencies into wheels/
 args = { RUNTIME_PACKAGE = "my_runtime" }        # build arguments (BASE_IMAGE is always set)
+npm = ["@openai/codex@0.171.0-linux-x64"]       # exact npm pins, packed on the host into the context's npm/
 # ref = "ghcr.io/acme/agent@sha256:..."   ... or a prebuilt image reference
 [env]
 rename = { WT_MODEL_BASE_URL = "OPENAI_BASE_URL" }   # map our variables onto the runtime's own
@@ -91,6 +92,8 @@ class RuntimeManifest:
     requirements: Path | None = None
     packages: tuple[Path, ...] = ()
     build_args: Mapping[str, str] = field(default_factory=dict)
+    npm: tuple[str, ...] = ()
+    """Exact npm pins packed on the host into the build context's npm/ (windtunnel._engine.npm_packs)."""
     image_ref: str | None = None
     env_rename: Mapping[str, str] = field(default_factory=dict)
     env_set: Mapping[str, str] = field(default_factory=dict)
@@ -228,6 +231,7 @@ def _merge(parent: RuntimeManifest | None, document: RuntimeToml, path: Path) ->
         if image.packages is not None
         else base.packages,
         build_args={**base.build_args, **(image.args or {})},
+        npm=tuple(image.npm) if image.npm is not None else base.npm,
         image_ref=image.ref if image.ref is not None else base.image_ref,
         env_rename={**base.env_rename, **(env.rename or {})},
         env_set={**base.env_set, **(env.set or {})},

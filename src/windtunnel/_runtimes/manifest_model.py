@@ -81,6 +81,10 @@ class ImageTable(Strict):
     args: dict[str, str] | None = spec(
         expect=_STRINGS, example='args = { RUNTIME_PACKAGE = "my_runtime" } under [image]'
     )
+    npm: list[str] | None = spec(
+        expect='a list of exact npm pins, "name@1.2.3"',
+        example='npm = ["@openai/codex@0.171.0-linux-x64"] under [image]',
+    )
     ref: str | None = spec(
         expect="an image reference", example='ref = "registry/agent:1.2" under [image]', min_length=1
     )
@@ -94,6 +98,21 @@ class ImageTable(Strict):
                 "from [image] args; set WT_BASE_IMAGE to build on another base image"
             )
         return args
+
+    @field_validator("npm")
+    @classmethod
+    def _pinned(cls, specs: list[str] | None) -> list[str] | None:
+        loose = [entry for entry in specs or () if not _NPM_PIN.match(entry)]
+        if loose:
+            raise ValueError(
+                f'{", ".join(map(repr, loose))} is not pinned: write each entry as "name@1.2.3" (an exact '
+                "version; `npm view NAME version` shows the newest)"
+            )
+        return specs
+
+
+_NPM_PIN = re.compile(r"^(@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*@\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$")
+"""An npm package at an exact version (scope optional, a prerelease-style suffix allowed): no range, no tag."""
 
 
 class EnvTable(Strict):
