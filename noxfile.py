@@ -12,8 +12,11 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["lint", "typecheck", "mcp_conformance", "tests", "runtimes", "conformance", "certify"]
 
 PYTHON = "3.11"
-THIRDPARTY_RUNTIMES = ["openai-agents", "pydantic-ai"]
+THIRDPARTY_RUNTIMES = ["openai-agents", "pydantic-ai", "claude-agent-sdk"]
 THIRDPARTY_TESTS = "tests/integration/test_thirdparty_runtimes.py"
+IN_PROCESS_RUNTIMES = frozenset({"openai-agents", "pydantic-ai"})
+"""The runtimes THIRDPARTY_TESTS serves in-process (an SDK client loop); claude-agent-sdk runs a CLI per turn,
+so its own tests (runtimes/claude-agent-sdk/tests) run it in its container."""
 DIND_TESTS = "tests/dind"
 COVERAGE_JSON = "out/coverage.json"
 TEST_WORKERS = os.environ.get("WT_TEST_WORKERS", "3")
@@ -56,7 +59,8 @@ def runtimes(session: nox.Session, runtime: str) -> None:
     # The runtime's own tests (runtimes/<name>/tests: the docs/testing.md example) run its container through
     # windtunnel.testing's fixtures, so they need the Docker engine CI starts.
     own = [f"runtimes/{runtime}/tests"] if Path(f"runtimes/{runtime}/tests").is_dir() else []
-    session.run("pytest", THIRDPARTY_TESTS, *own, *session.posargs, env={"WT_THIRDPARTY_RUNTIME": runtime})
+    shared = [THIRDPARTY_TESTS] if runtime in IN_PROCESS_RUNTIMES else []
+    session.run("pytest", *shared, *own, *session.posargs, env={"WT_THIRDPARTY_RUNTIME": runtime})
 
 
 @nox.session(python=PYTHON)
