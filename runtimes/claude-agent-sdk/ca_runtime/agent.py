@@ -41,6 +41,9 @@ QUIET = {
     "CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS": "1",
 }
 ROOT_URL_VARIABLE = "WT_MODEL_ROOT_URL"
+SIDE_MODEL = "wt-claude-side"
+"""The model name of the CLI's side calls (titles, summaries, quota checks: its "small fast" Haiku model),
+fixed so the gateway can be told it is side traffic that never consumes a scripted decision."""
 
 
 def root_url(settings: Settings) -> str:
@@ -90,6 +93,8 @@ class ClaudeAgentLoop:
                 "ANTHROPIC_BASE_URL": self._root_url,
                 "ANTHROPIC_API_KEY": API_KEY,
                 "ANTHROPIC_CUSTOM_HEADERS": f"{SESSION_HEADER}: {session_id}",
+                "ANTHROPIC_DEFAULT_HAIKU_MODEL": SIDE_MODEL,
+                "ANTHROPIC_SMALL_FAST_MODEL": SIDE_MODEL,
                 "CLAUDE_CONFIG_DIR": directory,
                 "HOME": directory,
             },
