@@ -58,13 +58,18 @@ class ClaudeAgentLoop:
     the session's own config directory."""
 
     def __init__(self, settings: Settings) -> None:
-        if settings.sampling:
+        unsupported = sorted(set(settings.sampling) - {"max_tokens"})
+        if unsupported:
             # Claude Code has no setting for them: refusing beats ignoring (docs/contract-c.md).
             raise SettingsError(
-                f"WT_SAMPLING sets {sorted(settings.sampling)}, which Claude Code cannot honour: leave it unset"
+                f"WT_SAMPLING sets {unsupported}, which Claude Code cannot honour (it takes max_tokens only): "
+                "leave them unset"
             )
         self._settings = settings
         self._root_url = root_url(settings)
+        tokens = settings.sampling.get("max_tokens")
+        # The CLI's own setting for the max_tokens of every model call.
+        self._sampling = {} if tokens is None else {"CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(tokens)}
         self.sessions = Sessions()
 
     def _options(
@@ -97,6 +102,7 @@ class ClaudeAgentLoop:
                 "ANTHROPIC_SMALL_FAST_MODEL": SIDE_MODEL,
                 "CLAUDE_CONFIG_DIR": directory,
                 "HOME": directory,
+                **self._sampling,
             },
             stderr=stderr.append,
         )
