@@ -12,6 +12,7 @@ from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
     ResultMessage,
+    SystemMessage,
     TextBlock,
     ToolUseBlock,
     query,
@@ -41,6 +42,20 @@ QUIET = {
     "CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS": "1",
 }
 ROOT_URL_VARIABLE = "WT_MODEL_ROOT_URL"
+RESERVED_SERVER_NAMES = frozenset(
+    {
+        "workspace",
+        "terminal",
+        "office",
+        "visualize",
+        "window_halo",
+        "dev_debug",
+        "ccd_session",
+        "ccd_session_mgmt",
+    }
+)
+"""MCP server names Claude Code 2.1.332 reserves for its own servers: a server given one of them is dropped
+with only a warning ("is a reserved MCP server name and was not loaded"), so it goes in as wt_<name>."""
 SIDE_MODEL = "wt-claude-side"
 """The model name of the CLI's side calls (titles, summaries, quota checks: its "small fast" Haiku model),
 fixed so the gateway can be told it is side traffic that never consumes a scripted decision."""
@@ -67,6 +82,7 @@ class ClaudeAgentLoop:
             )
         self._settings = settings
         self._root_url = root_url(settings)
+        self._servers = {claude_name(ref.name): ref.url for ref in settings.mcp_servers}
         tokens = settings.sampling.get("max_tokens")
         # The CLI's own setting for the max_tokens of every model call.
         self._sampling = {} if tokens is None else {"CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(tokens)}
@@ -76,7 +92,7 @@ class ClaudeAgentLoop:
         self, session_id: str, entry: SessionEntry, stderr: collections.deque[str]
     ) -> ClaudeAgentOptions:
         servers: dict[str, Any] = {
-            ref.name: McpHttpServerConfig(type="http", url=ref.url) for ref in self._settings.mcp_servers
+            name: McpHttpServerConfig(type="http", url=url) for name, url in self._servers.items()
         }
         directory = str(entry.directory)
         return ClaudeAgentOptions(
@@ -132,7 +148,9 @@ class ClaudeAgentLoop:
         answer = ""
         messages: set[str | None] = set()
         async for message in query(prompt=text, options=options):
-            if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+            if isinstance(message, SystemMessage) and message.subtype == "init":
+                _check_servers(message.data, self._servers)
+            elif isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
                 if message.message_id not in messages:  # the CLI may split one answer over messages
                     messages.add(message.message_id)
                     transcript.model_call()
@@ -153,6 +171,21 @@ class ClaudeAgentLoop:
 
     async def snapshot(self) -> Mapping[str, Any]:
         return {"sessions": self.sessions.snapshot()}
+
+
+def claude_name(name: str) -> str:
+    """The name a WT_MCP_SERVERS server goes to Claude Code under: its own, unless Claude Code reserves it."""
+    return f"wt_{name}" if name in RESERVED_SERVER_NAMES else name
+
+
+def _check_servers(init: Mapping[str, Any], servers: Mapping[str, str]) -> None:
+    """Every configured MCP server connected, as the CLI's init message reports them: a server it dropped
+    or could not reach fails the turn naming it, never a turn run without its tools."""
+    status = {server.get("name"): server.get("status") for server in init.get("mcp_servers") or ()}
+    for name, url in servers.items():
+        if status.get(name) != "connected":
+            seen = status.get(name) or "not loaded"
+            raise TurnFailed(f"cannot connect to MCP server {name!r} at {url}: Claude Code says {seen}")
 
 
 def _result_error(message: ResultMessage) -> str:
