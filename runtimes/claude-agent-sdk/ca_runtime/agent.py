@@ -4,7 +4,9 @@ Code CLI against the model gateway with the MCP mocks as its only tools; windtun
 from __future__ import annotations
 
 import collections
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -56,6 +58,7 @@ RESERVED_SERVER_NAMES = frozenset(
 )
 """MCP server names Claude Code 2.1.332 reserves for its own servers: a server given one of them is dropped
 with only a warning ("is a reserved MCP server name and was not loaded"), so it goes in as wt_<name>."""
+WORKDIR = "wt-claude-work"
 SIDE_MODEL = "wt-claude-side"
 """The model name of the CLI's side calls (titles, summaries, quota checks: its "small fast" Haiku model),
 fixed so the gateway can be told it is side traffic that never consumes a scripted decision."""
@@ -83,6 +86,11 @@ class ClaudeAgentLoop:
         self._settings = settings
         self._root_url = root_url(settings)
         self._servers = {claude_name(ref.name): ref.url for ref in settings.mcp_servers}
+        # One working directory for every session: the CLI names it in the prompt, so a per-session random
+        # path would make every session's first request differ (tapes, prompt-cache checks). It holds no
+        # state: the transcripts live in each session's own CLAUDE_CONFIG_DIR.
+        self._cwd = Path(tempfile.gettempdir()) / WORKDIR
+        self._cwd.mkdir(exist_ok=True)
         tokens = settings.sampling.get("max_tokens")
         # The CLI's own setting for the max_tokens of every model call.
         self._sampling = {} if tokens is None else {"CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(tokens)}
@@ -106,7 +114,7 @@ class ClaudeAgentLoop:
             system_prompt=self._settings.system_prompt,
             model=self._settings.model_name,
             max_turns=self._settings.max_steps,
-            cwd=directory,
+            cwd=str(self._cwd),
             session_id=None if entry.started else entry.claude_session,
             resume=entry.claude_session if entry.started else None,
             env={
