@@ -54,7 +54,8 @@ def tests(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 @nox.parametrize("runtime", THIRDPARTY_RUNTIMES)
 def runtimes(session: nox.Session, runtime: str) -> None:
-    """A third-party runtime's own agent loop in-process, with its SDK, against the real gateway and mocks."""
+    """A third-party runtime's own agent loop in-process, with its SDK, against the real gateway and mocks
+    (IN_PROCESS_RUNTIMES), and its own tests (runtimes/<name>/tests, its container through windtunnel.testing)."""
     session.install("-e", ".[test]", "-e", INJECT_LIBRARY, "-r", f"runtimes/{runtime}/requirements.txt")
     # The runtime's own tests (runtimes/<name>/tests: the docs/testing.md example) run its container through
     # windtunnel.testing's fixtures, so they need the Docker engine CI starts.
