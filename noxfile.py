@@ -12,11 +12,12 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["lint", "typecheck", "mcp_conformance", "tests", "runtimes", "conformance", "certify"]
 
 PYTHON = "3.11"
-THIRDPARTY_RUNTIMES = ["openai-agents", "pydantic-ai", "langgraph", "codex"]
+THIRDPARTY_RUNTIMES = ["openai-agents", "pydantic-ai", "claude-agent-sdk", "langgraph", "codex"]
 IN_PROCESS_RUNTIMES = ("openai-agents", "pydantic-ai")
 """The runtimes whose agent loop THIRDPARTY_TESTS also loads in the harness's own process. langgraph's
-requirements cannot share a venv with windtunnel (langchain-mcp-adapters needs mcp<2) and codex is a native
-CLI: those are tested by their own tests (runtimes/<name>/tests), which drive their images."""
+requirements cannot share a venv with windtunnel (langchain-mcp-adapters needs mcp<2); claude-agent-sdk
+and codex run a CLI per turn: those are tested by their own tests (runtimes/<name>/tests), which drive
+their images."""
 THIRDPARTY_TESTS = "tests/integration/test_thirdparty_runtimes.py"
 DIND_TESTS = "tests/dind"
 COVERAGE_JSON = "out/coverage.json"

@@ -43,6 +43,7 @@ from windtunnel._mcp.loopback import LoopbackMCP, start_loopback, stop_loopback
 from windtunnel._net.server_thread import ServerThread
 from windtunnel._packs.loader import load_pack
 from windtunnel._scenario.model import Scenario
+from windtunnel._wire.registry import dialect_of
 
 REPO = Path(__file__).resolve().parents[2]
 SUPPORT_DESK = REPO / "scenarios" / "support_desk"
@@ -52,23 +53,39 @@ SYSTEM_PROMPT = "You are the test agent."
 
 @dataclass(frozen=True)
 class Wrapped:
-    name: str  # the directory under runtimes/
+    name: str  # the runtime's name (its test id)
+    directory: str  # its directory under runtimes/, which holds the package and requirements.txt
     sdk: str  # the SDK's import name
     package: str  # the runtime's own package
     loop: str  # its agent loop class, in <package>.agent, which windtunnel_inject serves
+    wire: str  # the gateway dialect its model calls speak (the log's `wire`)
+    env: dict[str, str] = field(default_factory=dict)  # what its runtime.toml's [env] set adds
 
 
 ALL_WRAPPED = (
-    Wrapped("openai-agents", "agents", "oa_runtime", "OpenAIAgentsLoop"),
-    Wrapped("pydantic-ai", "pydantic_ai", "pai_runtime", "PydanticAILoop"),
+    Wrapped("openai-agents", "openai-agents", "agents", "oa_runtime", "OpenAIAgentsLoop", "openai-responses"),
+    # runtimes/openai-agents-chat: the same loop on the SDK's chat-completions model.
+    Wrapped(
+        "openai-agents-chat",
+        "openai-agents",
+        "agents",
+        "oa_runtime",
+        "OpenAIAgentsLoop",
+        "openai-chat",
+        {"WT_MODEL_WIRE": "chat"},
+    ),
+    Wrapped("pydantic-ai", "pydantic-ai", "pydantic_ai", "pai_runtime", "PydanticAILoop", "openai-chat"),
 )
-# WT_THIRDPARTY_RUNTIME is read here, at collection, on purpose: it chooses which tests exist.
+# WT_THIRDPARTY_RUNTIME is read here, at collection, on purpose: it chooses which tests exist (every runtime
+# of that directory, as its requirements.txt installs the SDK they share).
 REQUESTED = os.environ.get("WT_THIRDPARTY_RUNTIME", "")
-WRAPPED = tuple(wrapped for wrapped in ALL_WRAPPED if wrapped.name == REQUESTED) if REQUESTED else ALL_WRAPPED
+WRAPPED = (
+    tuple(wrapped for wrapped in ALL_WRAPPED if wrapped.directory == REQUESTED) if REQUESTED else ALL_WRAPPED
+)
 if REQUESTED and not WRAPPED:
     raise pytest.UsageError(
         f"WT_THIRDPARTY_RUNTIME={REQUESTED!r} names no wrapped runtime; "
-        f"use one of {[wrapped.name for wrapped in ALL_WRAPPED]}"
+        f"use one of {sorted({wrapped.directory for wrapped in ALL_WRAPPED})}"
     )
 
 if not REQUESTED and not any(importlib.util.find_spec(wrapped.sdk) for wrapped in WRAPPED):
@@ -84,7 +101,7 @@ def runtime_module(wrapped: Wrapped, name: str) -> ModuleType:
     if REQUESTED and importlib.util.find_spec(wrapped.sdk) is None:
         pytest.fail(f"WT_THIRDPARTY_RUNTIME={REQUESTED} but its SDK ({wrapped.sdk}) is not installed here")
     pytest.importorskip(wrapped.sdk, reason=f"the {wrapped.name} runtime needs its SDK ({wrapped.sdk})")
-    directory = str(REPO / "runtimes" / wrapped.name)
+    directory = str(REPO / "runtimes" / wrapped.directory)
     if directory not in sys.path:
         sys.path.insert(0, directory)
     return importlib.import_module(f"{wrapped.package}.{name}")
@@ -98,6 +115,7 @@ class Stack:
     gateway: GatewayClient
     mocks: list[LoopbackMCP]
     start: Callable[..., httpx.Client]
+    wire: str
     servers: list[dict[str, str]] = field(default_factory=list)
 
     def tool_calls_received(self) -> list[tuple[str, str, dict[str, Any]]]:
@@ -142,6 +160,7 @@ def stack(request: pytest.FixtureRequest, gateway_url: str, mocks: list[Loopback
             "WT_MODEL_NAME": MODEL,
             "WT_MCP_SERVERS": json.dumps(servers),
             "WT_SYSTEM_PROMPT": SYSTEM_PROMPT,
+            **wrapped.env,
         }
         app = inject_app(loop_type(Settings.from_env({**base, **env})), name=wrapped.name)
         started.append(ServerThread(app, name=f"wt-test-{wrapped.name}").start())
@@ -149,7 +168,7 @@ def stack(request: pytest.FixtureRequest, gateway_url: str, mocks: list[Loopback
         return clients[-1]
 
     try:
-        yield Stack(gateway, mocks, start, servers)
+        yield Stack(gateway, mocks, start, wrapped.wire, servers)
     finally:
         for client in clients:
             client.close()
@@ -170,14 +189,23 @@ def say(*texts: str) -> list[dict[str, Any]]:
 
 
 def conversation(entry: dict[str, Any]) -> list[tuple[str, str]]:
-    """(role, text) of every message the model was sent, whatever content shape the SDK chose."""
-    pairs = []
-    for message in entry["messages"]:
-        content = message.get("content")
-        if isinstance(content, list):
-            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
-        pairs.append((message["role"], content or ""))
-    return pairs
+    """(role, text) of every message the model was sent, read in the call's own wire (system prompt first)."""
+    return [(said.role, said.text) for said in dialect_of(entry).transcript(entry)]
+
+
+def emitted_calls(entry: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(name, decoded arguments) of every tool call the logged answer carried, in its own wire."""
+    answer = dialect_of(entry).answer(entry)
+    return [(call.name, call.arguments) for call in (answer.calls if answer else ())]
+
+
+TOKENS = {"openai-chat": ("prompt_tokens", "completion_tokens")}
+"""Input and output token counts by the call's wire: chat's names; Responses and Messages say input/output."""
+
+
+def served_tokens(entry: dict[str, Any]) -> tuple[int, int]:
+    prompt, completion = TOKENS.get(entry["wire"], ("input_tokens", "output_tokens"))
+    return entry["usage"][prompt], entry["usage"][completion]
 
 
 # --- the agent loop ---------------------------------------------------------------------------------------
@@ -205,14 +233,16 @@ def test_the_golden_refund_reports_both_tool_calls_in_order_and_the_mocks_ran_th
     log = stack.gateway.log()
     assert [(entry["session"], entry["status"], entry["model"]) for entry in log] == [("s1", 200, MODEL)] * 3
     assert stack.gateway.scripts()["sessions"]["s1"]["remaining"] == 0
-    offered = {tool["function"]["name"] for tool in log[0]["tools"]}
+    assert {entry["wire"] for entry in log} == {stack.wire}
+    offered = set(dialect_of(log[0]).offered_tools(log[0]["tools"]))
     assert offered == {"lookup_order", "issue_refund"}
     assert conversation(log[0])[:2] == [("system", SYSTEM_PROMPT), ("user", scenario.prompt)]
     # Usage: one entry per model call with the counts the gateway served, and their sum.
-    served = [(entry["usage"]["prompt_tokens"], entry["usage"]["completion_tokens"]) for entry in log]
-    assert [(call["prompt_tokens"], call["completion_tokens"]) for call in body["usage"]["calls"]] == served
-    assert body["usage"]["prompt_tokens"] == sum(prompt for prompt, _ in served)
-    assert body["usage"]["completion_tokens"] == sum(completion for _, completion in served)
+    prompt_key, completion_key = TOKENS.get(stack.wire, ("input_tokens", "output_tokens"))
+    served = [served_tokens(entry) for entry in log]
+    assert [(call[prompt_key], call[completion_key]) for call in body["usage"]["calls"]] == served
+    assert body["usage"][prompt_key] == sum(prompt for prompt, _ in served)
+    assert body["usage"][completion_key] == sum(completion for _, completion in served)
 
 
 def test_tool_call_arguments_are_reported_as_the_model_emitted_them(stack: Stack) -> None:
@@ -225,8 +255,8 @@ def test_tool_call_arguments_are_reported_as_the_model_emitted_them(stack: Stack
     stack.gateway.install_script("raw-arguments", decisions, session="raw")
     body = inject(client, "raw", "Refund the mug on A-1042.").json()
     (reported,) = body["tool_calls"]
-    served = stack.gateway.log()[0]["response"]["tool_calls"][0]["function"]["arguments"]
-    assert reported == {"name": "issue_refund", "arguments": json.loads(served)}
+    ((name, served),) = emitted_calls(stack.gateway.log()[0])
+    assert reported == {"name": name, "arguments": served}
     assert list(reported["arguments"]) == ["reason", "order_id", "amount"]
     assert stack.tool_calls_received() == [("billing", "issue_refund", emitted)]
 
@@ -319,7 +349,8 @@ def test_sampling_reaches_every_model_call(stack: Stack, scenario: Scenario) -> 
     log = stack.gateway.log()
     assert len(log) == 3
     for entry in log:
-        assert {key: entry["sampling"].get(key) for key in sampling} == sampling
+        neutral = dialect_of(entry).neutral_sampling(entry["sampling"])
+        assert {key: neutral.get(key) for key in sampling} == sampling
 
 
 def test_an_exhausted_script_gives_502_naming_the_cause_and_leaves_no_history(

@@ -8,7 +8,8 @@ from typing import Any
 
 from windtunnel._conversation.align import align
 from windtunnel._conversation.build import TurnEvidence, conversation, from_trace, mock_view, runtime_view
-from windtunnel._conversation.model import CallView, DiffKind, View
+from windtunnel._conversation.compare import result_problem
+from windtunnel._conversation.model import CallView, DiffKind, ToolCallRow, View
 from windtunnel._trace.models import Trace, Turn
 
 
@@ -199,3 +200,23 @@ def test_a_result_passed_on_as_json_text_of_its_own_still_carries_the_mocks_answ
     ]
     requests[1] = {**requests[1], "messages": compact}
     assert DiffKind.RESULT not in {d.kind for d in from_trace(trace).disagreements}
+
+
+def test_an_integral_float_and_its_int_are_one_argument_but_a_string_is_not() -> None:
+    """The model's 48.0 reaches the mock and the report as 48 through a harness in JavaScript (Claude Code)."""
+    model = [(0, runtime_view(wire("c1", "refund", amount=48.0)))]
+    mock = [mock_view(received("refund", amount=48))]
+    rows, found = align(model, mock, views([flat("mcp__billing__refund", amount=48)]))
+    assert len(rows) == 1 and found == []
+    _, altered = align(model, mock, views([flat("refund", amount="48")]))
+    assert [f.kind for f in altered] == [DiffKind.ARGUMENTS]
+
+
+def test_a_result_with_an_integral_float_rendered_by_javascript_carries_the_mocks_answer() -> None:
+    """The mock answered 25.0; Claude Code sends the model its JSON as JavaScript renders it, 25."""
+    mock = mock_view({**received("lookup"), "result": {"price": 25.0, "note": "x"}})
+    row = ToolCallRow(step=0, mock=mock, result_to_model='{"price":25,"note":"x"}')
+    assert result_problem(row) is None
+    assert (
+        result_problem(ToolCallRow(step=0, mock=mock, result_to_model='{"price":26,"note":"x"}')) is not None
+    )

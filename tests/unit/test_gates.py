@@ -77,6 +77,17 @@ def test_tool_use_and_must_call_read_both_shapes() -> None:
     }
 
 
+def test_must_call_is_met_by_the_name_a_harness_qualified() -> None:
+    """Claude Code reports the pack's `lookup` of server `notes` as the model emitted it: mcp__notes__lookup."""
+    scenario = Scenario(name="s", prompt="p", must_call=["lookup", "refund"])
+    qualified = {"name": "mcp__notes__lookup", "arguments": {}}
+    assert failed_ids(scenario, trace("ok", [qualified])) == ["must_call:refund"]
+    assert failed_ids(scenario, trace("ok", [{"name": "mcp__lookup", "arguments": {}}])) == [
+        "must_call:lookup",
+        "must_call:refund",
+    ]
+
+
 def test_outcome_state_expectations() -> None:
     expect = Expect(
         outcome=Outcome(

@@ -36,7 +36,7 @@ def test_a_message_streams_and_reassembles_to_itself() -> None:
     [
         ({"max_tokens": None}, "max_tokens"),
         ({"messages": []}, "messages"),
-        ({"messages": [{"role": "system", "content": "x"}]}, "messages[0].role"),
+        ({"messages": [{"role": "tool", "content": "x"}]}, "messages[0].role"),
         (
             {"messages": [{"role": "user", "content": [{"type": "tool_result"}]}]},
             "messages[0].content[0].tool_use_id",
@@ -50,3 +50,17 @@ def test_a_bad_request_names_its_field(change: dict[str, Any], field: str) -> No
     body = {**BODY, **change}
     problem = MESSAGES.required_problem(body) or MESSAGES.field_problem(body)
     assert problem is not None and problem[1] == field and field.split("[", maxsplit=1)[0] in problem[0]
+
+
+def test_a_system_message_in_the_conversation_is_taken_and_read_as_system() -> None:
+    """Claude Code 2.1 sends its environment context as a `system` message after the user's first turn."""
+    context = [{"type": "text", "text": "# Environment", "cache_control": {"type": "ephemeral"}}]
+    messages = [{"role": "user", "content": "go"}, {"role": "system", "content": context}]
+    body = {**BODY, "messages": messages}
+    assert MESSAGES.required_problem(body) is None and MESSAGES.field_problem(body) is None
+    said = MESSAGES.transcript({"messages": messages, "extra": {"system": "be brief"}})
+    assert [(item.role, item.text) for item in said] == [
+        ("system", "be brief"),
+        ("user", "go"),
+        ("system", "# Environment"),
+    ]

@@ -1,5 +1,5 @@
-"""The agent loop: one Contract C turn through the OpenAI Agents SDK's Runner, chat-completions model, MCP
-and sessions; windtunnel_inject serves it."""
+"""The agent loop: one Contract C turn through the OpenAI Agents SDK's Runner, its default Responses model (or
+its chat-completions model, WT_MODEL_WIRE=chat), MCP and sessions; windtunnel_inject serves it."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from typing import Any
 import anyio
 from agents import (
     Agent,
+    Model,
     ModelSettings,
     OpenAIChatCompletionsModel,
+    OpenAIResponsesModel,
     RunConfig,
     Runner,
     RunResult,
@@ -19,7 +21,7 @@ from agents import (
 )
 from agents.mcp import MCPServerStreamableHttp
 from openai import AsyncOpenAI
-from windtunnel_inject import McpServer, Settings, Transcript, Turn, TurnFailed, describe
+from windtunnel_inject import McpServer, Settings, SettingsError, Transcript, Turn, TurnFailed, describe
 from windtunnel_inject.openai_errors import describe_model_failure
 
 from oa_runtime.sessions import SessionEntry, Sessions
@@ -30,6 +32,22 @@ API_KEY = "wt-gateway"  # the gateway needs no credential; the client insists on
 MODEL_HTTP_TIMEOUT_S = 600.0
 MCP_TIMEOUT_S = 30.0
 AGENT_NAME = "wt-openai-agents"
+WIRE_VARIABLE = "WT_MODEL_WIRE"
+MODELS: dict[str, type[OpenAIResponsesModel] | type[OpenAIChatCompletionsModel]] = {
+    "responses": OpenAIResponsesModel,  # the SDK's default model
+    "chat": OpenAIChatCompletionsModel,
+}
+"""The model API the runtime speaks, by WT_MODEL_WIRE (unset: responses, as the SDK does by default)."""
+
+
+def sdk_model(settings: Settings, client: AsyncOpenAI) -> Model:
+    """The SDK's model for the wire WT_MODEL_WIRE names; another value is a SettingsError naming it."""
+    wire = settings.env.get(WIRE_VARIABLE, "").strip() or "responses"
+    if wire not in MODELS:
+        raise SettingsError(
+            f"{WIRE_VARIABLE}={wire!r} is not a wire this runtime speaks: set it to {' or '.join(MODELS)}"
+        )
+    return MODELS[wire](settings.model_name, client)
 
 
 def model_settings(sampling: Mapping[str, Any]) -> ModelSettings:
@@ -54,7 +72,7 @@ class OpenAIAgentsLoop:
         self._client = AsyncOpenAI(
             base_url=settings.model_base_url, api_key=API_KEY, max_retries=0, timeout=MODEL_HTTP_TIMEOUT_S
         )
-        self._model = OpenAIChatCompletionsModel(settings.model_name, self._client)
+        self._model = sdk_model(settings, self._client)
         self._model_settings = model_settings(settings.sampling)
         self.sessions = Sessions()
 

@@ -46,7 +46,19 @@ class _Row:
 def key(view: CallView) -> str:
     """What pairs calls across views: the mock's own (bare) tool name and the decoded arguments. A harness
     may offer a tool qualified (Claude Code's mcp__notes__lookup) where the mock knows it as lookup."""
-    return json.dumps([_bare(view), view.arguments], sort_keys=True, default=str)
+    return json.dumps([_bare(view), _number_values(view.arguments)], sort_keys=True, default=str)
+
+
+def _number_values(value: Any) -> Any:
+    """`value` with every integral float as its int: 48.0 and 48 are one JSON number, and a harness in
+    JavaScript (Claude Code) parses the model's 48.0 into 48 before the mock or the report sees it."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {name: _number_values(item) for name, item in value.items()}
+    if isinstance(value, list):
+        return [_number_values(item) for item in value]
+    return value
 
 
 def _bare(view: CallView) -> str | None:

@@ -119,6 +119,9 @@ def _leaves(value: Any) -> Iterator[str]:
     (whatever its spacing, key quoting or escaping); true, false and null are spelled too differently."""
     if isinstance(value, str):
         yield value
+    elif isinstance(value, float) and value.is_integer():
+        # 25.0 is the number 25: JavaScript (Claude Code) renders it "25", Python "25.0"; "25" is in both.
+        yield json.dumps(int(value))
     elif isinstance(value, int | float) and not isinstance(value, bool):
         yield json.dumps(value)
     elif isinstance(value, Mapping):

@@ -17,6 +17,7 @@ from windtunnel._score.matching import MISSING, fact_met, resolve_pointer, same_
 from windtunnel._score.models import RUN_IDENTITY, CheckResult, Score, ScoreStatus
 from windtunnel._trace.models import Trace
 from windtunnel._trace.shapes import call_name
+from windtunnel._wire.tools import bare
 
 
 def reported_tool_names(trace: Trace) -> list[str]:
@@ -68,14 +69,17 @@ def _gate_checks(scenario: Scenario, trace: Trace) -> list[CheckResult]:
                 observed=names,
             )
         )
+    # A harness reports a tool as its model emitted it (Claude Code: mcp__<server>__<tool>); the scenario
+    # names it as the pack does, so either spelling meets it.
+    called = set(names) | {bare(name) for name in names}
     for tool in scenario.must_call:
         checks.append(
             CheckResult(
                 id=f"must_call:{tool}",
                 kind="gate",
-                passed=tool in names,
+                passed=tool in called,
                 detail=f"{tool} was called"
-                if tool in names
+                if tool in called
                 else f"{tool} was never reported; reported {names}",
                 expected=tool,
                 observed=names,

@@ -35,7 +35,9 @@ from windtunnel._wire.tools import resolve
 SAMPLING_KEYS = frozenset(
     {"temperature", "top_p", "top_k", "max_tokens", "tool_choice", "stop_sequences", "thinking"}
 )
-ROLES = frozenset({"user", "assistant"})
+ROLES = frozenset({"user", "assistant", "system"})
+"""Message roles the Messages API takes: Claude Code 2.1 sends its environment context as a `system` message
+in `messages` (beside the top-level `system` prompt), so a mid-conversation system message is accepted."""
 ERROR_TYPES = {"not_found": "not_found_error", "bad_method": "invalid_request_error"}
 
 _message_numbers: Iterator[int] = itertools.count(1)
@@ -69,7 +71,10 @@ def _message_problem(index: int, message: Any) -> Problem | None:
     if not isinstance(message, dict):
         return f"{where} must be a message object, got {kind(message)}", where
     if message.get("role") not in ROLES:
-        return f"{where}.role must be user or assistant, got {kind(message.get('role'))}", f"{where}.role"
+        return (
+            f"{where}.role must be user, assistant or system, got {kind(message.get('role'))}",
+            f"{where}.role",
+        )
     content = message.get("content")
     if isinstance(content, str):
         return None
@@ -232,6 +237,8 @@ def _message_said(message: Mapping[str, Any]) -> list[Said]:
     if message.get("role") == "assistant":
         return [_assistant(message)]
     content = message.get("content")
+    if message.get("role") == "system":
+        return [Said(role="system", text=text_of(content), native=message)]
     if isinstance(content, str):
         return [Said(role="user", text=content, native=message)]
     blocks = [block for block in content or () if isinstance(block, Mapping)]
