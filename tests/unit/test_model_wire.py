@@ -26,11 +26,25 @@ def manifest_at(tmp: Path, body: str, name: str = "x") -> Path:
     return directory
 
 
-def test_the_wire_defaults_to_chat_and_every_shipped_manifest_is_unchanged() -> None:
-    for name in ("reference", "minimal", "openai-agents", "pydantic-ai"):
-        manifest = load_manifest(REPO / "runtimes" / name)
-        assert manifest.wire == "chat", name
-        assert manifest.side_models == ()
+SHIPPED_WIRES = {
+    "reference": "chat",
+    "minimal": "chat",
+    "pydantic-ai": "chat",
+    "langgraph": "chat",
+    "openai-agents-chat": "chat",
+    "minimal-messages": "messages",
+    "claude-agent-sdk": "messages",
+    "minimal-responses": "responses",
+    "openai-agents": "responses",
+    "codex": "responses",
+}
+
+
+def test_the_wire_defaults_to_chat_and_every_shipped_manifest_declares_the_one_it_speaks() -> None:
+    assert load_manifest(REPO / "runtimes" / "reference").wire == "chat"  # it declares none: the default
+    for name, wire in SHIPPED_WIRES.items():
+        assert load_manifest(REPO / "runtimes" / name).wire == wire, name
+    assert load_manifest(REPO / "runtimes" / "claude-agent-sdk").side_models == ("wt-claude-side",)
 
 
 def test_model_table_is_read_and_a_variant_inherits_it(tmp_path: Path) -> None:

@@ -73,12 +73,12 @@ def attempt(session: Session, text: str, sid: str) -> dict[str, Any]:
     started = time.monotonic()
     outcome: dict[str, Any] = {}
     try:
-        record = session.turn(text, sid)
+        record = session.turn_or_fault(text, sid)
     except RuntimeTimeoutError:
         raise
     except RuntimeFault as exc:
         outcome["failed"] = str(exc).splitlines()[0]
-        requests = drain_model_requests(session.handle) or []
+        requests = session.turns[-1].requests or []
     else:
         outcome["answered"] = record.read.content
         outcome["reported_calls"] = [dict(c) for c in record.read.tool_calls]

@@ -83,11 +83,23 @@ class Session:
     """For a runner-path run that failed: the scripted step it was on and the runtime's last log lines."""
 
     def turn(self, text: str, session_id: str = "wt-kit-1", history: Sequence[Any] = ()) -> TurnRecord:
+        try:
+            return self.turn_or_fault(text, session_id, history)
+        except RuntimeFault as fault:
+            raise self.failure(fault, text, session_id) from fault
+
+    def turn_or_fault(
+        self, text: str, session_id: str = "wt-kit-1", history: Sequence[Any] = ()
+    ) -> TurnRecord:
+        """One turn. A turn the runtime failed (an error envelope, a 5xx, a timeout) is recorded with its
+        error and its model calls so far, and its RuntimeFault raised: `turn` makes that the check's
+        failure; a check where failing the turn is a right answer (the fault checks) catches it."""
         drain_model_requests(self.handle)
         try:
             response = self.handle.send([*history, {"role": "user", "content": text}], session_id)
         except RuntimeFault as fault:
-            raise self.broke_off(fault, text, session_id) from fault
+            self._record_failed(fault, text, session_id)
+            raise
         record = TurnRecord(read_response(response), drain_model_requests(self.handle), session_id, text)
         self.turns.append(record)
         return record
@@ -95,13 +107,20 @@ class Session:
     def broke_off(self, fault: RuntimeFault, text: str, session_id: str) -> Exception:
         """Record a turn the runtime failed (its model calls so far, the error) and return the check's
         failure, naming the scripted step and carrying the runtime's last log lines."""
-        requests = drain_model_requests(self.handle)
-        self.turns.append(TurnRecord(_NO_ANSWER, requests, session_id, text, error=str(fault)))
+        self._record_failed(fault, text, session_id)
+        return self.failure(fault, text, session_id)
+
+    def failure(self, fault: RuntimeFault, text: str, session_id: str) -> Exception:
+        """The check's failure for a turn already recorded as failed."""
         served = sum(len(turn.requests or []) for turn in self.turns)
         step = scripted_step(self.decisions, served)
         return failed_mid_turn(
             fault, text=text, session_id=session_id, step=step, log=runtime_log_tail(self.handle)
         )
+
+    def _record_failed(self, fault: RuntimeFault, text: str, session_id: str) -> None:
+        requests = drain_model_requests(self.handle)
+        self.turns.append(TurnRecord(_NO_ANSWER, requests, session_id, text, error=str(fault)))
 
     def run(self, scenario: Scenario, case: ReferenceCase | None = None) -> RunResult:
         """The ordinary runner path on this handle (reset, turns, evidence, score)."""
