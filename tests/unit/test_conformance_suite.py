@@ -183,3 +183,12 @@ def test_checks_needing_scripted_inference_are_not_measured_on_in_memory() -> No
 
     result = run_check(check_by_id("intermediate_tool_calls"), _subject())
     assert result.status is CheckStatus.NOT_MEASURED and "provision_reference" in result.detail
+
+
+def test_a_poison_skips_only_unscored_checks_it_is_not_named_for() -> None:
+    poison = "reference-poison-stale_session_header"
+    assert SUITE.proves_nothing(poison, "faults/model_429")
+    assert not SUITE.proves_nothing(poison, "session_attribution")
+    assert not SUITE.proves_nothing(poison, "sampling")
+    assert not SUITE.proves_nothing("reference-poison-retry_storm", "faults/model_429")
+    assert not SUITE.proves_nothing("reference", "faults/model_429")

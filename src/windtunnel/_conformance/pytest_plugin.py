@@ -77,6 +77,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     from windtunnel._conformance.kit import CHECK_IDS
 
     runtimes = described_runtimes(metafunc.config)
+    directory = Path(str(metafunc.definition.path)).parent
+    # A suite with poisons (the repository's conformance/) runs each poison on what can prove it precise.
+    suite = load_suite(directory, metafunc.config) if (directory / "poisons.toml").is_file() else None
     # One xdist group per runtime: under `pytest -n N --dist loadgroup` a worker takes a runtime's checks
     # whole and in order, so each runtime is opened once (one lifecycle, one stack) and runtimes run side
     # by side. Without xdist the mark is inert.
@@ -84,6 +87,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         pytest.param((runtime, check), id=f"{runtime}::{check}", marks=pytest.mark.xdist_group(runtime))
         for runtime in runtimes
         for check in CHECK_IDS
+        if suite is None or not suite.proves_nothing(runtime, check)
     ]
     metafunc.parametrize("wt_case", cases)
 
@@ -159,11 +163,15 @@ def wt_run_check(wt_subjects: _Subjects, request: pytest.FixtureRequest) -> Call
 def wt_suite(request: pytest.FixtureRequest) -> Any:
     """The suite's data next to the test file asking for it (requirements/, poisons.toml, ...), judged with
     the project's requirement set, as `wt certify` judges."""
+    return load_suite(Path(str(request.path)).parent, request.config)
+
+
+def load_suite(directory: Path, config: pytest.Config) -> Any:
+    """The suite's data in `directory`, judged with --wt-requirements or the project's requirement set."""
     from windtunnel._config import load_settings
     from windtunnel._conformance.suite import Suite
 
-    directory = Path(str(request.path)).parent
-    version = request.config.getoption("--wt-requirements") or load_settings(directory).requirement_set
+    version = config.getoption("--wt-requirements") or load_settings(directory).requirement_set
     return Suite.load(directory, str(version))
 
 

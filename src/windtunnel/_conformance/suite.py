@@ -176,6 +176,14 @@ class Suite:
     def is_poison(self, runtime: str) -> bool:
         return runtime in self.poisons
 
+    def proves_nothing(self, runtime: str, check: str) -> bool:
+        """A poison on an unscored check it is not named for: that check decides no verdict, so the
+        poison passing it proves nothing about the poison's precision. The suite leaves these out; they
+        are the fault checks, each a fresh container and scripted waits, and were most of its time."""
+        if not self.is_poison(runtime) or check in self.requirements.scored:
+            return False
+        return check not in (self.caught_by.get(runtime) or (self.poisons[runtime],))
+
     def judge(self, runtime: str, check: str, status: CheckStatus) -> Judgement:
         if status is CheckStatus.ERROR:
             return Judgement(
