@@ -1,5 +1,5 @@
 """long_tool_results: the kit's documents, and the byte comparison of what the model got with what the
-mock served, on the real kit mock's answers."""
+mock served, on the real kit mock's answers: whole and contiguous passes (framing recorded), a change fails."""
 
 from __future__ import annotations
 
@@ -7,8 +7,14 @@ from typing import Any
 
 import pytest
 
-from windtunnel._conformance.byte_diff import first_difference
-from windtunnel._conformance.checks_bytes import DOCUMENTS, LONG_SCRIPT, compare_results, served_documents
+from windtunnel._conformance.byte_diff import Framing, first_difference, framing, skip_framing
+from windtunnel._conformance.checks_bytes import (
+    DOCUMENTS,
+    LONG_SCRIPT,
+    compare_results,
+    framed_results,
+    served_documents,
+)
 from windtunnel._packs.kitpack.documents import SIZES, document
 from windtunnel._packs.kitpack.pack import notes_server
 from windtunnel._wire.openai_chat import decision_message
@@ -94,3 +100,52 @@ def test_a_changed_result_is_reported_with_call_offset_and_excerpts(change: Any,
     assert "volume" in broken[0].compared and "served" in broken[0].text and "received" in broken[0].text
     if offset is not None:
         assert f"from byte {offset} on" in broken[0].text
+
+
+def test_framing_finds_the_served_text_whole_and_names_the_bytes_around_it() -> None:
+    served = "naïve ✓\r\n"
+    assert framing(served, served) == Framing(before_bytes=0, after_bytes=0, before="", after="")
+    found = framing(served, "Wall time: 0.01 seconds\nOutput:\n" + served + "\n")
+    assert found is not None and (found.before_bytes, found.after_bytes) == (32, 1)
+    assert found.before.endswith("Output:\n") and found.after == "\n"
+    assert "framed by 32 bytes before" in found.describe()
+    assert framing(served, "Output:\n" + served[:-2]) is None  # framed, then cut: not whole
+    assert framing(served, served.replace("ï", "i")) is None
+    assert skip_framing("abc", "abc") == (0, "abc")
+    long = "a title line\n" + "ü" * 100
+    assert skip_framing(long, "head\n" + long[:60]) == (5, long[:60])  # its opening found after the framing
+    assert skip_framing(long, "head\n" + long[:5]) == (0, "head\n" + long[:5])  # cut inside its opening
+
+
+def test_a_result_passed_on_whole_inside_framing_holds_and_the_framing_is_recorded() -> None:
+    _, served = _served()
+    requests = _requests(lambda _name, text: f"Wall time: 0.0249 seconds\nOutput:\n{text}")
+    findings = compare_results(requests, served)
+    assert findings and all(f.held for f in findings)
+    assert "whole and contiguous, framed by 34 bytes before" in findings[0].text
+    framed = framed_results(requests, served)
+    assert len(framed) == len(findings)
+    assert {(f["before_bytes"], f["after_bytes"]) for f in framed} == {(34, 0)}
+    assert framed_results(_requests(lambda _name, text: text), served) == []  # identical: no framing
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda text: text[:1024] + "…",  # the poison truncate_long_tool_results, behind the same framing
+        lambda text: text.rstrip("\n"),
+        lambda text: text.replace("\r\n", "\n"),
+        lambda text: text.replace("日本語", "nihongo"),
+    ],
+)
+def test_framing_does_not_excuse_a_changed_result(change: Any) -> None:
+    _, served = _served()
+    header = "Wall time: 0.0249 seconds\nOutput:\n"
+    findings = compare_results(
+        _requests(lambda name, text: header + (change(text) if name == "volume" else text)), served
+    )
+    broken = [f for f in findings if not f.held]
+    assert broken and {f.model_call for f in broken} == {2}
+    # the offset counts from where the served text begins in the result, not from the framing's first byte
+    assert broken[0].text.startswith(f"after {len(header)} bytes of framing, the volume result differs")
+    assert "from byte 0 on" not in broken[0].text

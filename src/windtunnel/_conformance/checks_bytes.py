@@ -1,17 +1,21 @@
-"""The long tool results check: every result the model is sent is the mock's answer, byte for byte.
+"""The long tool results check: every result the model is sent holds the mock's answer, byte for byte.
 
 The kit's `read_document` tool serves texts of 900 bytes to 64 KiB (windtunnel._packs.kitpack.documents):
 multi-byte UTF-8, nested JSON, long arrays, whitespace that must survive. Each tool result in every model
-call of the turn, read in its call's dialect (windtunnel._wire), is compared with what the mock served for
-that call; the first difference is reported with the model call, the byte offset and both excerpts.
+call of the turn, read in its call's dialect (windtunnel._wire), must hold what the mock served for that
+call whole, byte for byte and contiguous. Text a harness frames it with (a header line, a label) is not a
+cut result: the check passes it and records the framing's bytes before and after in the evidence. A result
+that does not hold the served text whole is reported with the model call, the first byte offset that
+differs (counted from where the served text begins in it) and both excerpts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict
 from typing import Any
 
-from windtunnel._conformance.byte_diff import first_difference
+from windtunnel._conformance.byte_diff import first_difference, framing, skip_framing
 from windtunnel._conformance.checks_results import answered_calls
 from windtunnel._conformance.model import CheckFailed
 from windtunnel._conformance.subject import Subject, say, tools
@@ -50,6 +54,8 @@ def long_tool_results(subject: Subject) -> dict[str, Any]:
     evidence: dict[str, Any] = {
         "served": {name: len(text.encode("utf-8")) for name, text in served.items()},
         "compared": [f.model_dump(mode="json") for f in findings],
+        # What a harness put around results it passed on whole (the model saw it too): kept for the reader.
+        "framing": framed_results(requests, served),
     }
     missing = sorted(set(DOCUMENTS) - set(served))
     if missing:
@@ -61,7 +67,7 @@ def long_tool_results(subject: Subject) -> dict[str, Any]:
     if differing:
         first = differing[0]
         raise CheckFailed(
-            f"model call {first.model_call}: {first.text}: hand the model each tool result exactly as the "
+            f"model call {first.model_call}: {first.text}: hand the model each tool result whole, as the "
             "MCP server returned it (no truncation, re-encoding or whitespace changes)",
             evidence,
         )
@@ -91,41 +97,57 @@ def served_documents(calls: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 
 
 def compare_results(requests: Sequence[Mapping[str, Any]], served: Mapping[str, str]) -> list[Finding]:
-    """One finding per document result in each model call: held when it is the served text byte for byte."""
+    """One finding per document result in each model call: held when it holds the served text whole, byte
+    for byte and contiguous (identical, or with framing around it)."""
     findings: list[Finding] = []
+    for position, name, text in _document_results(requests):
+        expected = served.get(name)
+        compared = _compared(name)
+        if expected is None:
+            unserved = f"the model was sent a result for {name!r}, which the mock never served"
+            findings.append(
+                Finding(turn=0, model_call=position, compared=compared, held=False, text=unserved)
+            )
+            continue
+        findings.append(
+            Finding(turn=0, model_call=position, compared=compared, **_comparison(name, expected, text))
+        )
+    return findings
+
+
+def framed_results(requests: Sequence[Mapping[str, Any]], served: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The framing of each document result that holds the served text whole with text around it."""
+    framed = []
+    for position, name, text in _document_results(requests):
+        found = framing(served[name], text) if name in served else None
+        if found is not None and (found.before_bytes or found.after_bytes):
+            framed.append({"model_call": position, "document": name, **asdict(found)})
+    return framed
+
+
+def _document_results(requests: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, str, str]]:
+    """(model call, document name, result text) for each read_document result in each model call."""
     for position, request in enumerate(requests):
         for answered, text in answered_calls(said(request)):
             if answered is None or bare(answered.name) != TOOL or not isinstance(answered.arguments, dict):
                 continue
-            name = str(answered.arguments.get("name"))
-            expected = served.get(name)
-            compared = _compared(name)
-            if expected is None:
-                findings.append(
-                    Finding(
-                        turn=0,
-                        model_call=position,
-                        compared=compared,
-                        held=False,
-                        text=f"the model was sent a result for {name!r}, which the mock never served",
-                    )
-                )
-                continue
-            difference = first_difference(expected, text)
-            findings.append(
-                Finding(
-                    turn=0,
-                    model_call=position,
-                    compared=compared,
-                    held=difference is None,
-                    text=(
-                        f"{len(expected.encode('utf-8'))} bytes, identical"
-                        if difference is None
-                        else difference.describe(f"the {name} result")
-                    ),
-                )
-            )
-    return findings
+            yield position, str(answered.arguments.get("name")), text
+
+
+def _comparison(name: str, expected: str, text: str) -> dict[str, Any]:
+    """`held` and the finding's text for one result compared with the served text."""
+    size = len(expected.encode("utf-8"))
+    found = framing(expected, text)
+    if found is not None and not (found.before_bytes or found.after_bytes):
+        return {"held": True, "text": f"{size} bytes, identical"}
+    if found is not None:
+        return {"held": True, "text": f"{size} bytes, {found.describe()}"}
+    skipped, rest = skip_framing(expected, text)
+    difference = first_difference(expected, rest)
+    framed = f"after {skipped} bytes of framing, " if skipped else ""
+    # framing() found no whole copy, so there is a difference; the fallback is for a copy decode() mended
+    what = difference.describe(f"the {name} result") if difference else f"the {name} result is not whole"
+    return {"held": False, "text": framed + what}
 
 
 def _compared(name: str) -> str:
