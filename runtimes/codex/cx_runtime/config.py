@@ -24,6 +24,10 @@ def _string(value: str) -> str:
     return json.dumps(value)
 
 
+TOOL_OUTPUT_TOKEN_LIMIT = 1_000_000
+"""Codex's per-result history budget, in tokens: far above any tool result a scenario serves."""
+
+
 def _table(name: str, entries: Mapping[str, str]) -> str:
     return f"[{name}]\n" + "".join(f"{key} = {value}\n" for key, value in entries.items())
 
@@ -41,6 +45,10 @@ def render(settings: Settings, session_id: str, home: Path) -> str:
         "sandbox_mode": _string("read-only"),
         "web_search": _string("disabled"),
         "check_for_update_on_startup": "false",
+        # Codex keeps each tool result in the model's history within a token budget and cuts the middle of a
+        # longer one out ("…N tokens truncated…": a 16 KiB result reached the model as 12 KB). The model must
+        # be handed what the MCP server returned, whole (docs/conformance.md, long_tool_results).
+        "tool_output_token_limit": str(TOOL_OUTPUT_TOKEN_LIMIT),
     }
     provider = {
         "name": _string("Wind Tunnel gateway"),
