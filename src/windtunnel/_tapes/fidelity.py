@@ -15,11 +15,12 @@ from typing import Any
 from windtunnel._chat.mode import ChatRequest
 from windtunnel._tapes.checks import recomputed
 from windtunnel._tapes.diff import json_diff
-from windtunnel._tapes.fingerprint import fingerprint, normalize_upstream, request_parts
+from windtunnel._tapes.fingerprint import VOLATILE_RULES, fingerprint, normalize_upstream, request_parts
 from windtunnel._tapes.model import Tape
 from windtunnel._tapes.policy import MAX_AGE, Clock, is_stale, stale_error, utcnow
 from windtunnel._tapes.secrets import SecretScanner
 from windtunnel._tapes.store import load_tape
+from windtunnel._tapes.volatile import RULE_SETS
 
 RequestSeen = ChatRequest | Mapping[str, Any]
 """A request as the gateway logged it: a ChatRequest, or a mapping with method, path and body."""
@@ -66,11 +67,14 @@ def replay_check(
     loaded = tape if isinstance(tape, Tape) else load_tape(tape)
     label = normalize_upstream(upstream or loaded.header.lineage.upstream)
     expected = recomputed(loaded)
+    # Hashed as the tape was (replay does the same); a set this version does not know is replay's refusal.
+    named = loaded.header.volatile_rules
+    rules = named if named is not None and named in RULE_SETS else VOLATILE_RULES
     problems: list[str] = []
     matched = 0
     for index, seen in enumerate(requests_seen):
         method, path, body = _unpack(seen)
-        parts = request_parts(method, label, path, body, scanner=scanner)
+        parts = request_parts(method, label, path, body, scanner=scanner, rules=rules)
         if index >= len(expected):
             problems.append(f"request {index} is beyond the tape: {len(expected)} recorded")
         elif fingerprint(parts) == expected[index]:

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import rfc8785
 
+from windtunnel._tapes import volatile
 from windtunnel._tapes.secrets import SecretScanner, redact
 from windtunnel._wire.registry import CHAT, dialect_for_path
 
@@ -29,12 +30,11 @@ BODY_FIELDS: frozenset[str] = CHAT.fingerprint_fields
 logs, so a log rebuilds the body); every other body field is dropped before recording. Each dialect
 declares its own (windtunnel._wire): Anthropic keeps `system`, Responses `instructions` and `input`."""
 
-VOLATILE_RULES = "wt-volatile-v1"
-"""The rule set that normalises fields that change between identical runs before a request is hashed:
-Anthropic `cache_control` markers anywhere in the body, and Claude Code's attribution line
-(`x-anthropic-billing-header: ...`) in the system prompt. Chat requests have none (their fingerprints are
-those of version 1 unchanged); per-session ids (`metadata.user_id`, `prompt_cache_key`, `user`, `store`)
-are outside every dialect's allowlist already."""
+VOLATILE_RULES = volatile.CURRENT
+"""The rule set (windtunnel._tapes.volatile) that normalises fields that change between identical runs before
+a Messages or Responses request is hashed; a tape names the set it was hashed with. Chat requests have none
+(their fingerprints are those of version 1 unchanged); per-session ids (`metadata.user_id`,
+`prompt_cache_key`, `user`, `store`) are outside every dialect's allowlist already."""
 
 # rfc8785 refuses integers JSON cannot carry exactly (I-JSON); they are hashed as tagged strings.
 _MAX_SAFE_INT = 2**53 - 1
@@ -55,8 +55,10 @@ def request_parts(
     body: Mapping[str, Any],
     *,
     scanner: SecretScanner | None = None,
+    rules: str = VOLATILE_RULES,
 ) -> dict[str, Any]:
-    """The fingerprinted view of a request, exactly as a tape stores it.
+    """The fingerprinted view of a request, exactly as a tape stores it; `rules` names the volatile-field
+    rule set (a replay passes its tape's, so a tape hashed under an older set still matches).
 
     `scanner` also redacts the key values in use; record and replay must pass scanners that know the same
     keys, or a request holding a key would hash differently on the two sides (known patterns always go).
@@ -68,24 +70,10 @@ def request_parts(
         "method": method.upper(),
         "upstream": normalize_upstream(upstream),
         "path": route,
-        "body": kept if dialect_for_path(route) is CHAT else _normalised(kept),
+        "body": kept if dialect_for_path(route) is CHAT else volatile.normalised(kept, rules),
     }
     redacted: dict[str, Any] = scanner.redact(parts) if scanner is not None else redact(parts)
     return redacted
-
-
-def _normalised(value: Any) -> Any:
-    """`value` with the volatile parts of VOLATILE_RULES removed."""
-    if isinstance(value, Mapping):
-        return {key: _normalised(item) for key, item in value.items() if key != "cache_control"}
-    if isinstance(value, list):
-        return [_normalised(item) for item in value]
-    if isinstance(value, str) and _ATTRIBUTION in value:
-        return "\n".join(line for line in value.split("\n") if not line.startswith(_ATTRIBUTION))
-    return value
-
-
-_ATTRIBUTION = "x-anthropic-billing-header:"
 
 
 def fingerprint(parts: Mapping[str, Any]) -> str:

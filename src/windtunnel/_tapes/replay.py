@@ -22,6 +22,7 @@ from windtunnel._tapes.model import Interaction, Tape
 from windtunnel._tapes.policy import MAX_AGE, Clock, enforce_fresh, rerecord_command, utcnow
 from windtunnel._tapes.secrets import SecretScanner
 from windtunnel._tapes.store import load_tape
+from windtunnel._tapes.volatile import RULE_SETS
 from windtunnel._wire.registry import dialect_for_path
 from windtunnel.errors import TapeError
 
@@ -83,7 +84,7 @@ class ReplayMode:
     ) -> None:
         known = tuple(value for value in known_secrets if value)
         self.tape = tape if isinstance(tape, Tape) else load_tape(tape, known_secrets=known)
-        _check_rules(self.tape)
+        self._rules = _check_rules(self.tape)
         self._scanner = SecretScanner(known)
         self.upstream = normalize_upstream(upstream or self.tape.header.lineage.upstream)
         self.strict = strict
@@ -106,7 +107,7 @@ class ReplayMode:
 
     def match(self, method: str, path: str, body: Mapping[str, Any]) -> Interaction:
         """The next recorded interaction for this request; raises TapeMismatch or TapeExhausted."""
-        parts = request_parts(method, self.upstream, path, body, scanner=self._scanner)
+        parts = request_parts(method, self.upstream, path, body, scanner=self._scanner, rules=self._rules)
         key = fingerprint(parts)
         self._requested[key] += 1
         self.seen.append(parts)
@@ -218,17 +219,19 @@ class ReplayMode:
         )
 
 
-def _check_rules(tape: Tape) -> None:
-    """A tape hashed with volatile-field rules this version does not know would match nothing: say so."""
-    rules = tape.header.volatile_rules
-    if rules not in (None, VOLATILE_RULES):
+def _check_rules(tape: Tape) -> str:
+    """The volatile-field rule set the tape was hashed with, which live requests are hashed with too; a set
+    this version does not know would match nothing: say so."""
+    rules = tape.header.volatile_rules or VOLATILE_RULES  # none named: a chat-only tape, never normalised
+    if rules not in RULE_SETS:
         raise TapeCorrupt(
             f"tape {tape.label} was fingerprinted with the volatile-field rules {rules!r}; this Wind Tunnel "
-            f"applies {VOLATILE_RULES!r}, so none of its requests could match",
+            f"knows {', '.join(map(repr, RULE_SETS))}, so none of its requests could match",
             hint=f"re-record the tape: {rerecord_command(tape)}",
             tape=tape.label,
             line=1,
         )
+    return rules
 
 
 def reply_for(interaction: Interaction, *, tape: str | None = None) -> ModeReply:
