@@ -3,6 +3,7 @@ its JSON event stream read into the turn's report; windtunnel_inject serves it."
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -19,6 +20,8 @@ from windtunnel_inject import Settings, SettingsError, Transcript, Turn, TurnFai
 from cx_runtime.config import write_home
 
 STARTUP_TIMEOUT_S = 30.0
+HOMES = Path(tempfile.gettempdir()) / "wt-codex"
+"""Where each session's CODEX_HOME is made (home-1, home-2, ...); this runtime owns the directory."""
 TAIL_LINES = 15
 
 
@@ -62,13 +65,27 @@ class CodexLoop:
         self._settings = settings
         self._bin = codex_bin(settings)
         self.version = check_cli(self._bin)
-        self._root = Path(tempfile.mkdtemp(prefix="wt-codex-"))
         self._sessions: dict[str, Session] = {}
+
+    def _free_home(self) -> Path:
+        """The first free home-<n> under one fixed directory, made (claimed) here. Codex names its home (the
+        skills root) and working directory in every prompt, so a random path would make each run's requests
+        differ (tapes, prompt caches); numbered from 1 again after a reset, the same sequence of sessions
+        gets the same paths."""
+        HOMES.mkdir(parents=True, exist_ok=True)
+        for n in itertools.count(1):
+            home = HOMES / f"home-{n}"
+            try:
+                home.mkdir()  # atomic: a home another loop or session holds is never shared
+            except FileExistsError:
+                continue
+            return home
+        raise AssertionError("unreachable: itertools.count never ends")
 
     def _session(self, session_id: str) -> Session:
         entry = self._sessions.get(session_id)
         if entry is None:
-            home = Path(tempfile.mkdtemp(prefix="home-", dir=self._root))
+            home = self._free_home()
             write_home(self._settings, session_id, home)
             entry = Session(home=home)
             entry.work.mkdir()
@@ -124,7 +141,7 @@ class CodexLoop:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        shutil.rmtree(self._root, ignore_errors=True)
+        await self.reset()  # every home this loop made goes; HOMES may hold another loop's
 
 
 def read_events(lines: Sequence[str], returncode: int, stderr: str) -> tuple[Turn, str | None]:
