@@ -127,7 +127,8 @@ def test_a_scripted_tape_checked_through_its_pack_and_one_given_by_path(pack: Pa
 def test_every_committed_tape_is_scripted_and_verifies_on_a_later_day(clock: datetime) -> None:
     packs = [load_pack(str(REPO / "scenarios" / name)) for name in ("support_desk", "artifacts")]
     checks = verify_tapes(find_tapes(packs), clock=lambda: clock)
-    assert len(checks) == 20  # five per runtime with tapes: reference, openai-agents(-chat), pydantic-ai
+    # five per runtime with tapes: reference, openai-agents(-chat), pydantic-ai, langgraph, codex, claude-agent-sdk
+    assert len(checks) == 35
     for check in checks:
         assert check.tape is not None and check.tape.header.lineage.scripted, check.file.path
         assert check.ok and not check.stale and check.expires_at is None, (check.file.path, check.problems)
