@@ -9,9 +9,9 @@ windtunnel._core.agent_runtime.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 from windtunnel._core.agent_runtime import MCPHandle, StateProbe
 from windtunnel._core.faults import ToolFault
@@ -28,7 +28,29 @@ __all__ = [
     "ReachRecordingRuntime",
     "StateProbingRuntime",
     "ToolListingMCPHandle",
+    "has_ability",
 ]
+
+_A = TypeVar("_A")
+
+
+def has_ability(value: object, ability: Callable[..., _A]) -> TypeGuard[_A]:
+    """`isinstance(value, ability)` for a runtime_checkable Protocol, at a dict lookup's cost when it holds.
+
+    On Python 3.11 every isinstance() against a Protocol lists the Protocol's members again, before it
+    asks issubclass(); issubclass() of the value's class is answered from the ABC cache after the first
+    time. For a Protocol of methods only, the class having them is exactly isinstance()'s first reason to
+    say True; when the class lacks one, isinstance() still decides (an instance attribute may supply it),
+    and a Protocol with data members (no issubclass()) always goes to isinstance().
+    """
+    # Typed as Callable: mypy refuses a Protocol where a type[...] is expected (type-abstract).
+    assert isinstance(ability, type), "has_ability() takes a Protocol class"
+    try:
+        if issubclass(type(value), ability):
+            return True
+    except TypeError:
+        pass
+    return isinstance(value, ability)
 
 
 CONNECTED = "connected"
