@@ -39,3 +39,12 @@ def test_data_member_protocol_goes_to_isinstance() -> None:
     named.name = "x"  # type: ignore[attr-defined]
     assert has_ability(named, _Named)
     assert not has_ability(_Plain(), _Named)
+    unnamed = _Plain()
+    unnamed.name = None  # type: ignore[attr-defined]  # a data member may be None: isinstance() decides
+    assert has_ability(unnamed, _Named) == isinstance(unnamed, _Named)
+
+
+def test_a_method_set_to_none_is_not_the_ability() -> None:
+    given = _Greeter()
+    given.greet = None  # type: ignore[assignment]
+    assert has_ability(given, _Greets) == isinstance(given, _Greets)
