@@ -326,7 +326,10 @@ def _validate(arguments: dict[str, Any], schema: Mapping[str, Any]) -> None:
     except (TypeError, ValueError):
         jsonschema.validate(arguments, dict(schema))
         return
-    error = jsonschema.exceptions.best_match(_compiled(key).iter_errors(arguments))
+    validator = _compiled(key)
+    if validator.is_valid(arguments):  # the usual call: no search for the best of no errors
+        return
+    error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
     if error is not None:
         raise error
 
