@@ -109,7 +109,8 @@ def _place(rows: list[_Row], view: View, calls: list[tuple[int | None, CallView]
         return keys[id(call)]
 
     for position, (_, call) in enumerate(calls):
-        row = _first(rows, view, lambda other, wanted=key_of(call): key_of(other) == wanted)
+        wanted = key_of(call)
+        row = _first(rows, view, lambda other, wanted=wanted: key_of(other) == wanted)
         if row is not None:
             placed[position] = _take(row, view, call, position)
     for position, (_, call) in enumerate(calls):
