@@ -30,7 +30,6 @@ __all__ = [
     "ReachRecordingRuntime",
     "StateProbingRuntime",
     "ToolListingMCPHandle",
-    "has_ability",
 ]
 
 _A = TypeVar("_A")
