@@ -54,6 +54,9 @@ def per_run_ms(runs: int, write: bool) -> float:
     return elapsed * 1000 / runs
 
 
+TARGET = 0.05
+"""The runner's cost per extra run at most this fraction of Inspect AI's per extra sample."""
+
 SAMPLES = 250
 """Inspect AI samples of the larger run (the smaller has 50)."""
 
@@ -107,7 +110,10 @@ def main() -> None:
         print("anchor: Inspect AI is not installed (nox -s bench installs it): no ratio")
         return
     print(f"anchor: Inspect AI, mockllm, {anchor:.3f} ms per extra sample (50 -> {SAMPLES} samples)")
-    print(f"runner slope / Inspect AI slope: {slope / anchor:.2f}x")
+    verdict = "met" if slope / anchor <= TARGET else "MISSED"
+    print(f"runner slope / Inspect AI slope: {slope / anchor:.3f}x; target <= {TARGET:g}x: {verdict}")
+    if verdict == "MISSED":
+        raise SystemExit(1)  # nox -s bench runs every bench, then fails naming this one
 
 
 if __name__ == "__main__":

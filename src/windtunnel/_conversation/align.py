@@ -101,8 +101,16 @@ def align(
 
 def _place(rows: list[_Row], view: View, calls: list[tuple[int | None, CallView]]) -> None:
     placed: dict[int, _Row] = {}
+    keys: dict[int, str] = {}  # by id(): each call's key computed once, not once per comparison
+
+    def key_of(call: CallView) -> str:
+        if id(call) not in keys:
+            keys[id(call)] = key(call)
+        return keys[id(call)]
+
     for position, (_, call) in enumerate(calls):
-        row = _first(rows, view, lambda other, call=call: key(other) == key(call))
+        wanted = key_of(call)
+        row = _first(rows, view, lambda other, wanted=wanted: key_of(other) == wanted)
         if row is not None:
             placed[position] = _take(row, view, call, position)
     for position, (_, call) in enumerate(calls):

@@ -9,9 +9,11 @@ windtunnel._core.agent_runtime.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+import typing
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 from windtunnel._core.agent_runtime import MCPHandle, StateProbe
 from windtunnel._core.faults import ToolFault
@@ -29,6 +31,32 @@ __all__ = [
     "StateProbingRuntime",
     "ToolListingMCPHandle",
 ]
+
+_A = TypeVar("_A")
+
+
+def has_ability(value: object, ability: Callable[..., _A]) -> TypeGuard[_A]:
+    """`isinstance(value, ability)` for a runtime_checkable Protocol, cheap when the answer is yes.
+
+    On Python 3.11 every isinstance() against a Protocol lists the Protocol's members again (a walk of
+    its classes' namespaces). Its rule for yes is that the value has every member, a method not None:
+    here the member names are listed once per Protocol and the value's attributes read, a few dict
+    lookups. Anything else (a member missing or None, a Python whose typing lists no members) is
+    isinstance()'s to decide, so the answer is always isinstance()'s.
+    """
+    members = _members(ability)
+    if members is not None and all(getattr(value, name, None) is not None for name in members):
+        return True
+    return isinstance(value, typing.cast(type, ability))
+
+
+@functools.cache
+def _members(ability: object) -> frozenset[str] | None:
+    listed = getattr(ability, "__protocol_attrs__", None)  # Python 3.12 keeps them on the class
+    if listed is None:
+        lister = getattr(typing, "_get_protocol_attrs", None)  # Python 3.11 lists them on each check
+        listed = lister(ability) if lister is not None else None
+    return frozenset(listed) if listed is not None else None
 
 
 CONNECTED = "connected"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 import threading
@@ -16,6 +15,7 @@ import jsonschema
 from windtunnel._core.faults import ToolFault
 from windtunnel._core.foreign import foreign_code
 from windtunnel._core.frozen import freeze
+from windtunnel._core.json_copy import json_copy
 from windtunnel._core.mock_steps import ASKS, Log, Reply, Step, check_steps
 from windtunnel._core.mock_surface import Prompt, Resource, ResourceTemplate, ToolResult
 from windtunnel.errors import HarnessError, PackError, WindTunnelError
@@ -127,7 +127,7 @@ class MockServer:
                     hint=f"pass sessions=True to MockServer({name!r}, ...)",
                     field="sessions",
                 )
-        self._state: dict[str, Any] = copy.deepcopy(dict(state or {}))
+        self._state: dict[str, Any] = json_copy(dict(state or {}))
         self._calls: list[dict[str, Any]] = []
         self._requests: list[dict[str, Any]] = []
         self._faults: list[ToolFault] = []  # scripted by PUT /wt/faults; a reset builds a server without
@@ -158,7 +158,7 @@ class MockServer:
         `replies` are the client's answers to the tool's asking steps; `exchanges` is what the mock sent
         the client during the call and what came back, recorded with the call as evidence.
         """
-        raw = copy.deepcopy(arguments)
+        raw = json_copy(arguments)
         if self.is_blocking(name):
             outcome = self._dispatch(name, arguments, {}, replies)
             with self._lock:
@@ -169,10 +169,12 @@ class MockServer:
             self._record(name, raw, outcome, exchanges)
         return outcome
 
-    def runs(self, name: str, arguments: Any) -> Tool | None:
-        """The tool a call of `name` with `arguments` would run, or None when the call is refused first."""
+    def runs_steps(self, name: str, arguments: Any) -> Tool | None:
+        """The tool a call of `name` with `arguments` would run, when that tool sends steps (Tool.steps);
+        None when it sends none or the call is refused first. A tool without steps is answered without
+        validating here: `call()` validates every call once, and this is on every call's path."""
         tool = self.tools.get(name)
-        if tool is None or not isinstance(arguments, dict):
+        if tool is None or not tool.steps or not isinstance(arguments, dict):
             return None
         try:
             _validate(arguments, tool.input_schema)
@@ -182,15 +184,15 @@ class MockServer:
 
     def record_request(self, method: str, params: Any, answer: Any, error: str | None = None) -> None:
         """Record a request other than tools/call (resources, prompts, completion, logging level)."""
-        entry = {"server": self.name, "method": method, "params": copy.deepcopy(params)}
-        entry |= {"answer": copy.deepcopy(answer), "error": error, "at": time.time()}
+        entry = {"server": self.name, "method": method, "params": json_copy(params)}
+        entry |= {"answer": json_copy(answer), "error": error, "at": time.time()}
         with self._lock:
             self._requests.append(entry)
 
     def requests(self) -> list[dict[str, Any]]:
         """Every request other than tools/call since the last reset, in order."""
         with self._lock:
-            return copy.deepcopy(self._requests)
+            return json_copy(self._requests)
 
     def script_faults(self, faults: Sequence[ToolFault]) -> None:
         """Queue scripted faults (windtunnel._core.faults); each is served to the next call of its tool."""
@@ -214,7 +216,7 @@ class MockServer:
         """Record a call that a scripted fault answered instead of the tool (the tool did not run)."""
         outcome = CallOutcome(result=None, is_error=True, violation=False, error=error)
         with self._lock:
-            self._record(name, copy.deepcopy(arguments), outcome, (), fault=fault.kind)
+            self._record(name, json_copy(arguments), outcome, (), fault=fault.kind)
 
     def is_blocking(self, name: str) -> bool:
         """Whether `name` is a tool whose handler waits (see Tool.blocking)."""
@@ -235,25 +237,25 @@ class MockServer:
             "server": self.name,
             "name": name,
             "arguments": raw,
-            "result": copy.deepcopy(result),
+            "result": json_copy(result),
             "is_error": outcome.is_error,
             "violation": outcome.violation,
             "error": outcome.error,
             "at": time.time(),
         }
         if exchanges:  # only tools with steps have them: every other call's record is as it always was
-            entry["exchanges"] = copy.deepcopy(list(exchanges))
+            entry["exchanges"] = json_copy(list(exchanges))
         if fault is not None:  # likewise only a call a scripted fault answered
             entry["fault"] = fault
         self._calls.append(entry)
 
     def calls(self) -> list[dict[str, Any]]:
         with self._lock:
-            return copy.deepcopy(self._calls)
+            return json_copy(self._calls)
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
-            return copy.deepcopy(self._state)
+            return json_copy(self._state)
 
     def _dispatch(
         self, name: str, arguments: Any, state: dict[str, Any], replies: Sequence[Reply]
@@ -280,7 +282,7 @@ def _handled(
     """The handler's outcome: its result, or the error, denial or refusal it raised."""
     extra = (tuple(replies),) if tool.asks else ()
     try:
-        result = tool.handler(state, copy.deepcopy(arguments), *extra)
+        result = tool.handler(state, json_copy(arguments), *extra)
     except ToolDenied as exc:
         return CallOutcome(result=None, is_error=True, violation=True, error=f"denied: {exc}")
     except InvalidParams as exc:
@@ -324,7 +326,10 @@ def _validate(arguments: dict[str, Any], schema: Mapping[str, Any]) -> None:
     except (TypeError, ValueError):
         jsonschema.validate(arguments, dict(schema))
         return
-    error = jsonschema.exceptions.best_match(_compiled(key).iter_errors(arguments))
+    validator = _compiled(key)
+    if validator.is_valid(arguments):  # the usual call: no search for the best of no errors
+        return
+    error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
     if error is not None:
         raise error
 

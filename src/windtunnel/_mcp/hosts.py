@@ -34,6 +34,7 @@ log = logging.getLogger("windtunnel.mcp")
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 WEB_SCHEMES = ("http", "https")
+_VERDICTS_KEPT = 256
 
 
 def host_name(value: str) -> str:
@@ -60,14 +61,14 @@ class AllowedHosts:
     def of(cls, names: Iterable[str] = ()) -> AllowedHosts:
         return cls(frozenset(host_name(name) for name in (*LOOPBACK_NAMES, *names)))
 
-    def refusal(self, headers: Headers, local_address: str | None) -> Response | None:
-        """The answer to a request with these headers that reached `local_address`; None to let it through."""
-        host = headers.get("host")
+    def refused(
+        self, host: str | None, origin: str | None, local_address: str | None
+    ) -> tuple[str, int] | None:
+        """The header refused and the status to answer, for this Host, Origin and address; None when allowed."""
         if not self._allows(_hostname(host) if host else None, local_address):
-            return Response("Invalid Host header", status_code=421)
-        origin = headers.get("origin")
+            return "Host", 421
         if origin is not None and not self._allows(_origin_host(origin), local_address):
-            return Response("Invalid Origin header", status_code=403)
+            return "Origin", 403
         return None
 
     def _allows(self, name: str | None, local_address: str | None) -> bool:
@@ -80,16 +81,28 @@ class HostGuard:
     def __init__(self, app: ASGIApp, allowed: AllowedHosts) -> None:
         self.app = app
         self.allowed = allowed
+        # The verdict for a (Host, Origin, address the connection reached) seen before: parsing and
+        # normalising them again cost more per tools/call than the mock's own handling of the call.
+        self._verdicts: dict[tuple[str | None, str | None, Any], tuple[str, int] | None] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan: the SDK's session manager starts here
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
-        refusal = self.allowed.refusal(headers, _local_address(scope))
-        if refusal is None:
+        server = scope.get("server")
+        seen = (headers.get("host"), headers.get("origin"), tuple(server) if server else None)
+        if seen in self._verdicts:
+            refused = self._verdicts[seen]
+        else:
+            refused = self.allowed.refused(seen[0], seen[1], _local_address(scope))
+            if len(self._verdicts) >= _VERDICTS_KEPT:  # bounded: a client sending new names each time
+                self._verdicts.clear()
+            self._verdicts[seen] = refused
+        if refused is None:
             await self.app(scope, receive, send)
             return
+        refusal = Response(f"Invalid {refused[0]} header", status_code=refused[1])
         log.warning(
             "refused %s %s with Host %r and Origin %r (HTTP %d): allowed hosts are %s; "
             "`wt mcp serve --allow-host NAME` adds one",

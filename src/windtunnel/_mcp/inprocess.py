@@ -27,8 +27,8 @@ class InProcessMCPHandle(MockIdentity):
 
     def call(self, name: str, arguments: Any) -> CallOutcome:
         mock = self._host.server
-        tool = mock.runs(name, arguments)
-        if tool is None or not tool.steps:
+        tool = mock.runs_steps(name, arguments)
+        if tool is None:
             return mock.call(name, arguments)
         # No MCP client is on the other end of an in-process call: each step is recorded as not sent,
         # and a handler waiting for answers gets none, as it would from a client that refused.

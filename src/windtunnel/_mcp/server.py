@@ -115,7 +115,7 @@ def _mcp_server(host: MockHost, name: str) -> Server[Any]:
         exchanges: list[dict[str, Any]] = []
         if (faulted := await serve_fault(mock, params.name, arguments)) is not None:
             return faulted
-        tool = mock.runs(params.name, arguments)
+        tool = mock.runs_steps(params.name, arguments)
         responses = params.input_responses
         if tool is not None and tool.asks and per_request(ctx) and responses is None:
             first = input_required(tool, arguments)  # a round of the call, not the call: see steps.py

@@ -8,7 +8,7 @@ from typing import Any
 
 from windtunnel._conversation.build import from_trace
 from windtunnel._conversation.compare import INTEGRITY_KINDS, judge
-from windtunnel._core.abilities import ToolListingMCPHandle
+from windtunnel._core.abilities import ToolListingMCPHandle, has_ability
 from windtunnel._core.agent_runtime import (
     AgentHandle,
     MCPHandle,
@@ -21,7 +21,7 @@ from windtunnel.errors import IntegrityError, ProbeError, WindTunnelError
 
 
 def recording(mcps: Sequence[MCPHandle]) -> list[RecordingMCPHandle]:
-    return [handle for handle in mcps if isinstance(handle, RecordingMCPHandle)]
+    return [handle for handle in mcps if has_ability(handle, RecordingMCPHandle)]
 
 
 def reset_mocks(mcps: Sequence[MCPHandle]) -> None:
@@ -33,7 +33,7 @@ def reset_mocks(mcps: Sequence[MCPHandle]) -> None:
 def drain_model_requests(handle: AgentHandle) -> list[dict[str, Any]] | None:
     """The gateway's log of the agent's model calls since the last drain. Side traffic (a harness's title,
     summary, quota or token-count calls, logged with `side`) is not the agent loop: it is left out."""
-    if isinstance(handle, ModelEvidenceHandle):
+    if has_ability(handle, ModelEvidenceHandle):  # once per turn: the cheap check
         return [entry for entry in handle.model_requests() if not entry.get("side")]
     return None
 
