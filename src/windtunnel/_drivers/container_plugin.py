@@ -204,12 +204,7 @@ def prepare_runtime_image(
 
 
 def build_manifest_image(
-    client: Any,
-    manifest: RuntimeManifest,
-    *,
-    base_image: str,
-    cache_dir: Path | None = None,
-    lock_dir: Path | None = None,
+    client: Any, manifest: RuntimeManifest, *, base_image: str, cache_dir: Path | None, lock_dir: Path | None
 ) -> BuiltImage:
     """The image a runtime.toml describes: its build directory, Dockerfile, requirements, local packages,
     build arguments and name; `lock_dir` holds the build's machine-wide lock (Settings.lock_dir)."""
