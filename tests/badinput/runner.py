@@ -99,4 +99,5 @@ def run_case(case: Case, tmp: Path) -> Outcome:
     if case.setup is not None:
         case.setup(tmp)
     argv = [arg.replace("{tmp}", str(tmp)) for arg in case.argv]
-    return wt(argv, cwd=tmp, env=case.env)
+    # Locks of its own: a case that reaches a runtime must not wait for another run on this machine.
+    return wt(argv, cwd=tmp, env={"WT_LOCK_DIR": str(tmp / "locks"), **case.env})

@@ -298,7 +298,9 @@ def test_a_container_left_behind_is_a_failed_check_also_with_a_session_label(
 def image_ref(docker_client: Any, base_image: str, run_label: str) -> Iterator[str]:
     """The reference runtime's image under a name of its own, as a prebuilt Contract C image would be."""
     manifest = load_manifest(REPO / "runtimes" / "reference")
-    built = build_manifest_image(docker_client, manifest, base_image=base_image)
+    built = build_manifest_image(
+        docker_client, manifest, base_image=base_image, cache_dir=None, lock_dir=None
+    )
     ref = f"wt-test/reference-by-image:{run_label}"
     docker_client.images.get(built.tag).tag(ref)
     yield ref

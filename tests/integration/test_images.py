@@ -175,6 +175,8 @@ def test_concurrent_builds_of_the_same_content_make_one_image(
             base_image=base_image,
             wheelhouse_dir=None,
             labels={IMAGE_KIND_LABEL: "test-concurrent"},
+            lock_dir=tmp_path
+            / "locks",  # the caller's lock directory (Settings.lock_dir), as the driver passes it
         )
 
     with ThreadPoolExecutor(max_workers=2) as pool:

@@ -130,9 +130,12 @@ def test_the_runner_repeats_fail_fast_tiers_no_cache_and_the_view() -> None:
 
 def test_a_process_in_the_runner_container_is_always_host() -> None:
     """Decided from the environment the CLI's settings read, never the process's own."""
-    assert choose("container", lambda _line: None, {RUNNER_ENV: "wt-runner-x"}) == "host"
-    assert choose("container", lambda _line: None, {}) == "container"
-    assert choose("host", lambda _line: None, {}) == "host"
+    from windtunnel._drivers.container_plugin import DriverSettings
+
+    driver = DriverSettings.from_env({})
+    assert choose("container", lambda _line: None, {RUNNER_ENV: "wt-runner-x"}, driver) == "host"
+    assert choose("container", lambda _line: None, {}, driver) == "container"
+    assert choose("host", lambda _line: None, {}, driver) == "host"
 
 
 def test_an_unknown_docker_context_is_one_clear_error() -> None:

@@ -103,10 +103,13 @@ def execute_certify(args: argparse.Namespace, settings: Settings) -> int:
         config = shard_config(config, *shard) if shard is not None else config
         signer = load_signer(key_path=config.key_path, key_pem=config.key_pem)  # a bad key stops it here
         view = "json" if args.json else "plain" if args.plain else "auto"
-        if choose(args.executor, _progress, settings.env) == "container":
+        from windtunnel._drivers.container_plugin import DriverSettings  # not at import: it loads the engine
+
+        driver = DriverSettings.from_env(settings.env)  # read once, for the images built on this side
+        if choose(args.executor, _progress, settings.env, driver) == "container":
             flags = runner_flags(args.fail_fast, args.tier, no_cache=args.no_cache, json=args.json)
             flags += ["--shard", args.shard] if shard is not None else []  # the runner splits the same plan
-            return in_container(config, runtimes=tuple(args.runtime), flags=flags, progress=_progress)
+            return in_container(config, driver, runtimes=tuple(args.runtime), flags=flags, progress=_progress)
         return _certify(config, signer, view)
 
 

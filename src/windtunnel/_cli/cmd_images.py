@@ -102,18 +102,24 @@ def _run_build(args: argparse.Namespace, settings: Settings) -> int:
     runtimes = [_runtime_build(ref, settings) for ref in args.runtime]
     client = docker_client(env=settings.env)
     requested = args.base_image or settings.env_value("WT_BASE_IMAGE") or DEFAULT_BASE_IMAGE
-    base = ensure_base_image(client, requested)
+    base = ensure_base_image(client, requested, lock_dir=settings.lock_dir)
     _say(f"base image   {base}")
     built = [
         build_windtunnel_image(
-            client, repo_root=windtunnel_source_root(), base_image=base, cache_dir=args.cache_dir
+            client,
+            repo_root=windtunnel_source_root(),
+            base_image=base,
+            cache_dir=args.cache_dir,
+            lock_dir=settings.lock_dir,
         )
     ]
     for name, plugin in runtimes:
         if (ref := plugin.prebuilt_ref()) is not None:
             _say(f"prebuilt     {name}: [image] ref = {ref} (nothing to build)")
             continue
-        built.append(plugin.build_image(client, base_image=base, cache_dir=args.cache_dir))
+        built.append(
+            plugin.build_image(client, base_image=base, cache_dir=args.cache_dir, lock_dir=settings.lock_dir)
+        )
     for image in built:
         _say(_line(image))
     return Exit.OK

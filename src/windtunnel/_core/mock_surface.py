@@ -94,22 +94,35 @@ class Audio(_Media):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EmbeddedResource:
-    """A resource's contents inside a result or prompt: text or blob (bytes), never both."""
+class _Held:
+    """What a resource holds, of one MIME type: text (its placeholders filled when served) or a blob
+    (bytes), never both. `address` names the field that says which resource, for errors."""
 
-    uri: str
     mime_type: str
     text: str | None = None
     blob: bytes | None = None
+    address: ClassVar[str] = "uri"
 
     def __post_init__(self) -> None:
-        _text_or_blob(f"EmbeddedResource {self.uri!r}", self)
+        if (self.text is None) == (self.blob is None):
+            where = f"{type(self).__name__} {getattr(self, self.address)!r}"
+            raise refuse(where, "needs text= or blob=", "give exactly one of them")
+
+    def _contents(self, uri: str, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The contents in wire shape at `uri`: text (placeholders filled) or base64 blob."""
+        if self.text is not None:
+            return {"uri": uri, "mimeType": self.mime_type, "text": fill(self.text, values)}
+        return {"uri": uri, "mimeType": self.mime_type, "blob": _b64(self.blob or b"", uri)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EmbeddedResource(_Held):
+    """A resource's contents inside a result or prompt: text or blob (bytes), never both."""
+
+    uri: str
 
     def wire(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        return {
-            "type": "resource",
-            "resource": _contents(fill(self.uri, values), self.mime_type, self, values),
-        }
+        return {"type": "resource", "resource": self._contents(fill(self.uri, values), values)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,20 +143,8 @@ ContentBlock = Text | Image | Audio | EmbeddedResource | ResourceLink
 CONTENT_KINDS = (Text, Image, Audio, EmbeddedResource, ResourceLink)
 
 
-def _text_or_blob(where: str, source: Any) -> None:
-    if (source.text is None) == (source.blob is None):
-        raise refuse(where, "needs text= or blob=", "give exactly one of them")
-
-
 def _optional(**fields: Any) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if value is not None}
-
-
-def _contents(uri: str, mime_type: str, source: Any, values: Mapping[str, Any]) -> dict[str, Any]:
-    """A resource's contents in wire shape: text (placeholders filled) or base64 blob."""
-    if source.text is not None:
-        return {"uri": uri, "mimeType": mime_type, "text": fill(source.text, values)}
-    return {"uri": uri, "mimeType": mime_type, "blob": _b64(source.blob, uri)}
 
 
 def content_blocks(where: str, blocks: Any) -> tuple[ContentBlock, ...]:
@@ -184,29 +185,23 @@ class ToolResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Resource:
+class Resource(_Held):
     """A resource served by resources/list and resources/read: text or blob (bytes), never both."""
 
     uri: str
     name: str
-    mime_type: str
-    text: str | None = None
-    blob: bytes | None = None
     description: str | None = None
-
-    def __post_init__(self) -> None:
-        _text_or_blob(f"Resource {self.uri!r}", self)
 
     def listing(self) -> dict[str, Any]:
         entry = {"uri": self.uri, "name": self.name, "mimeType": self.mime_type}
         return entry | _optional(description=self.description)
 
     def contents(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        return _contents(self.uri, self.mime_type, self, values)
+        return self._contents(self.uri, values)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ResourceTemplate:
+class ResourceTemplate(_Held):
     """Resources named by an RFC 6570 URI template, e.g. `test://items/{id}`; `text` may hold `{id}`.
 
     `completions` maps a URI variable to the values completion/complete offers for it.
@@ -214,15 +209,15 @@ class ResourceTemplate:
 
     uri_template: str
     name: str
-    mime_type: str
-    text: str | None = None
-    blob: bytes | None = None
     description: str | None = None
     completions: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    address: ClassVar[str] = "uri_template"
 
     def __post_init__(self) -> None:
+        _Held.__post_init__(
+            self
+        )  # not super(): a slots dataclass is a new class, zero-argument super() fails
         where = f"ResourceTemplate {self.uri_template!r}"
-        _text_or_blob(where, self)
         if not self.variables():
             raise refuse(where, "has no {variable}", "use Resource for a fixed URI")
         for name in self.completions:
@@ -244,7 +239,7 @@ class ResourceTemplate:
         return found.groupdict() if found else None
 
     def contents(self, uri: str, values: Mapping[str, Any]) -> dict[str, Any]:
-        return _contents(uri, self.mime_type, self, values)
+        return self._contents(uri, values)
 
     def listing(self) -> dict[str, Any]:
         entry = {"uriTemplate": self.uri_template, "name": self.name, "mimeType": self.mime_type}

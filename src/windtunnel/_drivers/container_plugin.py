@@ -6,18 +6,21 @@ import: `WT_BASE_IMAGE` (or `BASE_IMAGE`, default python:3.12-slim, bootstrapped
 be pulled), `WT_GATEWAY_MODE` (script; live with `WT_UPSTREAM_URL` and `WT_UPSTREAM_API_KEY` or `WT_UPSTREAM_KEY_FILE`,
 the key handed to the gateway container as a read-only file),
 `WT_INJECT_TIMEOUT_S`, `WT_CACHE_DIR`, `WT_SESSION_LABEL` (an extra label on every container, so a test
-session or CI job can remove what it started), `WT_PREBUILT_IMAGES` (in a runner container). They come from
-the environment the caller's Settings read (the resolver hands it over), else the process's.
+session or CI job can remove what it started), `WT_PREBUILT_IMAGES` (in a runner container), `WT_LOCK_DIR`
+(read as Settings read it, so image builds and runtimes lock in one directory). They come from the
+environment the caller's Settings read (the resolver hands it over), else the process's; a plugin reads
+them once (DriverSettings.from_env) and hands them down to every image it builds.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from windtunnel._config import default_lock_dir, lock_dir
 from windtunnel._drivers.http_inject import DEFAULT_TIMEOUT_S
 from windtunnel._engine.network import CALLER_LABEL
 from windtunnel._engine.prebuilt import ENV_VAR as PREBUILT_ENV
@@ -44,33 +47,40 @@ class DriverSettings:
     prebuilt: str | None = None
     """WT_PREBUILT_IMAGES as given: in a runner container, the images the host side built
     (windtunnel._engine.prebuilt)."""
+    lock_dir: Path = field(default_factory=default_lock_dir)
+    """Where image builds take their machine-wide locks: Settings.lock_dir, the runtimes' lock directory."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> DriverSettings:
-        mode = env.get("WT_GATEWAY_MODE", "script")
-        args: tuple[str, ...] = ()
-        secrets: dict[str, str] = {}
-        if mode in {"live", "record"}:
-            upstream = env.get("WT_UPSTREAM_URL")
-            if not upstream:
-                raise ConfigFileError(
-                    f"WT_GATEWAY_MODE={mode} needs WT_UPSTREAM_URL",
-                    field="WT_UPSTREAM_URL",
-                    hint="point WT_UPSTREAM_URL at an OpenAI-compatible endpoint, or use script mode",
-                )
-            # The key goes in as a read-only file, never as the container's env or command line.
-            key_args, secrets = in_container(upstream_key(env))
-            args = ("--upstream", upstream, *key_args)
+        """The one place driver settings are read: from `env`, the environment the caller's Settings read."""
         return cls(
             base_image=env.get("WT_BASE_IMAGE") or env.get("BASE_IMAGE") or "python:3.12-slim",
-            gateway=GatewaySpec(
-                mode=mode, extra_args=args, secrets=secrets, needs_egress=mode in {"live", "record"}
-            ),
+            gateway=gateway_spec(env),
             timeout_s=env_seconds(env, "WT_INJECT_TIMEOUT_S", DEFAULT_TIMEOUT_S),
             cache_dir=Path(env["WT_CACHE_DIR"]) if env.get("WT_CACHE_DIR") else None,
             session=env.get("WT_SESSION_LABEL") or None,
             prebuilt=env.get(PREBUILT_ENV) or None,
+            lock_dir=lock_dir(env),
         )
+
+
+def gateway_spec(env: Mapping[str, str]) -> GatewaySpec:
+    """How the gateway serves, as WT_GATEWAY_MODE says: script; live or record with WT_UPSTREAM_URL and a key."""
+    mode = env.get("WT_GATEWAY_MODE", "script")
+    if mode not in {"live", "record"}:
+        return GatewaySpec(mode=mode)
+    upstream = env.get("WT_UPSTREAM_URL")
+    if not upstream:
+        raise ConfigFileError(
+            f"WT_GATEWAY_MODE={mode} needs WT_UPSTREAM_URL",
+            field="WT_UPSTREAM_URL",
+            hint="point WT_UPSTREAM_URL at an OpenAI-compatible endpoint, or use script mode",
+        )
+    # The key goes in as a read-only file, never as the container's env or command line.
+    key_args, secrets = in_container(upstream_key(env))
+    return GatewaySpec(
+        mode=mode, extra_args=("--upstream", upstream, *key_args), secrets=secrets, needs_egress=True
+    )
 
 
 def with_side_models(gateway: GatewaySpec, side_models: tuple[str, ...]) -> GatewaySpec:
@@ -100,8 +110,10 @@ def prepare_images(client: Any, manifest: RuntimeManifest, settings: DriverSetti
     prebuilt = _prebuilt(client, manifest.name, settings)
     if prebuilt is not None:
         return prebuilt
-    base = ensure_base_image(client, settings.base_image, cache_dir=settings.cache_dir)
-    netguard = ensure_netguard_image(client, base, cache_dir=settings.cache_dir)
+    base = ensure_base_image(
+        client, settings.base_image, cache_dir=settings.cache_dir, lock_dir=settings.lock_dir
+    )
+    netguard = ensure_netguard_image(client, base, cache_dir=settings.cache_dir, lock_dir=settings.lock_dir)
     harness = prepare_windtunnel_image(client, base, settings)
     runtime_ref, runtime_digest = prepare_runtime_image(client, manifest, base, settings)
     # By id, not tag: the engine may be shared, and a tag can be moved by another build meanwhile, so the
@@ -143,7 +155,7 @@ class RuntimeBuildError(RuntimeFault):
     packages): the runtime's failure, not Wind Tunnel's. `.log_tail` holds the build's last lines."""
 
 
-def _runtime_image(client: Any, manifest: RuntimeManifest, base: str, cache_dir: Path | None) -> BuiltImage:
+def _runtime_image(client: Any, manifest: RuntimeManifest, base: str, settings: DriverSettings) -> BuiltImage:
     """The runtime's own image; what fails in it is the runtime's (RuntimeBuildError), while the base image
     and the windtunnel image, built before it, stay Wind Tunnel's (HarnessError)."""
     from windtunnel._engine.images import ImageBuildError
@@ -151,7 +163,9 @@ def _runtime_image(client: Any, manifest: RuntimeManifest, base: str, cache_dir:
     from windtunnel._engine.wheelhouse import WheelhouseError
 
     try:
-        return build_manifest_image(client, manifest, base_image=base, cache_dir=cache_dir)
+        return build_manifest_image(
+            client, manifest, base_image=base, cache_dir=settings.cache_dir, lock_dir=settings.lock_dir
+        )
     except (ImageBuildError, WheelhouseError, NpmPackError) as exc:
         first, *rest = exc.message.splitlines() or [""]
         raise RuntimeBuildError(
@@ -167,7 +181,11 @@ def prepare_windtunnel_image(client: Any, base: str, settings: DriverSettings) -
     from windtunnel._engine.images import build_windtunnel_image, windtunnel_source_root
 
     return build_windtunnel_image(
-        client, repo_root=windtunnel_source_root(), base_image=base, cache_dir=settings.cache_dir
+        client,
+        repo_root=windtunnel_source_root(),
+        base_image=base,
+        cache_dir=settings.cache_dir,
+        lock_dir=settings.lock_dir,
     )
 
 
@@ -181,15 +199,15 @@ def prepare_runtime_image(
 
         ensure_image(client, manifest.name, manifest.image_ref)
         return manifest.image_ref, str(client.images.get(manifest.image_ref).id)
-    built = _runtime_image(client, manifest, base, settings.cache_dir)
+    built = _runtime_image(client, manifest, base, settings)
     return built.id, built.digest
 
 
 def build_manifest_image(
-    client: Any, manifest: RuntimeManifest, *, base_image: str, cache_dir: Path | None = None
+    client: Any, manifest: RuntimeManifest, *, base_image: str, cache_dir: Path | None, lock_dir: Path | None
 ) -> BuiltImage:
     """The image a runtime.toml describes: its build directory, Dockerfile, requirements, local packages,
-    build arguments and name."""
+    build arguments and name; `lock_dir` holds the build's machine-wide lock (Settings.lock_dir)."""
     from windtunnel._engine.images import build_runtime_image
 
     if manifest.build_dir is None:
@@ -205,6 +223,7 @@ def build_manifest_image(
         build_args=manifest.build_args,
         name=manifest.name,
         npm=manifest.npm,
+        lock_dir=lock_dir,
     )
 
 
@@ -236,12 +255,22 @@ class ContainerRuntimePlugin:
     def __init__(self, manifest: RuntimeManifest, *, env: Mapping[str, str] | None = None) -> None:
         self.manifest = manifest
         self._env = env
+        self._settings: DriverSettings | None = None
+
+    @property
+    def settings(self) -> DriverSettings:
+        """The driver settings, read once from the environment the resolver handed over (the caller's
+        Settings'), on first use: resolving a runtime reads none, so a verb that builds nothing never fails
+        on them."""
+        if self._settings is None:
+            self._settings = DriverSettings.from_env(process_env() if self._env is None else self._env)
+        return self._settings
 
     def build(self, runtime_name: str, label: str, soul_path: Path | None) -> ContainerRuntime:
         from windtunnel._drivers.container import ContainerRuntime, ReferenceContainerRuntime
         from windtunnel._engine.docker_env import docker_client
 
-        settings = DriverSettings.from_env(process_env() if self._env is None else self._env)
+        settings = self.settings
         client = docker_client()
         sweep_dead_runs(client)
         images = prepare_images(client, self.manifest, settings)
@@ -265,9 +294,13 @@ class ContainerRuntimePlugin:
     def prebuilt_ref(self) -> str | None:
         return self.manifest.image_ref
 
-    def build_image(self, client: Any, *, base_image: str, cache_dir: Path | None) -> BuiltImage:
+    def build_image(
+        self, client: Any, *, base_image: str, cache_dir: Path | None, lock_dir: Path
+    ) -> BuiltImage:
         check_buildable(self.manifest)
-        return build_manifest_image(client, self.manifest, base_image=base_image, cache_dir=cache_dir)
+        return build_manifest_image(
+            client, self.manifest, base_image=base_image, cache_dir=cache_dir, lock_dir=lock_dir
+        )
 
     def prepare_images(self, client: Any, settings: DriverSettings) -> Images:
         return prepare_images(client, self.manifest, settings)

@@ -18,8 +18,7 @@ import docker
 from docker.errors import DockerException, ImageNotFound
 
 from windtunnel import __version__
-from windtunnel._config import lock_dir
-from windtunnel._env_values import process_env
+from windtunnel._config import default_lock_dir
 from windtunnel._locks import machine_lock
 from windtunnel.errors import HarnessError
 
@@ -141,6 +140,7 @@ def ensure_base_image(
     mirror: str | None = None,
     pull_timeout: float = DEFAULT_PULL_TIMEOUT_S,
     cache_dir: Path | None = None,
+    lock_dir: Path | None = None,
 ) -> str:
     """An image reference usable as the BASE_IMAGE build arg.
 
@@ -149,13 +149,14 @@ def ensure_base_image(
     under `cache_dir`, or saved now from the local engine); a fresh bootstrap (cached under
     bootstrap_tag(suite) and saved as a tar for next time). For the default base image the bootstrapped
     one is tried before the pull, so warm runs on a machine with no registry never wait on one; an
-    explicitly chosen image always gets its pull attempt first.
+    explicitly chosen image always gets its pull attempt first. `lock_dir` holds the machine-wide lock
+    (the caller's Settings.lock_dir; None: the default directory).
     """
     if image_present(client, base_image):
         return base_image
     # One bootstrap per machine: a concurrent caller (whatever base image it asked for) waits, then finds
     # the image the first one made.
-    with machine_lock(f"base-image {bootstrap_tag(suite)}", lock_dir(process_env())):
+    with machine_lock(f"base-image {bootstrap_tag(suite)}", lock_dir or default_lock_dir()):
         return _find_or_make(client, base_image, suite, mirror, pull_timeout, cache_dir)
 
 

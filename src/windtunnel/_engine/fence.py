@@ -59,7 +59,11 @@ AGENT_SOURCE = (Path(__file__).parent / "netguard_agent.py").read_text(encoding=
 
 
 def ensure_netguard_image(
-    client: docker.DockerClient, base_image: str | None = None, *, cache_dir: Path | None = None
+    client: docker.DockerClient,
+    base_image: str | None = None,
+    *,
+    cache_dir: Path | None = None,
+    lock_dir: Path | None = None,
 ) -> str:
     """The holder image (`base_image` plus iptables and iproute2), built once and then reused in any engine.
 
@@ -80,7 +84,7 @@ def ensure_netguard_image(
     if base_image is None:
         from windtunnel._engine.base_image import ensure_base_image
 
-        base_image = ensure_base_image(client, cache_dir=cache_dir)
+        base_image = ensure_base_image(client, cache_dir=cache_dir, lock_dir=lock_dir)
     _build_netguard(client, base_image)
     save(client, NETGUARD_TAG, saved_tar(NETGUARD_TAG, cache_dir))
     return NETGUARD_TAG

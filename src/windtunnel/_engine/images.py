@@ -25,7 +25,7 @@ from docker.errors import DockerException, ImageNotFound
 from docker.models.images import Image
 
 from windtunnel import __version__
-from windtunnel._config import WINDTUNNEL_DOCKERFILE, bundled_root, lock_dir
+from windtunnel._config import WINDTUNNEL_DOCKERFILE, bundled_root, default_lock_dir
 from windtunnel._engine.base_image import probe_python
 from windtunnel._engine.npm_packs import CONTEXT_DIR as NPM_CONTEXT_DIR
 from windtunnel._engine.npm_packs import fetch_npm_packs
@@ -38,7 +38,6 @@ from windtunnel._engine.wheelhouse import (
     read_requirements,
     tree_files,
 )
-from windtunnel._env_values import process_env
 from windtunnel._locks import machine_lock
 from windtunnel.errors import HarnessError
 
@@ -86,12 +85,14 @@ def build_image(
     labels: Mapping[str, str] | None = None,
     build_args: Mapping[str, str] | None = None,
     extra_wheels: Mapping[str, Path] | None = None,
+    lock_dir: Path | None = None,
 ) -> BuiltImage:
     """Build `dockerfile` with `context_dir`'s files plus `wheels/` (the wheelhouse) as its context.
 
     `extra_wheels` adds more wheelhouses under other context directories (name -> wheelhouse dir).
     Runs with network "none" and BASE_IMAGE as a build arg; returns the existing image instead when one
     with the same content hash is present. Raises ImageBuildError with the build's last log lines.
+    `lock_dir` holds the machine-wide build lock (the caller's Settings.lock_dir; None: the default).
     """
     args = {**(build_args or {}), "BASE_IMAGE": base_image}
     labels = dict(labels or {})
@@ -106,7 +107,7 @@ def build_image(
     )
     # One build per content hash on this machine: a concurrent caller (another session, an xdist worker)
     # waits here and then reuses the image instead of building a twin under the same tag.
-    with machine_lock(f"image-build {content_hash}", lock_dir(process_env())):
+    with machine_lock(f"image-build {content_hash}", lock_dir or default_lock_dir()):
         existing = find_by_content_hash(client, content_hash)
         if existing is not None:
             _ensure_tag(existing, tag)
@@ -324,6 +325,7 @@ def build_windtunnel_image(
     base_image: str,
     tag: str = WINDTUNNEL_TAG,
     cache_dir: Path | None = None,
+    lock_dir: Path | None = None,
 ) -> BuiltImage:
     """The gateway/mocks image: windtunnel built from `repo_root` (`pip wheel --no-deps`) plus its deps."""
     dockerfile = repo_root / WINDTUNNEL_DOCKERFILE
@@ -346,6 +348,7 @@ def build_windtunnel_image(
             "windtunnel.version": __version__,
             WHEELHOUSE_LABEL: f"{dependencies.key} {app.key}",
         },
+        lock_dir=lock_dir,
     )
 
 
@@ -409,6 +412,7 @@ def build_runtime_image(
     build_args: Mapping[str, str] | None = None,
     name: str | None = None,
     npm: Sequence[str] = (),
+    lock_dir: Path | None = None,
 ) -> BuiltImage:
     """A runtime under certification: `runtime_dir/<dockerfile>` with the directory as context, a
     wheelhouse of runtime_requirements() as `wheels/`, with `packages` their wheels as `package-wheels/`
@@ -444,4 +448,5 @@ def build_runtime_image(
             WHEELHOUSE_LABEL: " ".join(keys),
             **(labels or {}),
         },
+        lock_dir=lock_dir,
     )

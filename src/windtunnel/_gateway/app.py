@@ -44,8 +44,9 @@ from windtunnel._gateway.tape_admin import tape_routes
 from windtunnel._limits import DEFAULT_MAX_BODY_BYTES
 from windtunnel._net.body_limit import BodyLimit
 from windtunnel._wire.anthropic_messages import prompt_tokens
-from windtunnel._wire.body import Problem, messages_problem, model_problem, parse_body
+from windtunnel._wire.body import messages_problem, model_problem, parse_body
 from windtunnel._wire.dialect import Dialect
+from windtunnel._wire.fields import Problem
 from windtunnel._wire.registry import CHAT, MESSAGES, RESPONSES
 from windtunnel.errors import TapeError
 

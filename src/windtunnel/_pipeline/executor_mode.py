@@ -10,33 +10,41 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from windtunnel._pipeline.config import CertifyConfig
 from windtunnel._runtimes.abilities import ImagePlugin
 from windtunnel.errors import RuntimeFault, WindTunnelError
 
+if TYPE_CHECKING:
+    from windtunnel._drivers.container_plugin import DriverSettings
+
 MODES = ("auto", "host", "container")
 
 
-def choose(requested: str, progress: Callable[[str], None], env: Mapping[str, str]) -> str:
+def choose(
+    requested: str,
+    progress: Callable[[str], None],
+    env: Mapping[str, str],
+    settings: DriverSettings,
+) -> str:
     """`host` or `container`, saying why when it was decided here; `env` is the environment as the CLI's
-    Settings read it."""
+    Settings read it, `settings` the driver settings read from it (the probe runs on their base image)."""
     from windtunnel._engine.runner_peer import runner_name
 
     if runner_name(env) is not None:
         return "host"  # already the runner inside the engine
     if requested != "auto":
         return requested
-    from windtunnel._drivers.container_plugin import DriverSettings
     from windtunnel._engine.base_image import ensure_base_image
     from windtunnel._engine.docker_env import docker_client
     from windtunnel._engine.reach import probe_reach
 
-    settings = DriverSettings.from_env(env)
     client = docker_client(env=env)
     started = time.perf_counter()
-    base = ensure_base_image(client, settings.base_image, cache_dir=settings.cache_dir)
+    base = ensure_base_image(
+        client, settings.base_image, cache_dir=settings.cache_dir, lock_dir=settings.lock_dir
+    )
     progress(f"cold time: base image {time.perf_counter() - started:.1f} s (the probe runs on it)")
     reach = probe_reach(client, base, env.get("DOCKER_HOST"))
     mode = "host" if reach.routable else "container"
@@ -44,24 +52,24 @@ def choose(requested: str, progress: Callable[[str], None], env: Mapping[str, st
     return mode
 
 
-def build_images(config: CertifyConfig, progress: Callable[[str], None]) -> tuple[Any, dict[str, Any]]:
-    """Every image-backed runtime's images (an ImagePlugin's), built in the engine here; the client and
-    WT_PREBUILT_IMAGES' data.
+def build_images(
+    config: CertifyConfig, settings: DriverSettings, progress: Callable[[str], None]
+) -> tuple[Any, dict[str, Any]]:
+    """Every image-backed runtime's images (an ImagePlugin's), built in the engine here with the driver
+    settings `settings`; the client and WT_PREBUILT_IMAGES' data.
 
     A runtime whose own image does not build is named with its failure, and one whose images fail
     otherwise is left out (the runner then tries them itself): either way its build stage fails as it
     would on a local engine. The reference control's images must build.
     """
-    from windtunnel._drivers.container_plugin import DriverSettings
     from windtunnel._engine.base_image import ensure_base_image
     from windtunnel._engine.docker_env import docker_client
     from windtunnel._engine.prebuilt import FAILED
     from windtunnel._pipeline.config import REFERENCE
 
-    settings = DriverSettings.from_env(config.env)
     client = docker_client(env=config.env)
     started = time.perf_counter()
-    ensure_base_image(client, settings.base_image, cache_dir=settings.cache_dir)
+    ensure_base_image(client, settings.base_image, cache_dir=settings.cache_dir, lock_dir=settings.lock_dir)
     progress(f"cold time: base image {time.perf_counter() - started:.1f} s")
     images: dict[str, Any] = {}
     for description in config.descriptions():
@@ -109,15 +117,17 @@ def runner_flags(
 
 def in_container(
     config: CertifyConfig,
+    settings: DriverSettings,
     *,
     runtimes: Sequence[str],
     flags: Sequence[str],
     progress: Callable[[str], None],
 ) -> int:
-    """Build the images here, then certify from a runner container inside the engine."""
+    """Build the images here (with the driver settings `settings`), then certify from a runner container
+    inside the engine."""
     from windtunnel._pipeline.in_container import certify_in_container
 
-    client, images = build_images(config, progress)
+    client, images = build_images(config, settings, progress)
     return certify_in_container(
         client, config, runtimes=runtimes, flags=flags, images=images, progress=progress
     )

@@ -26,9 +26,10 @@ class ImagePlugin(Protocol):
         when its image is built from its directory. Answers without side effects."""
         ...
 
-    def build_image(self, client: Any, *, base_image: str, cache_dir: Path | None) -> Any:
+    def build_image(self, client: Any, *, base_image: str, cache_dir: Path | None, lock_dir: Path) -> Any:
         """Build (or reuse, by content) the runtime's own image on `base_image` in the engine of `client`
-        and return it (a windtunnel._engine.images.BuiltImage). Only asked when prebuilt_ref() is None."""
+        and return it (a windtunnel._engine.images.BuiltImage); `lock_dir` is where the build takes its
+        machine-wide lock (Settings.lock_dir). Only asked when prebuilt_ref() is None."""
         ...
 
     def prepare_images(self, client: Any, settings: Any) -> Any:

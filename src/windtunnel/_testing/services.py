@@ -10,7 +10,7 @@ from typing import Any, Self
 
 from windtunnel._core.agent_runtime import AgentConfig, Message, MockServerPlan
 from windtunnel._core.reference import ReferenceDecision
-from windtunnel._drivers.container_plugin import DriverSettings
+from windtunnel._drivers.container_plugin import gateway_spec
 from windtunnel._drivers.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._engine.network import attach_egress
 from windtunnel._engine.topology import (
@@ -60,7 +60,7 @@ class GatewayContainer(PlannedContainer):
     def live_mode(upstream: str, *, api_key: str | None = None) -> GatewaySpec:
         """Proxy to an OpenAI-compatible `upstream`, as `WT_GATEWAY_MODE=live` does for the driver."""
         env = {"WT_GATEWAY_MODE": "live", "WT_UPSTREAM_URL": upstream, "WT_UPSTREAM_API_KEY": api_key or ""}
-        return DriverSettings.from_env(env).gateway
+        return gateway_spec(env)
 
     def start(self) -> Self:
         super().start()

@@ -34,8 +34,9 @@ from windtunnel.errors import HarnessError, UsageError
 class WindTunnelStack:
     """The containers of one test session. `project` is the directory whose pyproject.toml
     ([tool.windtunnel]) names runtimes and packs (default: the current directory); `gateway` how the
-    gateway serves (GatewayContainer.script_mode(), tape_mode(path) or live_mode(url)); `env` the driver
-    settings (WT_BASE_IMAGE, WT_CACHE_DIR, WT_INJECT_TIMEOUT_S; default: the process environment).
+    gateway serves (GatewayContainer.script_mode(), tape_mode(path) or live_mode(url)); `env` the environment
+    its settings are read from, the driver's among them (WT_BASE_IMAGE, WT_CACHE_DIR, WT_INJECT_TIMEOUT_S,
+    WT_LOCK_DIR; default: the process environment).
 
     Start it (or use it as a context manager), then ask for mocks with mcp() and runtimes with runtime().
     """
@@ -49,8 +50,10 @@ class WindTunnelStack:
         session: str | None = None,
     ) -> None:
         _no_reaper()
-        self.settings = load_settings(project or Path.cwd())
-        self.driver = DriverSettings.from_env(process_env() if env is None else env)
+        # One environment for both (the project's settings and the driver's), so the runtimes it resolves,
+        # the images it builds and their locks all read the same values.
+        self.settings = load_settings(project or Path.cwd(), env=env)
+        self.driver = DriverSettings.from_env(self.settings.env)
         self.gateway_spec = gateway or GatewaySpec()
         self.session = session
         self._client: Any = None
@@ -68,7 +71,7 @@ class WindTunnelStack:
             return self
         self._client = docker_client()
         sweep_dead_runs(self._client)
-        self._base = ensure_base_image(self._client, self.driver.base_image)
+        self._base = ensure_base_image(self._client, self.driver.base_image, lock_dir=self.driver.lock_dir)
         self._windtunnel_image = prepare_windtunnel_image(self._client, self._base, self.driver).id
         self._network = ProjectNetwork(self._client, session=self.session).create()
         try:

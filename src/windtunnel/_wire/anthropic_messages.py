@@ -13,20 +13,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from windtunnel._core.reference import ReferenceDecision
+from windtunnel._wire import fields
 from windtunnel._wire.anthropic_stream import assemble_message, message_events
-from windtunnel._wire.body import (
-    Check,
-    Problem,
-    exactly,
-    fields_problem,
-    integer,
-    kind,
-    messages_problem,
-    model_problem,
-    number,
-    objects,
-)
+from windtunnel._wire.body import messages_problem, model_problem
 from windtunnel._wire.dialect import Said, Stateless, ToolCall
+from windtunnel._wire.fields import Problem
 from windtunnel._wire.openai_chat import estimate_tokens
 from windtunnel._wire.reading import text_of
 from windtunnel._wire.sse import named_frame
@@ -47,9 +38,9 @@ _tool_numbers: Iterator[int] = itertools.count(1)
 def required_problem(body: dict[str, Any]) -> Problem | None:
     if (problem := model_problem(body)) is not None:
         return problem
-    if not integer(1)(body.get("max_tokens")):
+    if not fields.integer(1)(body.get("max_tokens")):
         return (
-            f"max_tokens must be a whole number of at least 1, got {kind(body.get('max_tokens'))}",
+            f"max_tokens must be a whole number of at least 1, got {fields.kind(body.get('max_tokens'))}",
             "max_tokens",
         )
     return messages_problem(body)
@@ -61,26 +52,26 @@ def field_problem(body: dict[str, Any]) -> Problem | None:
         if (problem := _message_problem(index, message)) is not None:
             return problem
     system = body.get("system")
-    if system is not None and not (isinstance(system, str) or objects(system)):
-        return f"system must be a string or an array of text blocks, got {kind(system)}", "system"
-    return fields_problem(body, _FIELDS)
+    if system is not None and not (isinstance(system, str) or fields.objects(system)):
+        return f"system must be a string or an array of text blocks, got {fields.kind(system)}", "system"
+    return fields.first_problem(body, _FIELDS)
 
 
 def _message_problem(index: int, message: Any) -> Problem | None:
     where = f"messages[{index}]"
     if not isinstance(message, dict):
-        return f"{where} must be a message object, got {kind(message)}", where
+        return f"{where} must be a message object, got {fields.kind(message)}", where
     if message.get("role") not in ROLES:
         return (
-            f"{where}.role must be user, assistant or system, got {kind(message.get('role'))}",
+            f"{where}.role must be user, assistant or system, got {fields.kind(message.get('role'))}",
             f"{where}.role",
         )
     content = message.get("content")
     if isinstance(content, str):
         return None
-    if not objects(content):
+    if not fields.objects(content):
         return (
-            f"{where}.content must be a string or an array of blocks, got {kind(content)}",
+            f"{where}.content must be a string or an array of blocks, got {fields.kind(content)}",
             f"{where}.content",
         )
     for number_, block in enumerate(content or ()):
@@ -92,7 +83,7 @@ def _message_problem(index: int, message: Any) -> Problem | None:
 def _block_problem(where: str, block: Mapping[str, Any]) -> Problem | None:
     kind_ = block.get("type")
     if not isinstance(kind_, str):
-        return f"{where}.type must be a block type string, got {kind(kind_)}", f"{where}.type"
+        return f"{where}.type must be a block type string, got {fields.kind(kind_)}", f"{where}.type"
     if kind_ == "tool_use" and not (
         isinstance(block.get("id"), str) and isinstance(block.get("input"), dict)
     ):
@@ -103,20 +94,20 @@ def _block_problem(where: str, block: Mapping[str, Any]) -> Problem | None:
 
 
 def _tools(value: Any) -> bool:
-    return objects(value) and all(isinstance(tool.get("name"), str) for tool in value)
+    return fields.objects(value) and all(isinstance(tool.get("name"), str) for tool in value)
 
 
 def _tool_choice(value: Any) -> bool:
     return isinstance(value, dict) and value.get("type") in ("auto", "any", "tool", "none")
 
 
-_FIELDS: dict[str, tuple[Check, str]] = {
-    "temperature": (number(0, 1), "a number between 0 and 1"),
-    "top_p": (number(0, 1), "a number between 0 and 1"),
-    "top_k": (integer(0), "a whole number of at least 0"),
-    "stream": (exactly(bool), "true or false"),
-    "metadata": (exactly(dict), "an object"),
-    "thinking": (exactly(dict), "an object"),
+_FIELDS: dict[str, fields.Field] = {
+    "temperature": fields.between(0, 1),
+    "top_p": fields.between(0, 1),
+    "top_k": fields.at_least(0),
+    "stream": fields.BOOLEAN,
+    "metadata": fields.OBJECT,
+    "thinking": fields.OBJECT,
     "stop_sequences": (
         lambda v: isinstance(v, list) and all(isinstance(s, str) for s in v),
         "an array of strings",
@@ -142,11 +133,9 @@ class AnthropicMessages(Stateless):
     )
     done_frame = b""
 
-    def required_problem(self, body: dict[str, Any]) -> Problem | None:
-        return required_problem(body)
-
-    def field_problem(self, body: dict[str, Any]) -> Problem | None:
-        return field_problem(body)
+    # The request checks are this module's functions (they need no dialect state).
+    required_problem = staticmethod(required_problem)
+    field_problem = staticmethod(field_problem)
 
     def render(self, decision: ReferenceDecision, body: Mapping[str, Any]) -> dict[str, Any]:
         offered = self.offered_tools(body.get("tools"))

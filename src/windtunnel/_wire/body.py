@@ -1,20 +1,18 @@
-"""A request body before any dialect reads it: JSON, not too deep, an object; and the value checks dialects share.
+"""A request body before any dialect reads it: JSON, not too deep, an object, with a model (and messages).
 
-A problem is (message, param): the 400's error message and the field it names.
+The checks of a dialect's own fields are windtunnel._wire.fields.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Callable
 from typing import Any
+
+from windtunnel._wire.fields import Problem, kind
 
 MAX_DEPTH = 64
 """Deeper JSON is refused: no model request nests this deep, and deeper ones only cost recursion."""
 
-Problem = tuple[str, str | None]
-Check = Callable[[Any], bool]
 _TOO_DEEP = object()
 
 
@@ -48,38 +46,6 @@ def messages_problem(body: dict[str, Any]) -> Problem | None:
     return None
 
 
-def fields_problem(body: dict[str, Any], fields: dict[str, tuple[Check, str]]) -> Problem | None:
-    """The first field of `fields` present (and not null, the default) whose value fails its check."""
-    for name, (check, expected) in fields.items():
-        value = body.get(name)
-        if value is not None and not check(value):
-            return f"{name} must be {expected}, got {kind(value)}", name
-    return None
-
-
-def number(low: float, high: float) -> Check:
-    return lambda v: (
-        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and low <= v <= high
-    )
-
-
-def integer(low: float, high: float = math.inf) -> Check:
-    return lambda v: isinstance(v, int) and not isinstance(v, bool) and low <= v <= high
-
-
-def exactly(type_: type) -> Check:
-    """Exactly `type_`: a boolean is not a number, and a number is not a boolean."""
-    return lambda v: isinstance(v, type_) and (type_ is bool or not isinstance(v, bool))
-
-
-def strings(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, list) and all(isinstance(s, str) for s in value))
-
-
-def objects(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(item, dict) for item in value)
-
-
 def _too_deep(value: Any) -> bool:
     """Whether `value` nests deeper than MAX_DEPTH (iteratively: a deep value must not recurse here)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
@@ -92,16 +58,3 @@ def _too_deep(value: Any) -> bool:
         elif isinstance(item, list):
             stack.extend((child, depth + 1) for child in item)
     return False
-
-
-def kind(value: Any) -> str:
-    """A value as an error message names it."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
-    if isinstance(value, str):
-        return f"the string {value[:40]!r}"
-    if isinstance(value, int | float):
-        return f"the number {value}"
-    return "a JSON array" if isinstance(value, list) else "a JSON object"

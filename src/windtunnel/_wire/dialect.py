@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from windtunnel._core.reference import ReferenceDecision
-from windtunnel._wire.body import Problem
+from windtunnel._wire.fields import Problem
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

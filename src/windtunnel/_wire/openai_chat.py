@@ -10,7 +10,6 @@ from typing import Any
 
 from windtunnel._core.reference import ReferenceDecision
 from windtunnel._wire import openai_chat_check
-from windtunnel._wire.body import Problem
 from windtunnel._wire.dialect import Said, Stateless, ToolCall
 from windtunnel._wire.openai_chat_stream import DONE_FRAME, assemble_completion, chunks_from_completion
 from windtunnel._wire.reading import decoded, text_of
@@ -155,11 +154,9 @@ class OpenAIChat(Stateless):
     )
     done_frame = DONE_FRAME
 
-    def required_problem(self, body: dict[str, Any]) -> Problem | None:
-        return openai_chat_check.required_problem(body)
-
-    def field_problem(self, body: dict[str, Any]) -> Problem | None:
-        return openai_chat_check.field_problem(body)
+    # The request checks are windtunnel._wire.openai_chat_check's functions (they need no dialect state).
+    required_problem = staticmethod(openai_chat_check.required_problem)
+    field_problem = staticmethod(openai_chat_check.field_problem)
 
     def render(self, decision: ReferenceDecision, body: Mapping[str, Any]) -> dict[str, Any]:
         message = decision_message(decision, offered=self.offered_tools(body.get("tools")))

@@ -10,18 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from windtunnel._wire.body import (
-    Check,
-    Problem,
-    exactly,
-    fields_problem,
-    integer,
-    kind,
-    messages_problem,
-    model_problem,
-    number,
-    strings,
-)
+from windtunnel._wire import fields
+from windtunnel._wire.body import messages_problem, model_problem
+from windtunnel._wire.fields import Problem
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 
@@ -35,26 +26,29 @@ def field_problem(body: dict[str, Any]) -> Problem | None:
     for index, message in enumerate(body["messages"]):
         if (problem := _message_problem(index, message)) is not None:
             return problem
-    return fields_problem(body, _FIELDS)
+    return fields.first_problem(body, _FIELDS)
 
 
 def _message_problem(index: int, message: Any) -> Problem | None:
     where = f"messages[{index}]"
     if not isinstance(message, dict):
-        return f"{where} must be a message object, got {kind(message)}", where
+        return f"{where} must be a message object, got {fields.kind(message)}", where
     role = message.get("role")
     if role not in ROLES:
-        return f"{where}.role must be one of {', '.join(sorted(ROLES))}, got {kind(role)}", f"{where}.role"
+        return (
+            f"{where}.role must be one of {', '.join(sorted(ROLES))}, got {fields.kind(role)}",
+            f"{where}.role",
+        )
     content = message.get("content")
     if content is not None and not isinstance(content, str | list):
         return (
-            f"{where}.content must be a string, an array of parts or null, got {kind(content)}",
+            f"{where}.content must be a string, an array of parts or null, got {fields.kind(content)}",
             f"{where}.content",
         )
     calls = message.get("tool_calls")
     if calls is not None and not (isinstance(calls, list) and all(isinstance(c, dict) for c in calls)):
         return (
-            f"{where}.tool_calls must be an array of tool call objects, got {kind(calls)}",
+            f"{where}.tool_calls must be an array of tool call objects, got {fields.kind(calls)}",
             f"{where}.tool_calls",
         )
     return None
@@ -73,26 +67,26 @@ def _tool_choice(value: Any) -> bool:
     return value in ("none", "auto", "required") or isinstance(value, dict)
 
 
-_FIELDS: dict[str, tuple[Check, str]] = {
-    "temperature": (number(0, 2), "a number between 0 and 2"),
-    "top_p": (number(0, 1), "a number between 0 and 1"),
-    "presence_penalty": (number(-2, 2), "a number between -2 and 2"),
-    "frequency_penalty": (number(-2, 2), "a number between -2 and 2"),
-    "max_tokens": (integer(1), "a whole number of at least 1"),
-    "max_completion_tokens": (integer(1), "a whole number of at least 1"),
-    "n": (integer(1, 128), "a whole number from 1 to 128"),
-    "seed": (integer(-(2**63), 2**63 - 1), "a whole number"),
-    "top_logprobs": (integer(0, 20), "a whole number from 0 to 20"),
-    "stream": (exactly(bool), "true or false"),
-    "logprobs": (exactly(bool), "true or false"),
-    "parallel_tool_calls": (exactly(bool), "true or false"),
-    "store": (exactly(bool), "true or false"),
-    "stream_options": (exactly(dict), "an object"),
-    "response_format": (exactly(dict), "an object"),
-    "metadata": (exactly(dict), "an object"),
-    "logit_bias": (exactly(dict), "an object"),
-    "user": (exactly(str), "a string"),
+_FIELDS: dict[str, fields.Field] = {
+    "temperature": fields.between(0, 2),
+    "top_p": fields.between(0, 1),
+    "presence_penalty": fields.between(-2, 2),
+    "frequency_penalty": fields.between(-2, 2),
+    "max_tokens": fields.at_least(1),
+    "max_completion_tokens": fields.at_least(1),
+    "n": fields.whole(1, 128),
+    "seed": (fields.integer(-(2**63), 2**63 - 1), "a whole number"),
+    "top_logprobs": fields.whole(0, 20),
+    "stream": fields.BOOLEAN,
+    "logprobs": fields.BOOLEAN,
+    "parallel_tool_calls": fields.BOOLEAN,
+    "store": fields.BOOLEAN,
+    "stream_options": fields.OBJECT,
+    "response_format": fields.OBJECT,
+    "metadata": fields.OBJECT,
+    "logit_bias": fields.OBJECT,
+    "user": fields.STRING,
     "tools": (_tools, "an array of {type, function: {name, ...}} objects"),
     "tool_choice": (_tool_choice, '"none", "auto", "required" or an object'),
-    "stop": (strings, "a string or an array of strings"),
+    "stop": (fields.strings, "a string or an array of strings"),
 }

@@ -16,18 +16,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from windtunnel._core.reference import ReferenceDecision
-from windtunnel._wire.body import (
-    Check,
-    Problem,
-    exactly,
-    fields_problem,
-    integer,
-    kind,
-    model_problem,
-    number,
-    objects,
-)
+from windtunnel._wire import fields
+from windtunnel._wire.body import model_problem
 from windtunnel._wire.dialect import Memory, Said, ToolCall
+from windtunnel._wire.fields import Problem
 from windtunnel._wire.openai_chat import error_body, estimate_tokens, next_call_id
 from windtunnel._wire.reading import decoded, text_of
 from windtunnel._wire.responses_stream import assemble_response, response_events
@@ -47,8 +39,8 @@ def required_problem(body: dict[str, Any]) -> Problem | None:
     if (problem := model_problem(body)) is not None:
         return problem
     given = body.get("input")
-    if not (isinstance(given, str) and given) and not (objects(given) and given):
-        return f"input must be a string or a non-empty array of items, got {kind(given)}", "input"
+    if not (isinstance(given, str) and given) and not (fields.objects(given) and given):
+        return f"input must be a string or a non-empty array of items, got {fields.kind(given)}", "input"
     return None
 
 
@@ -64,21 +56,21 @@ def field_problem(body: dict[str, Any]) -> Problem | None:
                 f"{where} must have a type, or a role user, assistant, system or developer",
                 f"{where}.role",
             )
-    return fields_problem(body, _FIELDS)
+    return fields.first_problem(body, _FIELDS)
 
 
-_FIELDS: dict[str, tuple[Check, str]] = {
-    "instructions": (exactly(str), "a string"),
-    "temperature": (number(0, 2), "a number between 0 and 2"),
-    "top_p": (number(0, 1), "a number between 0 and 1"),
-    "max_output_tokens": (integer(1), "a whole number of at least 1"),
-    "stream": (exactly(bool), "true or false"),
-    "store": (exactly(bool), "true or false"),
-    "parallel_tool_calls": (exactly(bool), "true or false"),
-    "previous_response_id": (exactly(str), "a string"),
-    "metadata": (exactly(dict), "an object"),
+_FIELDS: dict[str, fields.Field] = {
+    "instructions": fields.STRING,
+    "temperature": fields.between(0, 2),
+    "top_p": fields.between(0, 1),
+    "max_output_tokens": fields.at_least(1),
+    "stream": fields.BOOLEAN,
+    "store": fields.BOOLEAN,
+    "parallel_tool_calls": fields.BOOLEAN,
+    "previous_response_id": fields.STRING,
+    "metadata": fields.OBJECT,
     "tools": (
-        lambda v: objects(v) and all(isinstance(t.get("type"), str) for t in v),
+        lambda v: fields.objects(v) and all(isinstance(t.get("type"), str) for t in v),
         "an array of tools with a type",
     ),
     "tool_choice": (
@@ -120,11 +112,9 @@ class OpenAIResponses:
     )
     done_frame = b""
 
-    def required_problem(self, body: dict[str, Any]) -> Problem | None:
-        return required_problem(body)
-
-    def field_problem(self, body: dict[str, Any]) -> Problem | None:
-        return field_problem(body)
+    # The request checks are this module's functions (they need no dialect state).
+    required_problem = staticmethod(required_problem)
+    field_problem = staticmethod(field_problem)
 
     def render(self, decision: ReferenceDecision, body: Mapping[str, Any]) -> dict[str, Any]:
         number = next(_numbers)
