@@ -101,7 +101,7 @@ def test_a_session_the_gateway_served_nothing_for_fails_naming_where_its_calls_w
 
 def test_an_answer_served_for_the_other_session_fails_naming_the_gateway_log_index() -> None:
     requests = [_served(A, "Second.", index=4), _served(A, "First again.", index=5)]
-    views = compare_views({B: _reported("Second.")}, requests[:1] + [_served(B, "other", index=6)], [])
+    views = compare_views({B: _reported("Second.")}, [*requests[:1], _served(B, "other", index=6)], [])
     assert views[0].problem is not None and "gateway log index 4" in views[0].problem
     views = compare_views({A: _reported("Second.", 1)}, requests, [])
     assert views[0].problem is not None and "emitted 0" in views[0].problem
