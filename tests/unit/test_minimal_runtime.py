@@ -199,7 +199,8 @@ def test_a_stale_session_header_fails_by_what_the_gateway_and_the_mocks_recorded
         stop_loopback(mocks)
         gateway.stop()
     assert result.status is CheckStatus.FAILED, result.detail
-    assert "carried X-WT-Session" in result.detail
+    assert "carried X-WT-Session" in result.detail  # the attribution of a call to the turn it served
+    assert "gateway served no model call for it" in result.detail  # the report against the gateway's record
     wrong = {view["recorder"] for view in result.evidence["reported_against_recorded"] if view["problem"]}
     views = result.evidence["reported_against_recorded"]
     assert "gateway" in wrong and "served no model call for it" in str(views), views

@@ -125,14 +125,14 @@ def session_attribution(subject: Subject) -> dict[str, Any]:
         ],
         "reported_against_recorded": [view.to_json() for view in views],
     }
-    wrong = [a for a in attributions if a.problem is not None]
-    if wrong:
-        raise CheckFailed(f"{_where(wrong[0])}{wrong[0].problem}", evidence)
     if not attributions:
         raise CheckFailed("the gateway saw no model call for the four turns", evidence)
-    differed = [view for view in views if view.problem is not None]
-    if differed:
-        raise CheckFailed(f"{differed[0].recorder}: {differed[0].problem}", evidence)
+    # The first wrong call by the turn attribution, and the first session whose reported turn differs from
+    # what a recorder served for it: both when both differ (each names what it compared and where).
+    wrong = [f"{_where(a)}{a.problem}" for a in attributions if a.problem is not None][:1]
+    wrong += [f"compared {v.compared}: {v.problem}" for v in views if v.problem is not None][:1]
+    if wrong:
+        raise CheckFailed("; and ".join(wrong), evidence)
     return evidence
 
 
