@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from windtunnel._conformance.model import CheckFailed
@@ -123,7 +123,7 @@ def session_attribution(subject: Subject) -> dict[str, Any]:
             {"index": a.index, "header": a.header, "served_for": a.served_for, "problem": a.problem}
             for a in attributions
         ],
-        "reported_against_recorded": [view.to_json() for view in views],
+        "reported_against_recorded": [asdict(view) for view in views],
     }
     if not attributions:
         raise CheckFailed("the gateway saw no model call for the four turns", evidence)

@@ -33,14 +33,6 @@ class ViewCheck:
     problem: str | None
     text: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "session": self.session,
-            "recorder": self.recorder,
-            "problem": self.problem,
-            "text": self.text,
-        }
-
 
 def compare_views(
     reported: Mapping[str, ReadResponse],
