@@ -108,6 +108,23 @@ def test_call_returns_structured_content_and_the_same_json_as_text(client: TestC
     assert client.get("/wt/state").json() == {"server": "counter", "state": {"count": 2}}
 
 
+def test_a_call_is_recorded_with_the_session_its_x_wt_session_names_and_without_one_when_none(
+    client: TestClient,
+) -> None:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"by": 1}},
+    }
+    answered = client.post("/mcp", json=body, headers={**ACCEPT, "X-WT-Session": "wt-s-1"})
+    assert answered.status_code == 200, answered.text
+    call(client, "add", {"by": 2})
+    first, second = client.get("/wt/calls").json()["calls"]
+    assert first["session"] == "wt-s-1" and first["arguments"] == {"by": 1}
+    assert "session" not in second  # the header is optional: a call without it is recorded as ever
+
+
 def test_a_result_that_is_not_an_object_is_wrapped_for_structured_content(client: TestClient) -> None:
     result = call(client, "names", {})
     assert result["structuredContent"] == {"result": ["a", "b"]}

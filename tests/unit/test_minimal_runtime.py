@@ -165,6 +165,53 @@ def test_the_minimal_runtime_passes(subject: Subject, check: str) -> None:
     assert result.status is CheckStatus.PASSED, result.detail
 
 
+def test_session_attribution_compares_the_report_with_what_the_gateway_and_the_mocks_served(
+    subject: Subject,
+) -> None:
+    # The minimal runtime sends X-WT-Session on its model calls and its tools/calls: both recorders file
+    # each call under a session, and each session's reported turn is compared with them, in every phase.
+    result = run_check(check_by_id("session_attribution"), subject)
+    views = result.evidence["reported_against_recorded"]
+    assert sorted({(view["recorder"], view["problem"]) for view in views}) == [
+        ("gateway", None),
+        ("mocks", None),
+    ]
+    # The gateway for each of the four turns (two in parallel, then one each after the reset); the mocks for
+    # the two parallel turns, the only ones that call a tool.
+    assert len(views) == 6
+    shown = [f.text for c in result.conversations for f in c.findings if "mocks served" in f.text]
+    assert shown, "the comparison shows in the conversation view"
+
+
+def test_a_stale_session_header_fails_by_what_the_gateway_and_the_mocks_recorded_too() -> None:
+    # The first session's header on every later call: the attribution of each call fails, and so does the
+    # comparison of each session's reported turn with the calls the gateway filed under it.
+    manifest = load_manifest(RUNTIMES / "minimal")
+    stale = dataclasses.replace(manifest, env_set={"WT_FAULT": "stale_session_header"})
+    gateway = ServerThread(create_app(ScriptMode(), models=[DEFAULT_MODEL])).start()
+    mocks = start_loopback(kit_pack().plans())
+    runtime = LoopbackMinimal(stale, gateway.url, mocks)
+    try:
+        subject = Subject(name="stale", runtime=runtime, supported=stale.supported, wire=stale.wire)
+        result = run_check(check_by_id("session_attribution"), subject)
+    finally:
+        runtime.close()
+        stop_loopback(mocks)
+        gateway.stop()
+    assert result.status is CheckStatus.FAILED, result.detail
+    assert "carried X-WT-Session" in result.detail  # the attribution of a call to the turn it served
+    assert "gateway served no model call for it" in result.detail  # the report against the gateway's record
+    wrong = {view["recorder"] for view in result.evidence["reported_against_recorded"] if view["problem"]}
+    views = result.evidence["reported_against_recorded"]
+    assert "gateway" in wrong and "served no model call for it" in str(views), views
+    # The mocks filed every tools/call under the first session: a later session that reported a tool call
+    # differs from them too (which session's turn ran the tool depends on how the turns interleaved).
+    misfiled = {view["session"] for view in views if view["recorder"] == "gateway" and view["problem"]}
+    for view in views:
+        if view["recorder"] == "mocks" and view["session"] in misfiled:
+            assert (view["problem"] is None) == ("reported 0 tool call(s)" in view["text"]), view
+
+
 @pytest.mark.parametrize(
     "check", [check for check in CHECK_IDS if check.startswith("faults/") and check != "faults/model_slow"]
 )

@@ -21,7 +21,7 @@ class TurnError(Exception):
     """The turn could not finish (the model or a tool server failed); the message says why."""
 
 
-FAULTS = ("normalize_tool_arguments",)
+FAULTS = ("normalize_tool_arguments", "stale_session_header")
 """WT_FAULT's values: known-broken variants the conformance suite must catch (unset: correct)."""
 
 
@@ -43,6 +43,7 @@ class Agent:
             )
         self.sessions: dict[str, list[dict[str, Any]]] = {}
         self.lock = threading.Lock()
+        self.first_session: str | None = None  # fault stale_session_header: the session it keeps sending
 
     def reset(self) -> None:
         with self.lock:
@@ -53,9 +54,9 @@ class Agent:
             history = list(self.sessions.get(session_id, []))
         history.append({"role": "user", "content": text})
         reported: list[dict[str, Any]] = []
-        links, tools = self._tools()
+        links, tools = self._tools(self._header(session_id))
         for _ in range(MAX_STEPS):
-            step = self.wire.read(self._complete(history, tools, session_id))
+            step = self.wire.read(self._complete(history, tools, self._header(session_id)))
             history += step.items
             if not step.calls:
                 with self.lock:
@@ -70,17 +71,25 @@ class Agent:
             history += self.wire.results(answered)
         raise TurnError(f"no final answer within {MAX_STEPS} model calls")
 
+    def _header(self, session_id: str) -> str:
+        """The X-WT-Session to send for a turn of `session_id` (a poison keeps sending the first one)."""
+        if self.fault != "stale_session_header":
+            return session_id
+        with self.lock:
+            self.first_session = self.first_session or session_id
+            return self.first_session
+
     def _reported(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """The arguments as the model emitted them (a poison sorts their keys: a rewrite the suite catches)."""
         if self.fault == "normalize_tool_arguments":
             return json.loads(json.dumps(arguments, sort_keys=True))  # type: ignore[no-any-return]
         return arguments
 
-    def _tools(self) -> tuple[dict[str, McpServerLink], list[dict[str, Any]]]:
+    def _tools(self, session: str) -> tuple[dict[str, McpServerLink], list[dict[str, Any]]]:
         links: dict[str, McpServerLink] = {}
         offered: list[dict[str, Any]] = []
         for url in self.servers:
-            link = McpServerLink(url)
+            link = McpServerLink(url, session)
             link.open()
             for tool in link.tools():
                 links[tool["name"]] = link

@@ -16,10 +16,12 @@ class McpFailure(Exception):
 
 
 class McpServerLink:
-    """One MCP server: a session opened on first use, its tools, and tools/call."""
+    """One MCP server: a session opened on first use, its tools, and tools/call. `wt_session` is the Wind
+    Tunnel session of the turn it serves, sent as X-WT-Session (optional in Contract C: the mocks record it)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, wt_session: str | None = None) -> None:
         self.url = url
+        self.wt_session = wt_session
         self._session: str | None = None
         self._next_id = 0
 
@@ -75,6 +77,8 @@ class McpServerLink:
         }
         if self._session:
             headers["Mcp-Session-Id"] = self._session
+        if self.wt_session:
+            headers["X-WT-Session"] = self.wt_session
         # The harness's URL (WT_MCP_SERVERS): http only.
         request = urllib.request.Request(self.url, json.dumps(body).encode(), headers, method="POST")  # noqa: S310
         try:

@@ -4,20 +4,24 @@ Wind Tunnel knows which turns it drives and their messages; the gateway logs the
 model call carried. A call is attributed to the turn in flight whose message is its newest user message
 (the one turn in flight when only one is); a header naming another session, or a call that arrives while
 no turn is in flight, fails. The header is optional: a call without one is attributed all the same.
+Beside that attribution, each session's turn as the runtime reported it is compared with the model calls the
+gateway and the tool calls the mocks recorded serving for that session (windtunnel._conformance.session_views).
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from windtunnel._conformance.model import CheckFailed
+from windtunnel._conformance.session_views import ViewCheck, compare_views
 from windtunnel._conformance.subject import Session, Subject, TurnRecord, call, say, tools
 from windtunnel._conversation.model import Finding
-from windtunnel._runner.evidence import drain_model_requests
+from windtunnel._runner.evidence import drain_model_requests, mcp_calls
 from windtunnel._trace.shapes import read_response, said
 from windtunnel.errors import RuntimeFault
 
@@ -96,16 +100,22 @@ def session_attribution(subject: Subject) -> dict[str, Any]:
         {first: f"[{first}] After the reset: say hello again."},
     )
     attributions: list[Attribution] = []
+    views: list[ViewCheck] = []
     with subject.scripted(script) as session:
         subject.needs_model_evidence(session)
         for number, phase in enumerate(phases):
             if number == 1:
                 session.handle.reset_state()
-            attributions += _drive(session, phase)
+            found, compared = _drive(session, phase)
+            attributions += found
+            views += compared
         attributions += [attribute(r, {}) for r in drain_model_requests(session.handle) or []]
         session.findings.extend(
             Finding(turn=None, compared=COMPARED, held=a.problem is None, text=_where(a) + a.text())
             for a in attributions
+        )
+        session.findings.extend(
+            Finding(turn=None, compared=v.compared, held=v.problem is None, text=v.text) for v in views
         )
     evidence = {
         "sessions": [first, second],
@@ -113,12 +123,16 @@ def session_attribution(subject: Subject) -> dict[str, Any]:
             {"index": a.index, "header": a.header, "served_for": a.served_for, "problem": a.problem}
             for a in attributions
         ],
+        "reported_against_recorded": [asdict(view) for view in views],
     }
-    wrong = [a for a in attributions if a.problem is not None]
-    if wrong:
-        raise CheckFailed(f"{_where(wrong[0])}{wrong[0].problem}", evidence)
     if not attributions:
         raise CheckFailed("the gateway saw no model call for the four turns", evidence)
+    # The first wrong call by the turn attribution, and the first session whose reported turn differs from
+    # what a recorder served for it: both when both differ (each names what it compared and where).
+    wrong = [f"{_where(a)}{a.problem}" for a in attributions if a.problem is not None][:1]
+    wrong += [f"compared {v.compared}: {v.problem}" for v in views if v.problem is not None][:1]
+    if wrong:
+        raise CheckFailed("; and ".join(wrong), evidence)
     return evidence
 
 
@@ -126,11 +140,13 @@ def _where(attribution: Attribution) -> str:
     return f"model call (gateway log index {attribution.index}): " if attribution.index is not None else ""
 
 
-def _drive(session: Session, phase: Mapping[str, str]) -> list[Attribution]:
-    """Send the phase's turns at once (one per session), attribute every model call logged meanwhile, and
-    keep each turn with the calls it served for the conversation view."""
+def _drive(session: Session, phase: Mapping[str, str]) -> tuple[list[Attribution], list[ViewCheck]]:
+    """Send the phase's turns at once (one per session), attribute every model call logged meanwhile, keep
+    each turn with the calls it served for the conversation view, and compare each session's reported turn
+    with what the gateway and the mocks recorded serving for it."""
     stray = [attribute(r, {}) for r in drain_model_requests(session.handle) or []]
     handle = session.handle
+    started = time.time()  # the mocks' calls of this phase: those recorded since (each call has its `at`)
     with ThreadPoolExecutor(max_workers=len(phase)) as pool:
         sent = {
             sid: pool.submit(handle.send, [{"role": "user", "content": text}], sid)
@@ -144,7 +160,10 @@ def _drive(session: Session, phase: Mapping[str, str]) -> list[Attribution]:
                 raise session.broke_off(fault, phase[sid], sid) from fault
     requests = drain_model_requests(handle) or []
     found = [attribute(r, phase) for r in requests]
+    reported = {sid: read_response(responses[sid]) for sid in phase}
     for sid, text in phase.items():
         served = [r for r, a in zip(requests, found, strict=True) if a.served_for == sid]
-        session.turns.append(TurnRecord(read_response(responses[sid]), served, sid, text))
-    return stray + found
+        session.turns.append(TurnRecord(reported[sid], served, sid, text))
+    mocked = [c for c in mcp_calls(session.mcps) or [] if float(c.get("at") or 0.0) >= started]
+    views = compare_views(reported, requests, mocked)
+    return stray + found, views

@@ -152,21 +152,23 @@ class MockServer:
         *,
         replies: Sequence[Reply] = (),
         exchanges: Sequence[Mapping[str, Any]] = (),
+        session: str | None = None,
     ) -> CallOutcome:
         """Run one tool call against the state and record it with its raw arguments.
 
         `replies` are the client's answers to the tool's asking steps; `exchanges` is what the mock sent
-        the client during the call and what came back, recorded with the call as evidence.
+        the client during the call and what came back, recorded with the call as evidence. `session` is
+        the Wind Tunnel session the call was served for (its X-WT-Session header), recorded when sent.
         """
         raw = json_copy(arguments)
         if self.is_blocking(name):
             outcome = self._dispatch(name, arguments, {}, replies)
             with self._lock:
-                self._record(name, raw, outcome, exchanges)
+                self._record(name, raw, outcome, exchanges, session=session)
             return outcome
         with self._lock:
             outcome = self._dispatch(name, arguments, self._state, replies)
-            self._record(name, raw, outcome, exchanges)
+            self._record(name, raw, outcome, exchanges, session=session)
         return outcome
 
     def runs_steps(self, name: str, arguments: Any) -> Tool | None:
@@ -231,6 +233,7 @@ class MockServer:
         exchanges: Sequence[Mapping[str, Any]],
         *,
         fault: str | None = None,
+        session: str | None = None,
     ) -> None:
         result = outcome.result.wire() if isinstance(outcome.result, ToolResult) else outcome.result
         entry = {
@@ -247,6 +250,8 @@ class MockServer:
             entry["exchanges"] = json_copy(list(exchanges))
         if fault is not None:  # likewise only a call a scripted fault answered
             entry["fault"] = fault
+        if session is not None:  # and only a call that named its session (X-WT-Session is optional)
+            entry["session"] = session
         self._calls.append(entry)
 
     def calls(self) -> list[dict[str, Any]]:

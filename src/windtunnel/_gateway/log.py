@@ -5,7 +5,9 @@ An entry (a JSON object) holds:
     index        position in the log; indices keep growing across clears, so `since` never repeats one
     at           epoch seconds when the request arrived
     method path  as received (path with or without the /v1 prefix)
-    session      the X-WT-Session header, or null
+    session      the X-WT-Session header, or null: the session the gateway served the call for (it takes that
+                 session's own script and files the call under it; the session_attribution check compares
+                 it with the session the runtime reports the turn for)
     case         the reference case whose script answered (script mode), else null
     mode         the gateway mode's name
     wire         the call's dialect: openai-chat, anthropic-messages or openai-responses (windtunnel._wire)

@@ -20,7 +20,8 @@ prompts, completions, logging: windtunnel._mcp.surface); the SDK answers initial
 negotiation), ping and notifications, and JSON-RPC -32601 for every method the mock does not serve.
 
 Every tools/call reaches `MockServer.call()` with its arguments as received, so unknown tools, arguments
-that break the tool's schema and even arguments that are not an object are recorded as evidence. The
+that break the tool's schema and even arguments that are not an object are recorded as evidence, with the
+session its X-WT-Session header names when one was sent (the session the mock served the call for). The
 agent gets what the MCP spec prescribes: an isError result for a call the tool refused (schema violation,
 tool error, denial), JSON-RPC error -32602 (Invalid params) for a request that names no tool of this
 server or whose arguments are not an object.
@@ -50,7 +51,7 @@ from windtunnel._limits import DEFAULT_MAX_BODY_BYTES
 from windtunnel._mcp.events import MemoryEventStore
 from windtunnel._mcp.faults import Crash, fault_routes, serve_fault
 from windtunnel._mcp.hosts import AllowedHosts, HostGuard
-from windtunnel._mcp.steps import LogLevels, input_required, per_request, run_steps
+from windtunnel._mcp.steps import LogLevels, input_required, per_request, run_steps, wt_session
 from windtunnel._mcp.surface import register
 from windtunnel._net.body_limit import BodyLimit
 
@@ -124,9 +125,12 @@ def _mcp_server(host: MockHost, name: str) -> Server[Any]:
             return first
         if tool is not None and tool.steps:  # only a call the tool will run sends its steps
             replies, exchanges = await run_steps(ctx, tool, arguments, levels, responses)
+        session = wt_session(ctx)
         if mock.is_blocking(params.name):  # a waiting tool must not hold up the mock's event loop
-            return await anyio.to_thread.run_sync(_run, mock, params.name, arguments, replies, exchanges)
-        return _run(mock, params.name, arguments, replies, exchanges)
+            return await anyio.to_thread.run_sync(
+                _run, mock, params.name, arguments, replies, exchanges, session
+            )
+        return _run(mock, params.name, arguments, replies, exchanges, session)
 
     server: Server[Any] = Server(
         f"windtunnel-mock-{name}",
@@ -161,10 +165,12 @@ def _run(
     arguments: Any,
     replies: list[Reply] | None = None,
     exchanges: list[dict[str, Any]] | None = None,
+    session: str | None = None,
 ) -> types.CallToolResult:
     # Handlers are small functions over in-memory state; running them on the event loop avoids a
     # thread hop per call, which is most of a mock's latency budget.
-    return _as_result(mock.call(name, arguments, replies=replies or (), exchanges=exchanges or ()))
+    outcome = mock.call(name, arguments, replies=replies or (), exchanges=exchanges or (), session=session)
+    return _as_result(outcome)
 
 
 def _as_result(outcome: CallOutcome) -> types.CallToolResult:

@@ -63,6 +63,12 @@ def session_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return headers.get("mcp-session-id") if headers is not None else None
 
 
+def wt_session(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The Wind Tunnel session the HTTP request named (X-WT-Session, optional: Contract C), if any."""
+    headers = getattr(ctx.request, "headers", None)
+    return (headers.get("x-wt-session") or None) if headers is not None else None
+
+
 def per_request(ctx: ServerRequestContext[Any, Any]) -> bool:
     """Whether the client speaks the 2026-07-28 per-request transport (no back channel, no setLevel)."""
     return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
