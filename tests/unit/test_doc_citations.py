@@ -55,8 +55,8 @@ def test_the_pattern_catches_the_spellings_it_forbids() -> None:
 
 
 def recorded_by_a_harness(path: Path) -> bool:
-    """A committed tape holds what a harness sent the model, its own prompt included: a `docs/...` path
-    in it is the harness's (Codex names its docs/SKILL.md), not a citation of this repository's docs."""
+    """A committed tape holds what a harness sent the model, its own prompt included: a docs path
+    in it is the harness's (Codex names a SKILL.md of its own), not a citation of ours."""
     return path.suffix == ".jsonl" and "tapes" in path.relative_to(REPO).parts
 
 
