@@ -14,6 +14,7 @@ from pydantic import field_validator
 
 from windtunnel._configfile import Strict, spec
 from windtunnel._runtimes.fault_policy import FaultsTable
+from windtunnel._runtimes.mcp_client import McpTable
 
 SCHEMA_VERSION = 1
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$"
@@ -237,4 +238,7 @@ class RuntimeToml(Strict):
     )
     faults: FaultsTable | None = spec(
         expect="a table (windtunnel._runtimes.fault_policy)", example="[faults] with retries = 2 under it"
+    )
+    mcp: McpTable | None = spec(
+        expect="a table (windtunnel._runtimes.mcp_client)", example='[mcp] with content = ["image"] under it'
     )
