@@ -13,13 +13,12 @@ base64. A content type left out is INFO in its check, never PASSED or FAILED (do
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import field_validator
 
-from windtunnel._configfile import Strict, spec
+from windtunnel._configfile import Strict, known_names, spec
 
 CONTENT_TYPES = ("image", "resource")
 """The content types a runtime may declare (`[mcp] content`), each with its mcp_client check."""
@@ -39,13 +38,7 @@ class McpTable(Strict):
     @field_validator("content")
     @classmethod
     def _known(cls, names: list[str] | None) -> list[str] | None:
-        for name in names or []:
-            if name not in CONTENT_TYPES:
-                close = difflib.get_close_matches(name, CONTENT_TYPES, n=1)
-                guess = f"; did you mean {close[0]!r}?" if close else ""
-                raise ValueError(
-                    f"names unknown content type {name!r}{guess} known: {', '.join(CONTENT_TYPES)}"
-                )
+        known_names(names, CONTENT_TYPES, "content type")
         return names
 
 

@@ -12,8 +12,7 @@ from typing import Any
 # Inside the library, the pack imports the private modules a pack author reaches through windtunnel.api.
 from windtunnel._core.mock_kit import MockServer, Tool
 from windtunnel._core.mock_surface import EmbeddedResource, Image, Text, ToolResult
-from windtunnel._packs.pack import Pack, mock_state_probe
-from windtunnel._scenario.model import Scenario
+from windtunnel._packs.pack import Pack
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -67,17 +66,5 @@ def media_server() -> MockServer:
     )
 
 
-PACK = Pack(
-    name="wt-mcp-client",
-    scenarios=[
-        Scenario(
-            name="snapshot",
-            prompt="Take a snapshot.",
-            target_facts=[["snapshot"]],
-            requires_tool_use=True,
-            must_call=["snapshot"],
-        ),
-    ],
-    mcp_servers={"media": media_server},
-    state_probe_factory=mock_state_probe,
-)
+# No scenario: the mcp_client checks script their own single calls (windtunnel._conformance.checks_mcp_client).
+PACK = Pack(name="wt-mcp-client", scenarios=[], mcp_servers={"media": media_server})
