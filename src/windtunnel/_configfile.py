@@ -17,7 +17,7 @@ import math
 import tomllib
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -41,6 +41,15 @@ class Strict(BaseModel):
 def spec(default: Any = None, *, expect: str, example: str, **constraints: Any) -> Any:
     """A field with what it must be (`expect`, after "must be") and a line that would be right (`example`)."""
     return Field(default, json_schema_extra={"expect": expect, "example": example}, **constraints)
+
+
+def known_names(names: Sequence[str] | None, known: Sequence[str], what: str) -> None:
+    """For a validator: a ValueError naming the first of `names` not in `known`, the closest one suggested."""
+    for name in names or ():
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            guess = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"names unknown {what} {name!r}{guess} known: {', '.join(known)}")
 
 
 def shown(path: Path) -> str:

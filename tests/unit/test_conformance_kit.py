@@ -27,7 +27,7 @@ from windtunnel._gateway.app import create_app
 from windtunnel._gateway.script import ScriptMode
 from windtunnel._mcp.loopback import start_loopback, stop_loopback
 from windtunnel._net.server_thread import ServerThread
-from windtunnel._packs.loader import kit_pack
+from windtunnel._packs.loader import kit_pack, media_pack
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel.spi.agent_runtime import AgentConfig
 
@@ -70,20 +70,26 @@ class _Stack:
     def __init__(self, fault: str | None) -> None:
         manifest = load_manifest(RUNTIME_DIR)
         self.gateway = ServerThread(create_app(ScriptMode(), models=[DEFAULT_MODEL])).start()
-        self.mocks = start_loopback(kit_pack().plans())
+        kit = start_loopback(kit_pack().plans())
+        media = start_loopback(media_pack().plans())  # the mcp_client checks' tools, default config only
+        self.mocks = [*kit, *media]
         self.servers: list[ServerThread] = [self.gateway]
         runtimes = {}
         configs = [AgentConfig(), *kit_configs(manifest.supported)]
-        for mcps in ([], [Endpoint(m.name, m.url) for m in self.mocks]):
-            for config in configs:
-                env = runtime_env(manifest, config, mcps, GATEWAY_URL_FOR_AGENTS)
-                local = {**env, "WT_MODEL_BASE_URL": f"{self.gateway.url}/v1", "WT_FAULT": fault or ""}
-                settings = _reference_agent("settings").Settings.from_env(local)
-                server = ServerThread(
-                    inject_app(_reference_agent("loop").ReferenceLoop(settings), name="reference")
-                ).start()
-                self.servers.append(server)
-                runtimes[profile_key(env)] = server.url
+        profiles = [
+            *((mcps, config) for mcps in ([], kit) for config in configs),
+            (media, AgentConfig()),
+        ]
+        for mocks, config in profiles:
+            mcps = [Endpoint(m.name, m.url) for m in mocks]
+            env = runtime_env(manifest, config, mcps, GATEWAY_URL_FOR_AGENTS)
+            local = {**env, "WT_MODEL_BASE_URL": f"{self.gateway.url}/v1", "WT_FAULT": fault or ""}
+            settings = _reference_agent("settings").Settings.from_env(local)
+            server = ServerThread(
+                inject_app(_reference_agent("loop").ReferenceLoop(settings), name="reference")
+            ).start()
+            self.servers.append(server)
+            runtimes[profile_key(env)] = server.url
         self.runtime = LoopbackRuntime(
             manifest,
             gateway=self.gateway.url,
@@ -116,7 +122,8 @@ def stacks() -> Iterator[Callable[[str | None], LoopbackRuntime]]:
 
 
 def _status(runtime: LoopbackRuntime, check: str) -> tuple[CheckStatus, str]:
-    subject = Subject(name="reference", runtime=runtime, supported=runtime.manifest.supported)
+    manifest = runtime.manifest
+    subject = Subject(name="reference", runtime=runtime, supported=manifest.supported, mcp=manifest.mcp)
     result = run_check(check_by_id(check), subject)
     return result.status, result.detail
 

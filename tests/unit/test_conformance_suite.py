@@ -22,8 +22,12 @@ SUITE = Suite.load(REPO / "conformance", SUITE_VERSION)
 
 
 def test_repository_suite_scores_every_check_and_names_a_poison_per_fault() -> None:
-    # The fault checks (faults/...) are observations in v4: recorded, judged for poisons, not scored.
-    assert set(SUITE.requirements.scored) == {check for check in CHECK_IDS if not check.startswith("faults/")}
+    # The fault checks (faults/...) and the MCP client checks (mcp_client/...) are observations: recorded,
+    # judged for poisons, not scored.
+    observations = ("faults/", "mcp_client/")
+    assert set(SUITE.requirements.scored) == {
+        check for check in CHECK_IDS if not check.startswith(observations)
+    }
     assert set(SUITE.poisons.values()) <= set(CHECK_IDS)
     # Every poison manifest under runtimes/<runtime>/poison/<fault>/ is listed, as <runtime>-poison-<fault>.
     manifests = {

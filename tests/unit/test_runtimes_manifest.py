@@ -21,6 +21,15 @@ def runtime(root: Path, name: str, body: str) -> Path:
     return directory
 
 
+def refusal(root: Path, tables: str) -> str:
+    """The one-line message loading a runtime.toml of `tables` is refused with (never a traceback)."""
+    with pytest.raises(ConfigFileError) as caught:
+        load_manifest(runtime(root, "r", f'name = "r"\n{tables}\n'))
+    message = str(caught.value)
+    assert "runtime.toml" in message and "Traceback" not in message
+    return message
+
+
 def test_a_variant_inherits_what_it_leaves_out_and_overrides_what_it_sets(tmp_path: Path) -> None:
     base = runtime(
         tmp_path,

@@ -35,7 +35,7 @@ class ReferenceLoop:
         self._settings = settings
         self._spawner = _Spawner()
         self.memory = Memory(settings.system_prompt, settings.fault)
-        self.tools = ToolBox(settings.mcp_servers, self._spawner.spawn)
+        self.tools = ToolBox(settings.mcp_servers, self._spawner.spawn, settings.fault)
         self._agent: Agent | None = None
         self._resources = AsyncExitStack()
 

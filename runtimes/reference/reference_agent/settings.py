@@ -38,6 +38,8 @@ class Fault(Enum):
     RETRY_STORM = "retry_storm"
     ANSWER_ON_MODEL_ERROR = "answer_on_model_error"
     SWALLOW_DROPPED_CONNECTIONS = "swallow_dropped_connections"
+    CONTENT_AS_JSON = "content_as_json"
+    DROP_NON_TEXT_CONTENT = "drop_non_text_content"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

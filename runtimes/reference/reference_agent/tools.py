@@ -8,6 +8,7 @@ imported by reference_agent.preload, not on the start-up path: nothing here touc
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ import anyio
 from windtunnel_inject import McpServer, TurnFailed, describe
 
 from reference_agent import preload
+from reference_agent.settings import Fault
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -135,9 +137,10 @@ class McpConnection:
 class ToolBox:
     """Every configured MCP server's tools under one namespace; calls go to the server that owns the tool."""
 
-    def __init__(self, refs: Sequence[McpServer], spawn: Spawn) -> None:
+    def __init__(self, refs: Sequence[McpServer], spawn: Spawn, fault: Fault | None = None) -> None:
         self._connections = {ref.name: McpConnection(ref, spawn) for ref in refs}
         self._listed: dict[str, OfferedTool] | None = None
+        self._fault = fault  # a poison's WT_FAULT: how result_text() mishandles content beyond text
 
     def forget(self) -> None:
         """Drop the remembered tool list (on /wt/reset): the next turn lists the servers' tools again."""
@@ -175,7 +178,7 @@ class ToolBox:
         except MCPError as exc:
             # A protocol-level refusal on a live connection: the model sees it, as it would a tool error.
             return f"error: MCP server {tool.server!r} refused {tool.name}: {exc.error.message}", True
-        return result_text(result), bool(result.is_error)
+        return result_text(result, self._fault), bool(result.is_error)
 
     async def close(self) -> None:
         for connection in self._connections.values():
@@ -208,17 +211,44 @@ async def _list_page(connection: McpConnection, cursor: str | None) -> types.Lis
         ) from exc
 
 
-def result_text(result: types.CallToolResult) -> str:
-    import mcp_types as types  # the result came from the SDK, so it is loaded
-
-    texts = [
-        block.text if isinstance(block, types.TextContent) else _block_json(block) for block in result.content
-    ]
+def result_text(result: types.CallToolResult, fault: Fault | None = None) -> str:
+    """The text the model is sent for a result: the structured result as JSON when there is one, else each
+    content block as text (block_text), joined by newlines; an error's blocks always."""
+    texts = [text for block in result.content if (text := block_text(block, fault)) is not None]
     if result.is_error:
         return "\n".join(texts) or "error: the tool failed without a message"
     if result.structured_content is not None:
         return json.dumps(result.structured_content)
     return "\n".join(texts)
+
+
+def block_text(block: Any, fault: Fault | None = None) -> str | None:
+    """One content block for the chat wire, whose tool messages hold text only (runtime.toml [mcp]):
+    text as is; an image or audio as a note naming its type and size (image = "note"), never its base64;
+    an embedded resource as its URI and type, then its text. The WT_FAULT branches are the mcp_client
+    checks' poisons; None drops the block."""
+    import mcp_types as types  # the block came from the SDK, so it is loaded
+
+    if isinstance(block, types.TextContent):
+        return block.text
+    if fault is Fault.DROP_NON_TEXT_CONTENT:
+        return None  # fault: the model never hears of an image or a resource
+    if fault is Fault.CONTENT_AS_JSON:
+        return _block_json(block)  # fault: an image's base64 as text, a resource's text JSON-escaped
+    if isinstance(block, types.ImageContent | types.AudioContent):
+        size = len(base64.b64decode(block.data))
+        return f"[{block.type} {block.mime_type}, {size} bytes: the chat wire's tool results hold no {block.type}]"
+    if isinstance(block, types.EmbeddedResource):
+        return _resource_text(block.resource)
+    return _block_json(block)
+
+
+def _resource_text(contents: Any) -> str:
+    """An embedded resource: its URI and type, then its text (a blob: its size)."""
+    head = f"[resource {contents.uri} ({contents.mime_type or 'no type'})]"
+    if isinstance(getattr(contents, "text", None), str):
+        return f"{head}\n{contents.text}"
+    return f"{head[:-1]}, {len(base64.b64decode(contents.blob))} bytes]"
 
 
 def _block_json(block: Any) -> str:

@@ -85,14 +85,19 @@ def answered_results(items: Sequence[Said]) -> list[tuple[str, str]]:
 def answered_calls(items: Sequence[Said]) -> list[tuple[ToolCall | None, str]]:
     """(the call it answers, result text) for each tool result of the turn after the last user message,
     paired as answered_results() pairs them; None for a result that answers no call at all."""
+    return [(answered, item.text) for answered, item in answered_items(items)]
+
+
+def answered_items(items: Sequence[Said]) -> list[tuple[ToolCall | None, Said]]:
+    """(the call it answers, the tool result item as sent) for each tool result, paired as answered_calls()."""
     pending: list[ToolCall] = []  # calls not yet answered
-    found: list[tuple[ToolCall | None, str]] = []
+    found: list[tuple[ToolCall | None, Said]] = []
     for item in this_turn(items):
         if item.role == "assistant":
             pending = list(item.calls)
         elif item.role == "tool":
             position = _answered_position(pending, item.answers)
-            found.append((pending.pop(position) if position is not None else None, item.text))
+            found.append((pending.pop(position) if position is not None else None, item))
     return found
 
 

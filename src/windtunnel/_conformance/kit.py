@@ -20,6 +20,7 @@ from windtunnel._conformance import (
     checks_config,
     checks_evidence,
     checks_faults,
+    checks_mcp_client,
     checks_recovery,
     checks_results,
     checks_sessions,
@@ -200,6 +201,10 @@ CHECKS: tuple[Check, ...] = (
             *checks_faults.model_fault_checks(),
             *checks_tool_faults.tool_fault_checks(),
         )
+    ),
+    *(
+        Check(f"mcp_client/{name}", f"MCP client: {title}", f"docs/conformance.md, MCP client: {title}", run)
+        for name, title, run in checks_mcp_client.MCP_CLIENT_CHECKS
     ),
 )
 CHECK_IDS: tuple[str, ...] = tuple(check.id for check in CHECKS)

@@ -125,6 +125,7 @@ class _Subjects:
                 manifest=description.manifest_shown,
                 wire=description.wire,
                 faults=description.fault_policy,
+                mcp=description.mcp_client,
             )
             opened.pre_run(subject.pack.scenarios)
             self._lifecycle = opening.pop_all()  # kept open until the suite moves on

@@ -26,6 +26,7 @@ from windtunnel._runner.evidence import drain_model_requests, mcp_calls, reset_m
 from windtunnel._runner.execute import RunContext, RunResult, run_once
 from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
 from windtunnel._runtimes.fault_policy import FaultPolicy
+from windtunnel._runtimes.mcp_client import McpClientPolicy
 from windtunnel._scenario.model import Scenario
 from windtunnel._trace.models import Trace
 from windtunnel._trace.shapes import ReadResponse, read_response
@@ -178,6 +179,8 @@ class Subject:
     """The model wire its manifest declares (`[model] wire`; chat, Contract C's default, without one)."""
     faults: FaultPolicy = field(default_factory=FaultPolicy)
     """Its runtime.toml's `[faults]`: the fault policy the fault checks hold it to (default: no retries)."""
+    mcp: McpClientPolicy = field(default_factory=McpClientPolicy)
+    """Its runtime.toml's `[mcp]`: what its MCP client declares it hands the model (the mcp_client checks)."""
     pack: Pack = field(default_factory=kit_pack)
     recorded: list[Conversation] = field(default_factory=list)
     """The conversations of the scripted sessions since the last check began (the kit empties it)."""
@@ -198,11 +201,14 @@ class Subject:
         *,
         name: str = "kit",
         with_tools: bool = True,
+        pack: Pack | None = None,
     ) -> Iterator[Session]:
-        """A fresh handle whose model answers with `decisions`, torn down (never raising) on exit."""
+        """A fresh handle whose model answers with `decisions`, torn down (never raising) on exit; its
+        tools are the mocks of `pack` (the kit's own by default)."""
         runtime = self.reference()
         case = ReferenceCase(name=name, kind="golden", decisions=tuple(decisions))
-        with started_mcps(runtime, self.pack.plans() if with_tools else []) as mcps:
+        plans = (pack or self.pack).plans() if with_tools else []
+        with started_mcps(runtime, plans) as mcps:
             full = with_mcp_specs(config or AgentConfig(), mcps)
             with provisioned(runtime, full, mcps, runtime_name=self.name, case=case) as handle:
                 session = Session(handle, list(mcps), full, self.name, decisions=tuple(decisions))

@@ -26,8 +26,16 @@ KIT_PACK = Path(__file__).parent / "kitpack"
 plan's kit services all run its mocks."""
 
 
+MEDIA_PACK = Path(__file__).parent / "mediapack"
+"""The mcp_client checks' pack: tools whose results are images, mixed content and embedded resources."""
+
+
 def kit_pack() -> Pack:
     return load_pack(str(KIT_PACK))
+
+
+def media_pack() -> Pack:
+    return load_pack(str(MEDIA_PACK))
 
 
 def load_pack(ref: str, *, base: Path | None = None) -> Pack:

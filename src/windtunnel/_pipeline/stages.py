@@ -78,6 +78,7 @@ def build_stage(ctx: StageContext) -> list[CheckRecord]:
         manifest=description.manifest_shown,
         wire=description.wire,
         faults=description.fault_policy,
+        mcp=description.mcp_client,
     )
     return [*records, ready]
 

@@ -15,13 +15,12 @@ certified as it behaves. A fault named in `unhandled` is reported as INFO with i
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pydantic import field_validator
 
-from windtunnel._configfile import Strict, spec
+from windtunnel._configfile import Strict, known_names, spec
 from windtunnel._core.faults import FAULT_CLASSES, MODEL_FAULT_CLASSES
 
 RETRYABLE = tuple(MODEL_FAULT_CLASSES)
@@ -57,25 +56,17 @@ class FaultsTable(Strict):
     @field_validator("retry_on")
     @classmethod
     def _retryable(cls, names: list[str] | None) -> list[str] | None:
-        for name in names or []:
-            _known(name, RETRYABLE)
+        known_names(names, RETRYABLE, "fault")
         return names
 
     @field_validator("unhandled")
     @classmethod
     def _declared(cls, table: dict[str, str] | None) -> dict[str, str] | None:
+        known_names(list(table or {}), FAULT_CLASSES, "fault")
         for name, reason in (table or {}).items():
-            _known(name, FAULT_CLASSES)
             if not reason.strip():
                 raise ValueError(f"gives {name} no reason: say why the runtime does not handle it")
         return table
-
-
-def _known(name: str, names: tuple[str, ...]) -> None:
-    if name not in names:
-        close = difflib.get_close_matches(name, names, n=1)
-        guess = f"; did you mean {close[0]!r}?" if close else ""
-        raise ValueError(f"names unknown fault {name!r}{guess} known: {', '.join(names)}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -59,6 +59,7 @@ from windtunnel._runtimes.manifest_model import (
     ImageTable,
     RuntimeToml,
 )
+from windtunnel._runtimes.mcp_client import McpClientPolicy
 from windtunnel.errors import ConfigFileError
 
 __all__ = [
@@ -111,6 +112,8 @@ class RuntimeManifest:
     """`[model] side_models`: model names the gateway answers beside the script (side traffic)."""
     faults: FaultPolicy = field(default_factory=FaultPolicy)
     """`[faults]`: the fault policy the fault checks hold the runtime to (default: no retries)."""
+    mcp: McpClientPolicy = field(default_factory=McpClientPolicy)
+    """`[mcp]`: what its MCP client declares it hands the model (the mcp_client checks)."""
 
     @property
     def directory(self) -> Path:
@@ -245,6 +248,7 @@ def _merge(parent: RuntimeManifest | None, document: RuntimeToml, path: Path) ->
         wire=model.wire if model.wire is not None else base.wire,
         side_models=tuple(model.side_models) if model.side_models is not None else base.side_models,
         faults=base.faults.over(document.faults),
+        mcp=base.mcp.over(document.mcp),
     )
     _check_merged(merged)
     return merged

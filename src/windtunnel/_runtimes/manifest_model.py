@@ -6,14 +6,14 @@ runtime it varies. A key left out is None here, so a variant inherits it.
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Literal
 
 from pydantic import field_validator
 
-from windtunnel._configfile import Strict, spec
+from windtunnel._configfile import Strict, known_names, spec
 from windtunnel._runtimes.fault_policy import FaultsTable
+from windtunnel._runtimes.mcp_client import McpTable
 
 SCHEMA_VERSION = 1
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$"
@@ -150,13 +150,7 @@ class ConfigTable(Strict):
     @field_validator("supported")
     @classmethod
     def _known(cls, supported: list[str] | None) -> list[str] | None:
-        for name in supported or []:
-            if name not in CONFIG_FIELDS:
-                close = difflib.get_close_matches(name, sorted(CONFIG_FIELDS), n=1)
-                guess = f"; did you mean {close[0]!r}?" if close else ""
-                raise ValueError(
-                    f"names unknown field {name!r}{guess} known: {', '.join(sorted(CONFIG_FIELDS))}"
-                )
+        known_names(supported, sorted(CONFIG_FIELDS), "field")
         return supported
 
 
@@ -237,4 +231,7 @@ class RuntimeToml(Strict):
     )
     faults: FaultsTable | None = spec(
         expect="a table (windtunnel._runtimes.fault_policy)", example="[faults] with retries = 2 under it"
+    )
+    mcp: McpTable | None = spec(
+        expect="a table (windtunnel._runtimes.mcp_client)", example='[mcp] with content = ["image"] under it'
     )

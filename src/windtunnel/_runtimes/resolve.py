@@ -37,6 +37,7 @@ from windtunnel._core.ladder import check_model
 from windtunnel._runtimes.fault_policy import FaultPolicy
 from windtunnel._runtimes.manifest import MANIFEST, RuntimeManifest, lenient_name, load_manifest
 from windtunnel._runtimes.manifest_model import DEFAULT_WIRE
+from windtunnel._runtimes.mcp_client import McpClientPolicy
 from windtunnel._runtimes.plugin import LockKeyPlugin, ModelLabelPlugin
 from windtunnel._runtimes.registry import (
     available_runtimes,
@@ -102,6 +103,11 @@ class RuntimeDescription:
     def fault_policy(self) -> FaultPolicy:
         """The manifest's `[faults]`; the default policy (no retries) when there is no manifest."""
         return self.manifest.faults if self.manifest is not None else FaultPolicy()
+
+    @property
+    def mcp_client(self) -> McpClientPolicy:
+        """The manifest's `[mcp]`; nothing beyond text declared when there is no manifest."""
+        return self.manifest.mcp if self.manifest is not None else McpClientPolicy()
 
     @property
     def identity(self) -> tuple[str, ...]:

@@ -1,0 +1,59 @@
+"""What a runtime's MCP client declares it hands the model, `[mcp]` in runtime.toml (the mcp_client checks).
+
+    [mcp]
+    content = ["image", "resource"]   # content types of a tool result that reach the model
+    image = "note"                    # how an image reaches it: "native" (default) or "note"
+
+`content` names MCP content types a tool result may hold besides text: `image` (an image block),
+`resource` (an embedded resource's contents). `image = "native"` means an image block of the declared
+wire (Messages `image`, Responses `input_image`, Chat `image_url`); `note` is the visible fallback of a
+wire whose tool results hold no image: the result's text names the image and its MIME type, never its
+base64. A content type left out is INFO in its check, never PASSED or FAILED (docs/conformance.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import field_validator
+
+from windtunnel._configfile import Strict, known_names, spec
+
+CONTENT_TYPES = ("image", "resource")
+"""The content types a runtime may declare (`[mcp] content`), each with its mcp_client check."""
+IMAGE_FORMS = ("native", "note")
+
+
+class McpTable(Strict):
+    content: list[str] | None = spec(
+        expect=f"a list of MCP content types ({', '.join(CONTENT_TYPES)})",
+        example='content = ["image", "resource"] under [mcp]',
+    )
+    image: Literal["native", "note"] | None = spec(
+        expect=f"one of {', '.join(repr(f) for f in IMAGE_FORMS)} (how an image result reaches the model)",
+        example='image = "note" under [mcp] (or leave it out: native)',
+    )
+
+    @field_validator("content")
+    @classmethod
+    def _known(cls, names: list[str] | None) -> list[str] | None:
+        known_names(names, CONTENT_TYPES, "content type")
+        return names
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpClientPolicy:
+    """The merged `[mcp]` of a runtime; the default declares no content beyond text."""
+
+    content: frozenset[str] = frozenset()
+    image: str = "native"
+
+    def over(self, table: McpTable | None) -> McpClientPolicy:
+        """This policy with `table`'s keys over it (a variant inherits what it leaves out)."""
+        if table is None:
+            return self
+        return McpClientPolicy(
+            content=frozenset(table.content) if table.content is not None else self.content,
+            image=table.image if table.image is not None else self.image,
+        )
