@@ -24,8 +24,10 @@ __all__ = [
     "EgressReport",
     "ImageDigestsRuntime",
     "KillableHandle",
+    "PeerCuttingHandle",
     "ReachAttempt",
     "ReachRecordingRuntime",
+    "SandboxWatchingHandle",
     "StateProbingRuntime",
     "ToolListingMCPHandle",
 ]
@@ -202,6 +204,28 @@ class KillableHandle(Protocol):
     def kill(self) -> None:
         """Kill the runtime behind this handle at once (SIGKILL). Safe to call from another thread while
         send() waits; never raises. teardown() is still called afterwards and must clean up."""
+        ...
+
+
+@runtime_checkable
+class SandboxWatchingHandle(Protocol):
+    """A handle whose runtime runs in a sandbox the harness can tell apart from a restarted one."""
+
+    def sandbox_identity(self) -> str | None:
+        """The life of the sandbox's main process now (its start and process id, as its engine records
+        them), equal from one call to the next while that process lives; None when it does not run. Never
+        raises. A handle with this ability also fails any turn answered by a restarted sandbox."""
+        ...
+
+
+@runtime_checkable
+class PeerCuttingHandle(Protocol):
+    """A handle whose runtime's network the harness controls, so one peer can vanish for it."""
+
+    def cut_off(self, mcp: MCPHandle) -> None:
+        """From now on refuse the runtime's every connection to `mcp`'s server, open ones included, as a
+        server that is gone would; the server and other handles are untouched. Lasts until teardown. Raises
+        HarnessError when it cannot."""
         ...
 
 
