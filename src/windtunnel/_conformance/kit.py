@@ -22,6 +22,7 @@ from windtunnel._conformance import (
     checks_faults,
     checks_recovery,
     checks_results,
+    checks_sandbox,
     checks_sessions,
     checks_state,
     checks_tool_faults,
@@ -199,6 +200,7 @@ CHECKS: tuple[Check, ...] = (
         for fault, title, run in (
             *checks_faults.model_fault_checks(),
             *checks_tool_faults.tool_fault_checks(),
+            ("silent_restart", checks_sandbox.TITLE, checks_sandbox.silent_restart),
         )
     ),
 )
