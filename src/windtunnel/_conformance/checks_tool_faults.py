@@ -30,6 +30,7 @@ from windtunnel.errors import HarnessError
 LATE_S = 2.0
 """How late a `late` tool answers: within any runtime's patience for one tool call."""
 DONE = "wt-fault-tool-done"
+WARM = "wt-fault-tool-warm"
 TITLES = {
     "mcp_error": "a tool's error result reaches the model as that call's result",
     "mcp_jsonrpc_error": "a JSON-RPC error reaches the model as that call's failure",
@@ -52,12 +53,17 @@ def tool_fault_check(fault: str) -> Callable[[Subject], dict[str, Any]]:
 
     def run(subject: Subject) -> dict[str, Any]:
         declared_unhandled(subject.faults, fault)
-        script = [tools(call("lookup", key="alpha")), say(DONE)]
+        # A gone server was there for the session's first turn: the runtime had it connected and listed.
+        warm = [say(WARM)] if kind == GONE else []
+        script = [*warm, tools(call("lookup", key="alpha")), say(DONE)]
         with subject.scripted(script, name=f"fault-{fault}") as session:
             subject.needs_model_evidence(session)
             mock = next((m for m in session.mcps if "lookup" in _tools(m)), None)
+            sid = session_id(fault)
+            if warm:
+                session.turn("Answer.", sid)
             _arm(subject, session, mock, kind)
-            evidence = attempt(session, "Read note alpha, then answer.", session_id(fault))
+            evidence = attempt(session, "Read note alpha, then answer.", sid)
             if kind == GONE:
                 _confirm_gone(mock, evidence)
             if "failed" in evidence:  # reported as failed: honest whatever the fault
