@@ -24,10 +24,8 @@ __all__ = [
     "EgressReport",
     "ImageDigestsRuntime",
     "KillableHandle",
-    "PeerCuttingHandle",
     "ReachAttempt",
     "ReachRecordingRuntime",
-    "SandboxWatchingHandle",
     "StateProbingRuntime",
     "ToolListingMCPHandle",
 ]
