@@ -23,6 +23,7 @@ from windtunnel._conformance import (
     checks_mcp_client,
     checks_recovery,
     checks_results,
+    checks_sandbox,
     checks_sessions,
     checks_state,
     checks_tool_faults,
@@ -200,6 +201,7 @@ CHECKS: tuple[Check, ...] = (
         for fault, title, run in (
             *checks_faults.model_fault_checks(),
             *checks_tool_faults.tool_fault_checks(),
+            ("silent_restart", checks_sandbox.TITLE, checks_sandbox.silent_restart),
         )
     ),
     *(

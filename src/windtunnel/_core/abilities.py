@@ -234,6 +234,28 @@ class KillableHandle(Protocol):
 
 
 @runtime_checkable
+class SandboxWatchingHandle(Protocol):
+    """A handle whose runtime runs in a sandbox the harness can tell apart from a restarted one."""
+
+    def sandbox_identity(self) -> str | None:
+        """The life of the sandbox's main process now (its start and process id, as its engine records
+        them), equal from one call to the next while that process lives; None when it does not run. Never
+        raises. A handle with this ability also fails any turn answered by a restarted sandbox."""
+        ...
+
+
+@runtime_checkable
+class PeerCuttingHandle(Protocol):
+    """A handle whose runtime's network the harness controls, so one peer can vanish for it."""
+
+    def cut_off(self, mcp: MCPHandle) -> None:
+        """From now on refuse the runtime's every connection to `mcp`'s server, open ones included, as a
+        server that is gone would; the server and other handles are untouched. Lasts until teardown. Raises
+        HarnessError when it cannot."""
+        ...
+
+
+@runtime_checkable
 class ToolListingMCPHandle(MCPHandle, Protocol):
     """An MCP handle that can say which tools its server serves."""
 

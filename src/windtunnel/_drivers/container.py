@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 
 from docker.errors import DockerException
 
@@ -29,6 +30,7 @@ from windtunnel._core.agent_runtime import (
 )
 from windtunnel._core.reference import ReferenceCase
 from windtunnel._drivers.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
+from windtunnel._drivers.sandbox import cut_off, sandbox_identity
 from windtunnel._drivers.state_probe import LatestStateProbe, read_state_dump
 from windtunnel._engine.fence import start_fenced
 from windtunnel._engine.network import CALLER_LABEL
@@ -72,6 +74,8 @@ class ContainerHandle:
         )
         self._cursor = LogCursor(runtime.gateway_cursor())
         self._torn_down = False
+        self._identity = sandbox_identity(running.container)
+        """The life of the container's main process this handle serves; a turn of another is never passed."""
 
     @property
     def container(self) -> RunningContainer:
@@ -85,7 +89,7 @@ class ContainerHandle:
         """Contract C send on the caller's thread. A container that dies mid-turn drops the connection,
         which fails the turn at once; the failure then names the death, its exit code and last log lines."""
         try:
-            return self._inject.send(messages, session_id)
+            response = self._inject.send(messages, session_id)
         except RuntimeFault as exc:
             if isinstance(exc, RuntimeUnavailableError) and not self._torn_down:
                 self._raise_if_gone(exc, confirm_s=DEATH_CONFIRM_S)  # torn down: gone by design, not mid-turn
@@ -98,7 +102,42 @@ class ContainerHandle:
                     f"{gone}\n  so the turn failed: {exc.message}",
                     hint="Wind Tunnel's model gateway died (killed, out of memory, crashed), not the runtime",
                 ) from exc
+            self._raise_if_restarted()
             raise
+        self._raise_if_restarted()
+        return response
+
+    def sandbox_identity(self) -> str | None:
+        """The container's main process as the engine sees it now (None when it is not running)."""
+        now = sandbox_identity(self._running.container)
+        return None if now is None else now.line()
+
+    def _raise_if_restarted(self) -> None:
+        """A container whose main process died and came back (a restart policy, a supervisor, an OOM kill
+        answered by a restart) lost the turn's state: its answer is never recorded as a passed turn."""
+        now = sandbox_identity(self._running.container)
+        if self._identity is None or now is None or now == self._identity:
+            return  # not running: the death is reported by the caller's own path
+        raise RuntimeUnavailableError(
+            f"runtime {self._runtime.manifest.name!r}: its container restarted during the session (was "
+            f"{self._identity.line()}; now {now.line()}): its answer comes from a fresh sandbox and is not "
+            "recorded as a turn",
+            hint="the runtime's main process died and was brought back (a restart policy, a supervisor); "
+            "see its log lines with `docker logs`",
+            runtime=self._runtime.manifest.name,
+        )
+
+    def cut_off(self, mcp: MCPHandle) -> None:
+        """From now on the runtime's every connection to `mcp`'s server is refused (the `mcp_gone` fault),
+        its open ones included; the server itself and other runtimes are untouched. Lasts until teardown."""
+        holder = self._running.holder
+        address = self._runtime.stack.peer_addresses().get(urlsplit(mcp.url).hostname or "")
+        if holder is None or address is None:
+            raise HarnessError(
+                f"runtime {self._runtime.manifest.name!r} is not fenced or {mcp.url} is not a peer of its "
+                "run, so it cannot be cut off from it"
+            )
+        cut_off(holder, mcp.url, address)
 
     def _raise_if_gone(self, cause: RuntimeFault, *, confirm_s: float) -> None:
         """Raise a RuntimeUnavailableError naming the container's death if it died; the engine may report
