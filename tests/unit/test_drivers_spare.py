@@ -97,6 +97,20 @@ def test_close_waits_for_a_start_in_flight_and_removes_it() -> None:
     assert not spare.enabled
 
 
+def test_it_starts_ahead_for_what_was_asked_for_most() -> None:
+    engine = Engine()
+    spare = Spare(engine.remove)
+    spare.enable()
+    spare.start_next("default", engine.start)
+    assert spare.take("default") == 1  # type: ignore[comparison-overlap]
+    spare.start_next("default", engine.start)
+    assert spare.take("sampling") is None  # started for the default: removed
+    spare.start_next("sampling", engine.start)  # asked once, the default twice: ahead for the default
+    assert spare.take("default") == 3  # type: ignore[comparison-overlap]
+    spare.close()
+    assert engine.removed == [2]
+
+
 def test_a_failed_start_ahead_means_a_start_on_demand() -> None:
     engine = Engine(fail=True)
     spare = Spare(engine.remove)

@@ -1,11 +1,12 @@
 """A prestarted runtime container, depth 1: the next provision's fenced container starts while this one runs.
 
 A container start is mostly waiting (the fence holder, its rules, create and start, the runtime's own
-imports), so `Spare` starts the next one on a worker thread as soon as a handle is handed out. The next
-provision takes it only when it was started for exactly what that provision asks (the same service
-environment, mocks and peers its fence answers); anything else is removed and a container started as
-before. A spare is a fresh process nobody has sent anything to: what it hands over is the same as a start
-on demand, only earlier. Readiness is still awaited by the caller (the container boots either way).
+imports), so `Spare` starts the next one on a worker thread as soon as a handle is handed out, for what
+provisions asked for most so far. The next provision takes it only when it was started for exactly what
+it asks (the same service environment, mocks and peers its fence answers); anything else is removed and a
+container started as before. A spare is a fresh process nobody has sent anything to: what it hands over
+is the same as a start on demand, only earlier. Readiness is still awaited by the caller (the container
+boots either way).
 
 `close()` stops it on every way out: it waits for the worker's Docker calls (a stop signal interrupts the
 main thread only, so a half-created container is never left behind a run's cleanup), then removes what the
@@ -36,6 +37,8 @@ class Spare:
         self._workers: ThreadPoolExecutor | None = None
         self._ahead: tuple[Hashable, Future[RunningContainer]] | None = None
         self._closed = False
+        self._asked: dict[Hashable, int] = {}
+        self._starts: dict[Hashable, Start] = {}
 
     @property
     def enabled(self) -> bool:
@@ -48,11 +51,17 @@ class Spare:
                 self._workers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wt-spare")
 
     def start_next(self, key: Hashable, start: Start) -> None:
-        """Start a container for the next `take(key)` in the background (when enabled; else nothing)."""
+        """Note that `key` was asked for (with how to start one), and start ahead, in the background, a
+        container for the key asked for most so far (when enabled; else nothing). Checks mostly ask for
+        the same; one asking for something else (a sampling config) is then not followed by a spare only
+        it would use."""
         with self._lock:
+            self._asked[key] = self._asked.get(key, 0) + 1
+            self._starts[key] = start
             if self._workers is None or self._ahead is not None:
                 return
-            self._ahead = (key, self._workers.submit(start))
+            likely = max(self._asked, key=self._asked.__getitem__)  # the first asked wins a tie
+            self._ahead = (likely, self._workers.submit(self._starts[likely]))
 
     def take(self, key: Hashable) -> RunningContainer | None:
         """The container started ahead for `key` (waiting for its start calls), or None: none started,
