@@ -126,3 +126,59 @@ def test_a_killed_turn_must_surface_as_runtime_unavailable() -> None:
 def test_a_script_that_survives_the_teardown_fails() -> None:
     status, detail, _ = _recovery(LoopRuntime(keeps_script=True))
     assert status is CheckStatus.FAILED and "still got its scripted answer" in detail
+
+
+class PrestartingLoopRuntime(LoopRuntime):
+    """A LoopRuntime whose handles are "containers" it lists, each provision taking the one started ahead
+    and starting the next (as the container driver's PrestartingRuntime ability does); `leaves_container`:
+    a killed handle's teardown leaves its container behind."""
+
+    def __init__(self, leaves_container: bool = False) -> None:
+        super().__init__()
+        self.leaves_container = leaves_container
+        self.containers: set[str] = set()
+        self.ahead = self._new()
+
+    def _new(self) -> str:
+        name = f"runtime-{len(self.containers) + 1}"
+        self.containers.add(name)
+        return name
+
+    def provision_reference(
+        self, config: AgentConfig, case: ReferenceCase, mcps: list[MCPHandle] | None = None
+    ) -> LoopHandle:
+        handle = super().provision_reference(config, case, mcps)
+        mine, self.ahead = self.ahead, self._new()
+        killed = "pause" in str(case.decisions)
+        original = handle.teardown
+
+        def teardown() -> None:
+            original()
+            if not (killed and self.leaves_container):
+                self.containers.discard(mine)
+
+        handle.teardown = teardown  # type: ignore[method-assign]
+        return handle
+
+    def prestart_next(self) -> None:
+        return None
+
+    def prestarted(self) -> frozenset[str]:
+        return frozenset({self.ahead})
+
+    def run_network(self) -> str:
+        return "run"
+
+    def runtime_containers(self) -> dict[str, dict[str, bool]]:
+        return {name: {"run": True} for name in self.containers}
+
+
+def test_the_container_started_ahead_is_not_a_leftover_of_the_killed_handle() -> None:
+    status, detail, evidence = _recovery(PrestartingLoopRuntime())
+    assert status is CheckStatus.PASSED, detail
+    assert evidence["stale_containers"] == []
+
+
+def test_a_killed_handle_that_was_started_ahead_must_still_go_with_its_teardown() -> None:
+    status, detail, _ = _recovery(PrestartingLoopRuntime(leaves_container=True))
+    assert status is CheckStatus.FAILED and "['runtime-1'] survived its teardown" in detail

@@ -13,7 +13,7 @@ from windtunnel._conformance.checks_state import plain_answer
 from windtunnel._conformance.evidence import raise_for_run_error
 from windtunnel._conformance.model import CheckFailed, NotMeasured
 from windtunnel._conformance.subject import Subject, call, say, tools, two_step_script
-from windtunnel._core.abilities import ContainerListingRuntime, KillableHandle
+from windtunnel._core.abilities import ContainerListingRuntime, KillableHandle, PrestartingRuntime
 from windtunnel._core.agent_runtime import AgentHandle
 from windtunnel._runner.evidence import drain_model_requests
 from windtunnel.errors import RuntimeUnavailableError
@@ -38,7 +38,7 @@ def recovery(subject: Subject) -> dict[str, Any]:
     """Kill the runtime while a turn waits on a tool: the turn fails as RuntimeUnavailable, no script or
     container is left behind, and a new provision runs the kit's scenario to its scripted end."""
     listing = subject.runtime if isinstance(subject.runtime, ContainerListingRuntime) else None
-    before = set(listing.runtime_containers()) if listing is not None else set()
+    before = _handed_out(subject, listing)
     with subject.scripted([tools(call("pause", seconds=PAUSE_S)), say(LEFTOVER)]) as session:
         if not isinstance(session.handle, KillableHandle):
             raise NotMeasured(f"{subject.name}'s handle cannot be killed from outside (no kill())")
@@ -101,7 +101,7 @@ def _no_leftovers(
 ) -> None:
     """After the killed handle's teardown: no runtime container of it remains and its script is gone."""
     if listing is not None:
-        stale = sorted(set(listing.runtime_containers()) - before)
+        stale = sorted(_handed_out(subject, listing) - before)
         evidence["stale_containers"] = stale
         if stale:
             raise CheckFailed(f"the killed runtime's container(s) {stale} survived its teardown", evidence)
@@ -113,6 +113,16 @@ def _no_leftovers(
         raise CheckFailed(
             "after the killed case's teardown a plain handle still got its scripted answer", evidence
         )
+
+
+def _handed_out(subject: Subject, listing: ContainerListingRuntime | None) -> set[str]:
+    """The run's runtime containers but the one started ahead for the next provision (never a handle's;
+    a container started ahead and then handed to the killed handle is counted from then on, so it must go
+    with that handle's teardown like any other)."""
+    if listing is None:
+        return set()
+    ahead = subject.runtime.prestarted() if isinstance(subject.runtime, PrestartingRuntime) else frozenset()
+    return set(listing.runtime_containers()) - ahead
 
 
 def _clean_run(subject: Subject) -> dict[str, Any]:

@@ -117,7 +117,9 @@ class _Subjects:
         description = described_runtimes(self._config)[name]
         settings = load_settings(Path(str(self._config.rootpath)))
         with contextlib.ExitStack() as opening:
-            opened = opening.enter_context(open_runtime(description, lock_dir=settings.lock_dir))
+            opened = opening.enter_context(
+                open_runtime(description, lock_dir=settings.lock_dir, prestart=True)
+            )
             subject = Subject(
                 name=name,
                 runtime=opened.runtime,

@@ -26,6 +26,7 @@ __all__ = [
     "EgressReport",
     "ImageDigestsRuntime",
     "KillableHandle",
+    "PrestartingRuntime",
     "ReachAttempt",
     "ReachRecordingRuntime",
     "StateProbingRuntime",
@@ -159,6 +160,24 @@ class ClosableRuntime(Protocol):
         """Release them. The lifecycle calls it once, after post_run(), on every exit path (error, Ctrl-C, a
         stop signal); it must be idempotent. What it raises is reported (by `wt certify` as a harness
         error), never in place of the run's own error. The return value is ignored."""
+        ...
+
+
+@runtime_checkable
+class PrestartingRuntime(Protocol):
+    """A runtime that can start the next handle's process while the current one is in use."""
+
+    def prestart_next(self) -> None:
+        """From now on, each provision also starts, in the background, a fresh process for the next
+        provision that asks for the same (config, mocks); a provision asking for anything else gets one
+        started on demand, as without this. Every handle is still a process nothing was sent to before.
+        Idempotent; close() stops it and removes what it started, on every exit path; never raises."""
+        ...
+
+    def prestarted(self) -> frozenset[str]:
+        """The names of the runtime containers started ahead and not handed to any handle yet (a start
+        still in flight is waited for): what ContainerListingRuntime lists beyond its handles' containers.
+        Empty before prestart_next(); never raises."""
         ...
 
 

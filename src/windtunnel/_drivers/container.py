@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,11 +31,12 @@ from windtunnel._core.agent_runtime import (
 from windtunnel._core.reference import ReferenceCase
 from windtunnel._drivers.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
 from windtunnel._drivers.sandbox import cut_off, sandbox_identity
+from windtunnel._drivers.spare import Spare
 from windtunnel._drivers.state_probe import LatestStateProbe, read_state_dump
 from windtunnel._engine.fence import start_fenced
 from windtunnel._engine.network import CALLER_LABEL
 from windtunnel._engine.stack import ContainerStack, GatewaySpec, RunningContainer, logs_tail
-from windtunnel._engine.topology import DEFAULT_MODEL, runtime_service
+from windtunnel._engine.topology import DEFAULT_MODEL, runtime_env, runtime_service
 from windtunnel._gateway.client import LogCursor, start_scripted
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.manifest import RuntimeManifest
@@ -210,6 +211,7 @@ class ContainerRuntime:
         self.timeout_s = timeout_s
         self.image_digests: Mapping[str, str] = dict(image_digests or {})
         self.latest: ContainerHandle | None = None
+        self.spare = Spare(stack.remove)
 
     def gateway_cursor(self) -> int:
         return self.stack.gateway().next_index()
@@ -227,14 +229,9 @@ class ContainerRuntime:
     def _start(self, config: AgentConfig, mcps: list[MCPHandle], *, case: str | None) -> ContainerHandle:
         refuse_fields(config, self.manifest.supported, self.manifest.name)
         self.stack.gateway()
-        service = runtime_service(
-            self.manifest,
-            config,
-            mcps,
-            suffix=uuid.uuid4().hex[:6],
-            gateway_url=self.stack.gateway_url_for_agents,
-        )
-        running = start_fenced(self.stack, self.runtime_image, alias=service.alias, env=service.env)
+        key = self._start_key(config, mcps)
+        running = self.spare.take(key) or self._start_container(config, mcps)
+        self.spare.start_next(key, partial(self._start_container, config, mcps))
         try:
             self.stack.wait_listening(
                 running, self.manifest.port, timeout=START_TIMEOUT_S, what=f"runtime {self.manifest.name!r}"
@@ -244,6 +241,33 @@ class ContainerRuntime:
             raise
         self.latest = ContainerHandle(self, running, case=case)
         return self.latest
+
+    def _start_container(self, config: AgentConfig, mcps: list[MCPHandle]) -> RunningContainer:
+        """A fenced runtime container for `config` and `mcps`, started, not yet awaited."""
+        service = runtime_service(
+            self.manifest,
+            config,
+            mcps,
+            suffix=uuid.uuid4().hex[:6],
+            gateway_url=self.stack.gateway_url_for_agents,
+        )
+        return start_fenced(self.stack, self.runtime_image, alias=service.alias, env=service.env)
+
+    def _start_key(self, config: AgentConfig, mcps: list[MCPHandle]) -> Hashable:
+        """What a prestarted container must have been started for to serve this provision: its whole
+        environment (config, mocks, gateway) and the peers its fence's resolver answers."""
+        env = runtime_env(self.manifest, config, mcps, self.stack.gateway_url_for_agents)
+        return (tuple(sorted(env.items())), tuple(sorted(self.stack.peer_addresses().items())))
+
+    def prestart_next(self) -> None:
+        """The PrestartingRuntime ability: from now on each provision starts the next one's container
+        (windtunnel._drivers.spare); close() stops it and removes what it started."""
+        self.spare.enable()
+
+    def prestarted(self) -> frozenset[str]:
+        """The PrestartingRuntime ability: the runtime container started ahead, not handed out yet."""
+        ahead = self.spare.ahead()
+        return frozenset() if ahead is None else frozenset({str(ahead.container.name)})
 
     def state_probe(self) -> StateProbe | None:
         """A StateProbe over the most recently provisioned container's state dump, when the manifest has one."""
@@ -275,6 +299,7 @@ class ContainerRuntime:
         return self.stack.runtime_containers()
 
     def close(self) -> list[str]:
+        self.spare.close()  # first: its worker's Docker calls end before the run's containers are listed
         return self.stack.close()
 
     def with_gateway(self, gateway: GatewaySpec) -> ContainerRuntime:

@@ -42,7 +42,11 @@ def build_stage(ctx: StageContext) -> list[CheckRecord]:
             run.description = ctx.config.description_of(run.name)
         opened = run.lifecycle.enter_context(
             open_runtime(
-                run.description, lock_dir=ctx.config.lock_dir, label=ctx.run_id, on_problem=run.record_problem
+                run.description,
+                lock_dir=ctx.config.lock_dir,
+                label=ctx.run_id,
+                on_problem=run.record_problem,
+                prestart=True,  # the stages provision handle after handle
             )
         )
     except HarnessError as exc:

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from windtunnel._core.abilities import ClosableRuntime
+from windtunnel._core.abilities import ClosableRuntime, PrestartingRuntime
 from windtunnel._core.agent_runtime import (
     AgentConfig,
     AgentHandle,
@@ -87,11 +87,14 @@ def open_runtime(
     lock_dir: Path,
     label: str | None = None,
     on_problem: Problem | None = None,
+    prestart: bool = False,
 ) -> Iterator[OpenRuntime]:
     """Lock, build and yield the runtime; post_run() and close() on every way out (see the module docstring).
 
     A build that raises leaves nothing to close (the lock is released). `label` names the run for what
-    the runtime starts (default: the runtime's name).
+    the runtime starts (default: the runtime's name). `prestart`, for verbs that provision handle after
+    handle (certify, the conformance suite): a PrestartingRuntime starts each next handle's process while
+    the current one is in use; its close() removes what it started.
     """
     with contextlib.ExitStack() as exits:
         exits.enter_context(stop_signals())
@@ -99,6 +102,8 @@ def open_runtime(
         opened = OpenRuntime(description, build_runtime(description, label))
         exits.push(_finally(opened, "close", _close, on_problem))  # last out: LIFO
         exits.push(_finally(opened, "post_run", _post_run, on_problem))
+        if prestart and isinstance(opened.runtime, PrestartingRuntime):
+            opened.runtime.prestart_next()
         yield opened
 
 
