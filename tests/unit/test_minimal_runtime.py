@@ -210,6 +210,8 @@ def test_a_stale_session_header_fails_by_what_the_gateway_and_the_mocks_recorded
     for view in views:
         if view["recorder"] == "mocks" and view["session"] in misfiled:
             assert (view["problem"] is None) == ("reported 0 tool call(s)" in view["text"]), view
+
+
 CONTAINER_FAULTS = {"faults/mcp_gone", "faults/silent_restart"}
 """Faults the harness makes in the runtime's container or its network: they run in the conformance suite."""
 
