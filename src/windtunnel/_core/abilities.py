@@ -26,7 +26,6 @@ __all__ = [
     "EgressReport",
     "ImageDigestsRuntime",
     "KillableHandle",
-    "PrestartingRuntime",
     "ReachAttempt",
     "ReachRecordingRuntime",
     "StateProbingRuntime",
