@@ -80,14 +80,16 @@ def wt_process(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Po
             env=env,
             stdout=stdout,
             stderr=stderr,
-            # SIGINT as a terminal gives it: a test runner's worker (pytest-xdist) may ignore SIGINT, and an
-            # ignored signal is inherited and, rightly, respected by wt.
-            preexec_fn=_default_sigint,  # noqa: PLW1509 - it only resets one signal disposition
+            # The stop signals as a terminal gives them: a test runner's worker (pytest-xdist) may ignore
+            # SIGINT, a job started under nohup ignores SIGHUP, and an ignored signal is inherited and,
+            # rightly, respected by wt (a user's `nohup wt certify` means it).
+            preexec_fn=_default_stop_signals,  # noqa: PLW1509 - it only resets signal dispositions
         )
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+def _default_stop_signals() -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def output(cwd: Path) -> tuple[str, str]:
