@@ -29,6 +29,7 @@ from windtunnel._packs.mediapack.pack import (
 from windtunnel._runner.evidence import mcp_calls
 from windtunnel._trace.shapes import call_name, said
 from windtunnel._wire.dialect import Said
+from windtunnel._wire.reading import text_parts_of
 from windtunnel._wire.tools import bare
 
 DONE = "wt-mcp-client-done"
@@ -150,11 +151,7 @@ def image_problem(
 def visible_text(item: Said) -> str:
     """The text parts of a tool result item as sent (a string content, or each part's `text`)."""
     native = item.native if isinstance(item.native, Mapping) else {}
-    content = native.get("content", native.get("output"))
-    if isinstance(content, str):
-        return content
-    parts = content if isinstance(content, list) else []
-    return "\n".join(p["text"] for p in parts if isinstance(p, Mapping) and isinstance(p.get("text"), str))
+    return text_parts_of(native.get("content", native.get("output")))
 
 
 def native_images(value: Any, wire: str) -> list[tuple[str, bytes]]:

@@ -19,6 +19,15 @@ def text_of(content: Any) -> str:
     return "" if content is None else _json(content)
 
 
+def text_parts_of(content: Any) -> str:
+    """A content value's text alone: a string, or the `text` of each text part of a list; other parts
+    (an image, a document) are left out, not spelt as JSON as text_of() spells them."""
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    return "\n".join(p["text"] for p in parts if isinstance(p, Mapping) and isinstance(p.get("text"), str))
+
+
 def decoded(raw: Any) -> Any:
     """Arguments decoded when they are JSON text; raw when not JSON (a model may emit broken JSON)."""
     if isinstance(raw, str):
