@@ -120,15 +120,7 @@ class _Subjects:
             opened = opening.enter_context(
                 open_runtime(description, lock_dir=settings.lock_dir, prestart=True)
             )
-            subject = Subject(
-                name=name,
-                runtime=opened.runtime,
-                supported=description.supported,
-                manifest=description.manifest_shown,
-                wire=description.wire,
-                faults=description.fault_policy,
-                mcp=description.mcp_client,
-            )
+            subject = Subject.of(description, opened.runtime, name=name)
             opened.pre_run(subject.pack.scenarios)
             self._lifecycle = opening.pop_all()  # kept open until the suite moves on
         return subject

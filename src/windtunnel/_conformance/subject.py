@@ -27,6 +27,7 @@ from windtunnel._runner.execute import RunContext, RunResult, run_once
 from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
 from windtunnel._runtimes.fault_policy import FaultPolicy
 from windtunnel._runtimes.mcp_client import McpClientPolicy
+from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel._scenario.model import Scenario
 from windtunnel._trace.models import Trace
 from windtunnel._trace.shapes import ReadResponse, read_response
@@ -184,6 +185,19 @@ class Subject:
     pack: Pack = field(default_factory=kit_pack)
     recorded: list[Conversation] = field(default_factory=list)
     """The conversations of the scripted sessions since the last check began (the kit empties it)."""
+
+    @classmethod
+    def of(cls, description: RuntimeDescription, runtime: AgentRuntime, *, name: str) -> Subject:
+        """The subject `runtime` (built from `description`) is, with what its manifest declares."""
+        return cls(
+            name=name,
+            runtime=runtime,
+            supported=description.supported,
+            manifest=description.manifest_shown,
+            wire=description.wire,
+            faults=description.fault_policy,
+            mcp=description.mcp_client,
+        )
 
     def reference(self) -> ReferenceCapableAgentRuntime:
         if not isinstance(self.runtime, ReferenceCapableAgentRuntime):

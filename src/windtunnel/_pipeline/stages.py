@@ -75,15 +75,7 @@ def build_stage(ctx: StageContext) -> list[CheckRecord]:
     if ready.status is not CheckStatus.PASSED:
         return [*records, ready]  # nothing can run on it: the later stages are skipped
     run.runtime = runtime
-    run.subject = Subject(
-        name=run.name,
-        runtime=runtime,
-        supported=description.supported,
-        manifest=description.manifest_shown,
-        wire=description.wire,
-        faults=description.fault_policy,
-        mcp=description.mcp_client,
-    )
+    run.subject = Subject.of(description, runtime, name=run.name)
     return [*records, ready]
 
 
