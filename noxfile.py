@@ -46,7 +46,9 @@ def tests(session: nox.Session) -> None:
     # tests/dind needs the Docker-in-Docker engine of `nox -s certify_in_container`, which runs it.
     workers = ["-n", TEST_WORKERS, "--dist", "loadfile"] if TEST_WORKERS != "0" else []
     ignored = [f"--ignore={THIRDPARTY_TESTS}", f"--ignore={DIND_TESTS}"]
-    session.run("coverage", "run", "-m", "pytest", *workers, *ignored, *session.posargs)
+    # The slowest tests are printed so the session's time can be cut where it goes (docs/design.md, Speed).
+    slowest = ["--durations=40", "--durations-min=5"]
+    session.run("coverage", "run", "-m", "pytest", *workers, *ignored, *slowest, *session.posargs)
     session.run("coverage", "combine", "--quiet")
     session.run("coverage", "json", "--quiet", "-o", COVERAGE_JSON)
     floor = ["python", "tools/coverage_floor.py", COVERAGE_JSON]
