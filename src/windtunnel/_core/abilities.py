@@ -263,6 +263,17 @@ class SandboxWatchingHandle(Protocol):
 
 
 @runtime_checkable
+class MemoryStarvingHandle(Protocol):
+    """A handle whose runtime's memory limit the harness controls, so it can be made to run out."""
+
+    def starve_memory(self, headroom: int) -> dict[str, Any]:
+        """Lower the runtime's memory limit to what it holds now plus `headroom` bytes, no swap: its next
+        large allocation is killed for want of memory. Lasts until teardown. Returns what was held and the
+        limit set (bytes); raises HarnessError when it cannot."""
+        ...
+
+
+@runtime_checkable
 class PeerCuttingHandle(Protocol):
     """A handle whose runtime's network the harness controls, so one peer can vanish for it."""
 

@@ -30,7 +30,7 @@ from windtunnel._core.agent_runtime import (
 )
 from windtunnel._core.reference import ReferenceCase
 from windtunnel._drivers.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
-from windtunnel._drivers.sandbox import cut_off, sandbox_identity
+from windtunnel._drivers.sandbox import cut_off, sandbox_identity, starve_memory
 from windtunnel._drivers.spare import Spare
 from windtunnel._drivers.state_probe import LatestStateProbe, read_state_dump
 from windtunnel._engine.fence import start_fenced
@@ -119,14 +119,22 @@ class ContainerHandle:
         now = sandbox_identity(self._running.container)
         if self._identity is None or now is None or now == self._identity:
             return  # not running: the death is reported by the caller's own path
+        what = "restarted"
+        if now.oom_kills != self._identity.oom_kills:
+            what = "had a process OOM-killed (killed for want of memory)"
         raise RuntimeUnavailableError(
-            f"runtime {self._runtime.manifest.name!r}: its container restarted during the session (was "
-            f"{self._identity.line()}; now {now.line()}): its answer comes from a fresh sandbox and is not "
-            "recorded as a turn",
-            hint="the runtime's main process died and was brought back (a restart policy, a supervisor); "
-            "see its log lines with `docker logs`",
+            f"runtime {self._runtime.manifest.name!r}: its container {what} during the session (was "
+            f"{self._identity.line()}; now {now.line()}): its answer comes from a sandbox that lost its "
+            "state and is not recorded as a turn",
+            hint="the runtime's process died (out of memory, or brought back by a restart policy or a "
+            "supervisor); see its log lines with `docker logs`",
             runtime=self._runtime.manifest.name,
         )
+
+    def starve_memory(self, headroom: int) -> dict[str, Any]:
+        """Lower the container's memory limit to what it holds now plus `headroom` bytes, no swap (the
+        `oom` fault): its next large allocation is OOM-killed. Lasts until teardown."""
+        return starve_memory(self._running.container, headroom)
 
     def cut_off(self, mcp: MCPHandle) -> None:
         """From now on the runtime's every connection to `mcp`'s server is refused (the `mcp_gone` fault),
@@ -152,7 +160,9 @@ class ContainerHandle:
             except DockerException:
                 status, code = "removed", None
             else:
-                status, code = container.status, container.attrs.get("State", {}).get("ExitCode")
+                state = container.attrs.get("State", {})
+                status, code = container.status, state.get("ExitCode")
+                code = f"{code}, OOM-killed: out of memory" if state.get("OOMKilled") else code
             if status in {"exited", "dead", "removed"}:
                 raise RuntimeUnavailableError(
                     f"runtime {self._runtime.manifest.name!r}: its container {status} mid-turn "
