@@ -1,7 +1,8 @@
-"""The harness's own checks of the runtime's sandbox (`faults/silent_restart`, `faults/oom`): a runtime
-container whose main process died and came back between two turns (a restart policy, a supervisor, an OOM
-kill answered by a restart), or one OOM-killed mid-turn, lost its state, and Wind Tunnel must never record
-its turn as passed (docs/conformance.md, "Faults").
+"""The harness's own checks of the runtime's sandbox (`faults/silent_restart`, `faults/oom`,
+`faults/disk_full`): a runtime container whose main process died and came back between two turns (a
+restart policy, a supervisor, an OOM kill answered by a restart), or one OOM-killed mid-turn, lost its
+state, and Wind Tunnel must never record its turn as passed; one whose /tmp is full must report its turn
+failed or answer it as scripted, never make something up (docs/conformance.md, "Faults").
 
 Two turns of one session with an idle pause between them, as benchmarks pause while they grade. The
 engine's record of the container (its start, its main process) is read before and after; a handle that
@@ -14,13 +15,22 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from windtunnel._conformance.checks_bytes import compare_results, served_documents
 from windtunnel._conformance.checks_faults import attempt, declared_unhandled, session_id
+from windtunnel._conformance.checks_views import _views
 from windtunnel._conformance.model import CheckFailed, NotMeasured, OptionalAbsent
 from windtunnel._conformance.subject import Subject, say, tools
-from windtunnel._core.abilities import MemoryStarvingHandle, SandboxWatchingHandle
+from windtunnel._conversation.compare import INTEGRITY_KINDS, judge
+from windtunnel._conversation.model import DiffKind
+from windtunnel._core.abilities import (
+    DiskFillingHandle,
+    MemoryStarvingHandle,
+    SandboxWatchingHandle,
+    SmallTmpRuntime,
+)
 from windtunnel._core.reference import ReferenceToolCall
 from windtunnel._packs.kitpack.documents import SIZES
-from windtunnel._runner.evidence import reset_mocks
+from windtunnel._runner.evidence import mcp_calls, reset_mocks
 from windtunnel.errors import RuntimeFault
 
 IDLE_S = 2.5
@@ -119,4 +129,47 @@ def judge_oom(evidence: dict[str, Any]) -> dict[str, Any]:
         raise CheckFailed(
             f"the turn failed, but not for want of memory: the engine records no OOM kill: {failed}", evidence
         )
+    return evidence
+
+
+DISK_TITLE = "a full /tmp mid-turn: the turn is reported failed or answered as scripted, never made up"
+TMP_BYTES = 2 * 1024 * 1024
+"""The size of the runtime's /tmp in the disk_full check: small, so filling it costs a few engine calls."""
+DISK_DONE = "wt-disk-full-done"
+
+
+def disk_full(subject: Subject) -> dict[str, Any]:
+    """`faults/disk_full`: the runtime's container starts with a small /tmp, which the harness fills when
+    the turn starts; the turn reads the kit's 64 KiB volume (a result a runtime may spill to disk), then
+    answers. The turn reported failed holds; an answer holds when it is the scripted one and the three
+    views agree on the call and its result (nothing lost to the full disk passed off as served)."""
+    declared_unhandled(subject.faults, "disk_full")
+    runtime = subject.reference()
+    if not isinstance(runtime, SmallTmpRuntime):
+        raise NotMeasured(f"{subject.name} cannot start its sandbox with a small /tmp (no small_tmp())")
+    script = [tools(ReferenceToolCall("read_document", {"name": "volume"})), say(DISK_DONE)]
+    with runtime.small_tmp(TMP_BYTES), subject.scripted(script, name="fault-disk_full") as session:
+        handle = session.handle
+        if not isinstance(handle, DiskFillingHandle):
+            raise NotMeasured(f"{subject.name}'s handle cannot fill its sandbox's /tmp (no fill_tmp())")
+        evidence: dict[str, Any] = {"tmp_bytes": TMP_BYTES, "disk": handle.fill_tmp()}
+        text = "Read the volume document, then answer."
+        evidence["turn"] = outcome = attempt(session, text, session_id("disk_full"))
+        if "failed" in outcome:  # reported failed, visibly: what a runtime that needs the disk must do
+            return evidence
+        conversation, served = _views(session)
+        requests = session.turns[-1].requests or []
+        documents = served_documents(mcp_calls(session.mcps) or [])
+    if outcome["answered"] != DISK_DONE:
+        raise CheckFailed(
+            f"with /tmp full the runtime answered {outcome['answered']!r}; the model answered {DISK_DONE!r}: "
+            "a turn the full disk broke must be reported failed, never answered with something else",
+            evidence,
+        )
+    # The document's result is compared byte for byte (as long_tool_results does), the rest by the views.
+    broken = judge(conversation, served, INTEGRITY_KINDS - {DiffKind.RESULT}).broken
+    differing = [f.text for f in compare_results(requests, documents) if not f.held]
+    if broken or differing:
+        problems = [*differing, *(b.text for b in broken)]
+        raise CheckFailed(f"with /tmp full the views disagree: {'; '.join(problems[:3])}", evidence)
     return evidence

@@ -1,15 +1,18 @@
 """What the harness watches of a runtime container itself: whether it is still the sandbox it started (its
 main process never died and came back, no process of it was killed for want of memory), cutting it off
-from one MCP server (the `mcp_gone` fault) and starving it of memory (the `oom` fault).
+from one MCP server (the `mcp_gone` fault), starving it of memory (the `oom` fault) and filling its /tmp
+(the `disk_full` fault).
 
 All act from outside the runtime image, through the Docker API: the engine's record of the container
-(start time, main process id, restart count, its `oom` events), its memory limit, and the fence holder's
-firewall, which the runtime cannot touch (windtunnel._engine.fence).
+(start time, main process id, restart count, its `oom` events), its memory limit, its archive endpoint
+(`docker cp`) and the fence holder's firewall, which the runtime cannot touch (windtunnel._engine.fence).
 """
 
 from __future__ import annotations
 
+import io
 import shlex
+import tarfile
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,6 +21,7 @@ from urllib.parse import urlsplit
 
 from docker.errors import DockerException
 from docker.models.containers import Container
+from docker.types import DriverConfig, Mount
 
 from windtunnel.errors import HarnessError
 
@@ -116,3 +120,44 @@ def cut_off(holder: Container, url: str, address: str) -> None:
     if code != 0:
         text = bytes(output or b"").decode("utf-8", "replace").strip()
         raise HarnessError(f"could not cut the runtime off from {url} (exit {code}): {text[-300:]}")
+
+
+TMP = "/tmp"  # noqa: S108 - the path inside the runtime container, not a file of ours
+FILL_CHUNKS = (1024 * 1024, 64 * 1024, 4 * 1024)
+"""The sizes /tmp is filled with, largest first: each until the filesystem refuses one, then the next."""
+
+
+def small_tmp(size: int) -> Mount:
+    """A /tmp of `size` bytes for a runtime container: an anonymous tmpfs volume, so the harness can fill
+    it through the engine (`docker cp` writes into a volume; into a `--tmpfs` mount it writes beneath it,
+    unseen) and removing the container removes it. Its files are the image's /tmp, copied in."""
+    options = {"type": "tmpfs", "device": "tmpfs", "o": f"size={size},mode=1777"}
+    return Mount(target=TMP, source=None, type="volume", driver_config=DriverConfig("local", options))
+
+
+def fill_tmp(container: Container) -> dict[str, Any]:
+    """Fill the container's /tmp from outside (`docker cp` of read-only files owned by root, which the
+    runtime can neither write to nor remove under /tmp's sticky bit) until it has no byte left. Returns how
+    much was written and the engine's refusal of the last file (the proof it is full)."""
+    written, files, refusal = 0, 0, ""
+    for chunk in FILL_CHUNKS:
+        while True:
+            try:
+                container.put_archive(TMP, _archive(f"wt-disk-full-{files}", chunk))
+            except DockerException as exc:
+                refusal = str(exc).splitlines()[0][-200:]
+                files += 1  # the refused file may be left, empty: the next one takes another name
+                break
+            written, files = written + chunk, files + 1
+    if not refusal:
+        raise HarnessError(f"could not fill {TMP} of container {container.name}")
+    return {"path": TMP, "written_bytes": written, "refused": refusal}
+
+
+def _archive(name: str, size: int) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo(name)
+        info.size, info.mode = size, 0o444
+        tar.addfile(info, io.BytesIO(bytes(size)))
+    return buffer.getvalue()
