@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from windtunnel._conformance.checks_sandbox import judge_oom
+from windtunnel._conformance.checks_sandbox import DISK_DONE, judge_disk_full, judge_oom
 from windtunnel._conformance.model import CheckFailed, OptionalAbsent
 from windtunnel._drivers.sandbox import SandboxIdentity, cut_off_rule
 
@@ -57,3 +57,21 @@ def test_an_answer_without_any_oom_kill_is_not_measured_never_passed() -> None:
 def test_a_turn_failed_for_another_reason_than_memory_fails() -> None:
     with pytest.raises(CheckFailed, match="not for want of memory"):
         judge_oom(_oom_evidence(failed="runtime 'r': /wt/inject answered 500"))
+
+
+def test_a_full_disk_turn_reported_failed_holds_and_a_scripted_answer_holds() -> None:
+    failed = {"turn": {"failed": "reference: /wt/inject answered 500: [Errno 28] No space left on device"}}
+    assert judge_disk_full(failed, []) is failed
+    answered = {"turn": {"answered": DISK_DONE}}
+    assert judge_disk_full(answered, []) is answered
+
+
+def test_a_full_disk_answer_that_is_not_the_models_fails() -> None:
+    with pytest.raises(CheckFailed, match="never answered with something else"):
+        judge_disk_full({"turn": {"answered": "I could not read the document, but it says hello"}}, [])
+
+
+def test_a_full_disk_answer_whose_result_was_not_served_whole_fails() -> None:
+    cut = "model call 1: the volume result is cut at byte 4096"
+    with pytest.raises(CheckFailed, match="cut at byte 4096"):
+        judge_disk_full({"turn": {"answered": DISK_DONE}}, [cut])

@@ -156,20 +156,28 @@ def disk_full(subject: Subject) -> dict[str, Any]:
         text = "Read the volume document, then answer."
         evidence["turn"] = outcome = attempt(session, text, session_id("disk_full"))
         if "failed" in outcome:  # reported failed, visibly: what a runtime that needs the disk must do
-            return evidence
+            return judge_disk_full(evidence, [])
         conversation, served = _views(session)
         requests = session.turns[-1].requests or []
         documents = served_documents(mcp_calls(session.mcps) or [])
-    if outcome["answered"] != DISK_DONE:
-        raise CheckFailed(
-            f"with /tmp full the runtime answered {outcome['answered']!r}; the model answered {DISK_DONE!r}: "
-            "a turn the full disk broke must be reported failed, never answered with something else",
-            evidence,
-        )
     # The document's result is compared byte for byte (as long_tool_results does), the rest by the views.
     broken = judge(conversation, served, INTEGRITY_KINDS - {DiffKind.RESULT}).broken
     differing = [f.text for f in compare_results(requests, documents) if not f.held]
-    if broken or differing:
-        problems = [*differing, *(b.text for b in broken)]
+    return judge_disk_full(evidence, [*differing, *(b.text for b in broken)])
+
+
+def judge_disk_full(evidence: dict[str, Any], problems: list[str]) -> dict[str, Any]:
+    """PASSED for a turn reported failed, or answered as scripted with the views agreeing (no `problems`);
+    FAILED for any other answer or a disagreement."""
+    turn = evidence["turn"]
+    if "failed" in turn:
+        return evidence
+    if turn.get("answered") != DISK_DONE:
+        raise CheckFailed(
+            f"with /tmp full the runtime answered {turn.get('answered')!r}; the model answered {DISK_DONE!r}: "
+            "a turn the full disk broke must be reported failed, never answered with something else",
+            evidence,
+        )
+    if problems:
         raise CheckFailed(f"with /tmp full the views disagree: {'; '.join(problems[:3])}", evidence)
     return evidence
