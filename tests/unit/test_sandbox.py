@@ -3,11 +3,13 @@ identity (an OOM kill included) and the rule of the `faults/oom` check."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from windtunnel._conformance.checks_sandbox import DISK_DONE, judge_disk_full, judge_oom
 from windtunnel._conformance.model import CheckFailed, OptionalAbsent
-from windtunnel._drivers.sandbox import SandboxIdentity, cut_off_rule
+from windtunnel._drivers.sandbox import SandboxIdentity, cut_off_rule, has_small_tmp, small_tmp
 
 
 def test_the_cut_off_rule_resets_every_packet_to_the_server_before_any_accept() -> None:
@@ -75,3 +77,18 @@ def test_a_full_disk_answer_whose_result_was_not_served_whole_fails() -> None:
     cut = "model call 1: the volume result is cut at byte 4096"
     with pytest.raises(CheckFailed, match="cut at byte 4096"):
         judge_disk_full({"turn": {"answered": DISK_DONE}}, [cut])
+
+
+class _Recorded:
+    """A container as the engine records it (docker inspect): only what has_small_tmp reads."""
+
+    def __init__(self, mounts: list[Any]) -> None:
+        self.attrs = {"HostConfig": {"Mounts": mounts}}
+
+
+def test_only_a_container_started_with_the_small_tmp_is_filled() -> None:
+    # The writable layer is the engine's own disk: never filled. Only small_tmp()'s tmpfs volume is.
+    assert has_small_tmp(_Recorded([small_tmp(2 * 1024 * 1024)]))
+    assert not has_small_tmp(_Recorded([]))
+    bound = {"Target": "/tmp", "Type": "bind", "Source": "/srv/tmp"}
+    assert not has_small_tmp(_Recorded([bound]))

@@ -125,6 +125,8 @@ def cut_off(holder: Container, url: str, address: str) -> None:
 TMP = "/tmp"  # noqa: S108 - the path inside the runtime container, not a file of ours
 FILL_CHUNKS = (1024 * 1024, 64 * 1024, 4 * 1024)
 """The sizes /tmp is filled with, largest first: each until the filesystem refuses one, then the next."""
+FILL_CAP = 64 * 1024 * 1024
+"""Never more than this is written, whatever /tmp says: a fill that does not end is Wind Tunnel's error."""
 
 
 def small_tmp(size: int) -> Mount:
@@ -139,9 +141,12 @@ def fill_tmp(container: Container) -> dict[str, Any]:
     """Fill the container's /tmp from outside (`docker cp` of read-only files owned by root, which the
     runtime can neither write to nor remove under /tmp's sticky bit) until it has no byte left. Returns how
     much was written and the engine's refusal of the last file (the proof it is full)."""
+    if not has_small_tmp(container):
+        # Never write into the writable layer: that fills the engine's own disk, not the runtime's.
+        raise HarnessError(f"container {container.name} was not started with a small /tmp to fill")
     written, files, refusal = 0, 0, ""
     for chunk in FILL_CHUNKS:
-        while True:
+        while written < FILL_CAP:
             try:
                 container.put_archive(TMP, _archive(f"wt-disk-full-{files}", chunk))
             except DockerException as exc:
@@ -149,9 +154,19 @@ def fill_tmp(container: Container) -> dict[str, Any]:
                 files += 1  # the refused file may be left, empty: the next one takes another name
                 break
             written, files = written + chunk, files + 1
-    if not refusal:
-        raise HarnessError(f"could not fill {TMP} of container {container.name}")
+    if "no space left" not in refusal:  # capped, or refused for another reason: not full
+        raise HarnessError(f"could not fill {TMP} of container {container.name}: {refusal or 'no refusal'}")
     return {"path": TMP, "written_bytes": written, "refused": refusal}
+
+
+def has_small_tmp(container: Container) -> bool:
+    """Whether the container was started with small_tmp()'s /tmp (a tmpfs volume), as the engine records."""
+    mounts = container.attrs.get("HostConfig", {}).get("Mounts") or []
+    for mount in mounts:
+        options = ((mount.get("VolumeOptions") or {}).get("DriverConfig") or {}).get("Options") or {}
+        if mount.get("Target") == TMP and options.get("type") == "tmpfs":
+            return True
+    return False
 
 
 def _archive(name: str, size: int) -> bytes:
