@@ -52,7 +52,7 @@ FAULTS = {
     for name, checks in SUITE.caught_by.items()
     if name.startswith("reference-poison-") and (fault := _fault(name)) is not None
 }
-CONTAINER_FAULTS = {"faults/mcp_gone", "faults/silent_restart"}
+CONTAINER_FAULTS = {"faults/mcp_gone", "faults/silent_restart", "faults/oom", "faults/disk_full"}
 """Faults the harness makes in the runtime's container or its network: they run in the conformance suite."""
 CHECKS = sorted(
     ({c for checks in FAULTS.values() for c in checks} - CONTAINER_FAULTS)

@@ -212,7 +212,7 @@ def test_a_stale_session_header_fails_by_what_the_gateway_and_the_mocks_recorded
             assert (view["problem"] is None) == ("reported 0 tool call(s)" in view["text"]), view
 
 
-CONTAINER_FAULTS = {"faults/mcp_gone", "faults/silent_restart"}
+CONTAINER_FAULTS = {"faults/mcp_gone", "faults/silent_restart", "faults/oom", "faults/disk_full"}
 """Faults the harness makes in the runtime's container or its network: they run in the conformance suite."""
 
 

@@ -202,6 +202,8 @@ CHECKS: tuple[Check, ...] = (
             *checks_faults.model_fault_checks(),
             *checks_tool_faults.tool_fault_checks(),
             ("silent_restart", checks_sandbox.TITLE, checks_sandbox.silent_restart),
+            ("oom", checks_sandbox.OOM_TITLE, checks_sandbox.oom),
+            ("disk_full", checks_sandbox.DISK_TITLE, checks_sandbox.disk_full),
         )
     ),
     *(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import typing
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeGuard, TypeVar, runtime_checkable
 
@@ -259,6 +260,37 @@ class SandboxWatchingHandle(Protocol):
         """The life of the sandbox's main process now (its start and process id, as its engine records
         them), equal from one call to the next while that process lives; None when it does not run. Never
         raises. A handle with this ability also fails any turn answered by a restarted sandbox."""
+        ...
+
+
+@runtime_checkable
+class MemoryStarvingHandle(Protocol):
+    """A handle whose runtime's memory limit the harness controls, so it can be made to run out."""
+
+    def starve_memory(self, headroom: int) -> dict[str, Any]:
+        """Lower the runtime's memory limit to what it holds now plus `headroom` bytes, no swap: its next
+        large allocation is killed for want of memory. Lasts until teardown. Returns what was held and the
+        limit set (bytes); raises HarnessError when it cannot."""
+        ...
+
+
+@runtime_checkable
+class SmallTmpRuntime(Protocol):
+    """A runtime whose sandboxes can start with a small /tmp of their own, for the harness to fill."""
+
+    def small_tmp(self, size: int) -> AbstractContextManager[None]:
+        """Within the block, each provisioned sandbox's /tmp is a filesystem of `size` bytes its handle can
+        fill (DiskFillingHandle); outside it, the image's own."""
+        ...
+
+
+@runtime_checkable
+class DiskFillingHandle(Protocol):
+    """A handle whose runtime's /tmp the harness can fill from outside."""
+
+    def fill_tmp(self) -> dict[str, Any]:
+        """Fill the sandbox's small /tmp until no byte is left; what was written and the refusal that
+        proves it full. Raises HarnessError when it cannot (a sandbox started outside small_tmp())."""
         ...
 
 

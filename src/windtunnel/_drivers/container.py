@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,7 +30,13 @@ from windtunnel._core.agent_runtime import (
 )
 from windtunnel._core.reference import ReferenceCase
 from windtunnel._drivers.http_inject import DEFAULT_TIMEOUT_S, HttpInjectHandle
-from windtunnel._drivers.sandbox import cut_off, sandbox_identity
+from windtunnel._drivers.sandbox import (
+    cut_off,
+    fill_tmp,
+    sandbox_identity,
+    small_tmp,
+    starve_memory,
+)
 from windtunnel._drivers.spare import Spare
 from windtunnel._drivers.state_probe import LatestStateProbe, read_state_dump
 from windtunnel._engine.fence import start_fenced
@@ -119,14 +125,27 @@ class ContainerHandle:
         now = sandbox_identity(self._running.container)
         if self._identity is None or now is None or now == self._identity:
             return  # not running: the death is reported by the caller's own path
+        what = "restarted"
+        if now.oom_kills != self._identity.oom_kills:
+            what = "had a process OOM-killed (killed for want of memory)"
         raise RuntimeUnavailableError(
-            f"runtime {self._runtime.manifest.name!r}: its container restarted during the session (was "
-            f"{self._identity.line()}; now {now.line()}): its answer comes from a fresh sandbox and is not "
-            "recorded as a turn",
-            hint="the runtime's main process died and was brought back (a restart policy, a supervisor); "
-            "see its log lines with `docker logs`",
+            f"runtime {self._runtime.manifest.name!r}: its container {what} during the session (was "
+            f"{self._identity.line()}; now {now.line()}): its answer comes from a sandbox that lost its "
+            "state and is not recorded as a turn",
+            hint="the runtime's process died (out of memory, or brought back by a restart policy or a "
+            "supervisor); see its log lines with `docker logs`",
             runtime=self._runtime.manifest.name,
         )
+
+    def starve_memory(self, headroom: int) -> dict[str, Any]:
+        """Lower the container's memory limit to what it holds now plus `headroom` bytes, no swap (the
+        `oom` fault): its next large allocation is OOM-killed. Lasts until teardown."""
+        return starve_memory(self._running.container, headroom)
+
+    def fill_tmp(self) -> dict[str, Any]:
+        """Fill the container's small /tmp (started under ContainerRuntime.small_tmp) until no byte is
+        left (the `disk_full` fault). Lasts until teardown."""
+        return fill_tmp(self._running.container)
 
     def cut_off(self, mcp: MCPHandle) -> None:
         """From now on the runtime's every connection to `mcp`'s server is refused (the `mcp_gone` fault),
@@ -152,7 +171,9 @@ class ContainerHandle:
             except DockerException:
                 status, code = "removed", None
             else:
-                status, code = container.status, container.attrs.get("State", {}).get("ExitCode")
+                state = container.attrs.get("State", {})
+                status, code = container.status, state.get("ExitCode")
+                code = f"{code}, OOM-killed: out of memory" if state.get("OOMKilled") else code
             if status in {"exited", "dead", "removed"}:
                 raise RuntimeUnavailableError(
                     f"runtime {self._runtime.manifest.name!r}: its container {status} mid-turn "
@@ -212,6 +233,18 @@ class ContainerRuntime:
         self.image_digests: Mapping[str, str] = dict(image_digests or {})
         self.latest: ContainerHandle | None = None
         self.spare = Spare(stack.remove)
+        self._tmp_bytes: int | None = None
+        """The size of the /tmp of the containers started now (small_tmp); None: the image's own."""
+
+    @contextlib.contextmanager
+    def small_tmp(self, size: int) -> Iterator[None]:
+        """Containers provisioned inside start with a /tmp of `size` bytes their handle can fill (the
+        `disk_full` fault); a container prestarted for another provision is never taken for one."""
+        self._tmp_bytes = size
+        try:
+            yield
+        finally:
+            self._tmp_bytes = None
 
     def gateway_cursor(self) -> int:
         return self.stack.gateway().next_index()
@@ -230,8 +263,11 @@ class ContainerRuntime:
         refuse_fields(config, self.manifest.supported, self.manifest.name)
         self.stack.gateway()
         key = self._start_key(config, mcps)
-        running = self.spare.take(key) or self._start_container(config, mcps)
-        self.spare.start_next(key, partial(self._start_container, config, mcps))
+        start = partial(
+            self._start_container, config, mcps, self._tmp_bytes
+        )  # bound now: a spare starts later
+        running = self.spare.take(key) or start()
+        self.spare.start_next(key, start)
         try:
             self.stack.wait_listening(
                 running, self.manifest.port, timeout=START_TIMEOUT_S, what=f"runtime {self.manifest.name!r}"
@@ -242,7 +278,9 @@ class ContainerRuntime:
         self.latest = ContainerHandle(self, running, case=case)
         return self.latest
 
-    def _start_container(self, config: AgentConfig, mcps: list[MCPHandle]) -> RunningContainer:
+    def _start_container(
+        self, config: AgentConfig, mcps: list[MCPHandle], tmp_bytes: int | None = None
+    ) -> RunningContainer:
         """A fenced runtime container for `config` and `mcps`, started, not yet awaited."""
         service = runtime_service(
             self.manifest,
@@ -251,13 +289,17 @@ class ContainerRuntime:
             suffix=uuid.uuid4().hex[:6],
             gateway_url=self.stack.gateway_url_for_agents,
         )
-        return start_fenced(self.stack, self.runtime_image, alias=service.alias, env=service.env)
+        mounts = [small_tmp(tmp_bytes)] if tmp_bytes else []
+        return start_fenced(
+            self.stack, self.runtime_image, alias=service.alias, env=service.env, mounts=mounts
+        )
 
     def _start_key(self, config: AgentConfig, mcps: list[MCPHandle]) -> Hashable:
         """What a prestarted container must have been started for to serve this provision: its whole
         environment (config, mocks, gateway) and the peers its fence's resolver answers."""
         env = runtime_env(self.manifest, config, mcps, self.stack.gateway_url_for_agents)
-        return (tuple(sorted(env.items())), tuple(sorted(self.stack.peer_addresses().items())))
+        peers = tuple(sorted(self.stack.peer_addresses().items()))
+        return (tuple(sorted(env.items())), peers, self._tmp_bytes)
 
     def prestart_next(self) -> None:
         """The PrestartingRuntime ability: from now on each provision starts the next one's container

@@ -21,7 +21,7 @@ import io
 import json
 import shlex
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,7 @@ import docker
 from docker.errors import DockerException, ImageNotFound
 from docker.models.containers import Container
 from docker.models.networks import Network
+from docker.types import Mount
 
 from windtunnel._engine.fence_log import EMBEDDED_DNS
 from windtunnel._engine.netguard_agent import READY_FILE, RESOLVER_ADDRESS
@@ -172,10 +173,16 @@ def fence_script(subnet: str, host: str) -> str:
 
 
 def start_fenced(
-    stack: ContainerStack, image: str, *, alias: str, env: Mapping[str, str], role: str = "runtime"
+    stack: ContainerStack,
+    image: str,
+    *,
+    alias: str,
+    env: Mapping[str, str],
+    role: str = "runtime",
+    mounts: Sequence[Mount] = (),
 ) -> RunningContainer:
     """Start `image` inside a fresh, fenced holder on the run network; the holder answers to `alias`
-    and owns the IP. stack.remove() removes both, the container first."""
+    and owns the IP. stack.remove() removes both, the container first (its anonymous volumes with it)."""
     from windtunnel._engine.stack import RunningContainer
 
     network = stack.network
@@ -193,6 +200,7 @@ def start_fenced(
             labels={**stack.labels, ROLE_LABEL: role},
             network_mode=f"container:{holder.id}",
             cap_drop=list(RUNTIME_CAP_DROP),
+            mounts=list(mounts),
             detach=True,
         )
         container.start()
@@ -269,6 +277,6 @@ def _install_fence(holder: Container, subnet: str, host: str) -> None:
 
 def _remove(container: Container) -> None:
     try:
-        container.remove(force=True)
+        container.remove(force=True, v=True)
     except DockerException:
         return

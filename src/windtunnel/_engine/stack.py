@@ -332,7 +332,7 @@ class ContainerStack:
     @staticmethod
     def _remove_container(container: Container) -> None:
         try:
-            container.remove(force=True)
+            container.remove(force=True, v=True)  # its anonymous volumes (a small /tmp) with it
         except DockerException:  # already gone (NotFound) or the engine refused: close() sweeps by label
             return
 

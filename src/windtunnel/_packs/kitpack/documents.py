@@ -13,8 +13,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-SIZES: dict[str, int] = {"brief": 900, "page": 4_096, "chapter": 16_384, "volume": 65_536}
-"""The documents the `document` tool serves, by name: their length in UTF-8 bytes, exactly."""
+SIZES: dict[str, int] = {
+    "brief": 900,
+    "page": 4_096,
+    "chapter": 16_384,
+    "volume": 65_536,
+    "archive": 512 * 65_536,
+}
+"""The documents the `document` tool serves, by name: their length in UTF-8 bytes, exactly. The 32 MiB
+`archive` is the volume 512 times over: a result no runtime can hold under the `faults/oom` check's
+memory limit (docs/conformance.md, "The harness's own faults")."""
+REPEATED = {"archive": "volume"}
+"""Documents made of another one repeated (built in one step: growing 32 MiB piece by piece is slow)."""
 
 # Look-alike letters and typographic quotes on purpose: a runtime that folds them to ASCII is caught.
 _PROSE = (
@@ -52,6 +62,9 @@ def _pieces() -> tuple[str, ...]:
 def document(name: str) -> str:
     """The document called `name` (a key of SIZES): exactly SIZES[name] bytes of UTF-8, ending in a newline."""
     size = SIZES[name]
+    if name in REPEATED:
+        unit = REPEATED[name]
+        return document(unit) * (size // SIZES[unit])
     text = f"Document {name} ({size} bytes)\n"
     used = len(text.encode("utf-8"))
     pieces = [(piece, len(piece.encode("utf-8"))) for piece in _pieces()]
