@@ -124,6 +124,7 @@ class _Subjects:
                 name=name,
                 runtime=opened.runtime,
                 supported=description.supported,
+                unsupported=description.unsupported,
                 manifest=description.manifest_shown,
                 wire=description.wire,
                 faults=description.fault_policy,

@@ -79,6 +79,7 @@ def build_stage(ctx: StageContext) -> list[CheckRecord]:
         name=run.name,
         runtime=runtime,
         supported=description.supported,
+        unsupported=description.unsupported,
         manifest=description.manifest_shown,
         wire=description.wire,
         faults=description.fault_policy,
