@@ -104,7 +104,7 @@ def sampling(subject: Subject) -> dict[str, Any]:
         where = subject.manifest or "its runtime.toml"
         raise CheckFailed(
             f"{subject.name} declares {', '.join(undeclared)} neither supported nor unsupported: in {where}, "
-            f'add it to [config] supported if its model calls carry it (e.g. supported = [..., "{undeclared[0]}"]'
+            f'add each to [config] supported if its model calls carry it (e.g. supported = [..., "{undeclared[0]}"]'
             f" and pass WT_SAMPLING on), else to [config] unsupported with the reason it cannot (e.g. "
             f'unsupported = {{ "{undeclared[0]}" = "why" }})',
             {"declared": sorted(supported or ()), "unsupported": declared},
