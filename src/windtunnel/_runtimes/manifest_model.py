@@ -147,7 +147,6 @@ class ConfigTable(Strict):
         expect=f"a list of AgentConfig field names ({', '.join(sorted(CONFIG_FIELDS))})",
         example='supported = ["system_prompt", "mcp_servers", "model.name"] under [config]',
     )
-
     unsupported: dict[str, str] | None = spec(
         expect='a table of AgentConfig field name = "why the runtime cannot honour it"',
         example='unsupported = { "sampling.top_p" = "its SDK sends no top_p" } under [config]',
