@@ -52,6 +52,15 @@ def known_names(names: Sequence[str] | None, known: Sequence[str], what: str) ->
             raise ValueError(f"names unknown {what} {name!r}{guess} known: {', '.join(known)}")
 
 
+def known_with_reasons(table: Mapping[str, str] | None, known: Sequence[str], what: str, why: str) -> None:
+    """For a validator of a `name = "reason"` table: a ValueError naming an unknown name (as known_names)
+    or a name given no reason (`why` says what the reason must tell)."""
+    known_names(list(table or {}), known, what)
+    for name, reason in (table or {}).items():
+        if not reason.strip():
+            raise ValueError(f"gives {name} no reason: say {why}")
+
+
 def shown(path: Path) -> str:
     """`path` as a message shows it: relative to the working directory when it lies below it."""
     try:

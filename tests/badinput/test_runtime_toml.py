@@ -298,6 +298,42 @@ CASES = [
     case(
         "supported number", HEAD + "[config]\nsupported = [1]\n", "config.supported[0] = 1: must be a list of"
     ),
+    # [config] unsupported: fields a runtime knowingly cannot honour, each with its reason
+    case(
+        "unsupported typo",
+        HEAD + '[config]\nunsupported = { "sampling.temprature" = "no knob" }\n',
+        'config.unsupported = { sampling.temprature = "no knob" }: names unknown field',
+    ),
+    case(
+        "unsupported no reason",
+        HEAD + '[config.unsupported]\n"sampling.top_p" = ""\n',
+        "gives sampling.top_p no reason: say why the runtime cannot honour it",
+    ),
+    case(
+        "unsupported and supported",
+        HEAD + '[config]\nsupported = ["sampling.top_p"]\nunsupported = { "sampling.top_p" = "no knob" }\n',
+        "runtimes/x/runtime.toml: config.unsupported names sampling.top_p, which [config] supported names too",
+    ),
+    case(
+        "unsupported list",
+        HEAD + '[config]\nunsupported = ["sampling.top_p"]\n',
+        "must be a table of AgentConfig",
+    ),
+    # [mcp] result_limit: the most characters of one tool result that reach the model, and why
+    case(
+        "result_limit zero",
+        HEAD + '[mcp]\nresult_limit = { chars = 0, reason = "r" }\n',
+        "chars = 0: must be",
+    ),
+    case("result_limit no reason", HEAD + "[mcp]\nresult_limit = { chars = 50000 }\n", "reason is missing"),
+    case(
+        "result_limit empty reason",
+        HEAD + '[mcp.result_limit]\nchars = 50000\nreason = " "\n',
+        'mcp.result_limit.reason = " ": must be why longer results do not reach the model whole',
+    ),
+    case(
+        "result_limit number", HEAD + "[mcp]\nresult_limit = 50000\n", "mcp.result_limit = 50000: must be a"
+    ),
     # [driver] plugin
     case(
         "plugin no colon", 'name = "x"\n[driver]\nplugin = "driver"\n', 'driver.plugin = "driver": must be a'

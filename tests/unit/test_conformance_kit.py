@@ -66,6 +66,9 @@ def _reference_agent(name: str) -> Any:
     return importlib.import_module(f"reference_agent.{name}")
 
 
+MAX_TOKENS_ONLY = frozenset({"sampling.max_tokens"})
+
+
 class _Stack:
     """Gateway, mocks and one reference service per profile the kit provisions, with WT_FAULT set."""
 
@@ -77,7 +80,8 @@ class _Stack:
         self.mocks = [*kit, *media]
         self.servers: list[ServerThread] = [self.gateway]
         runtimes = {}
-        configs = [AgentConfig(), *kit_configs(manifest.supported)]
+        # ... and the sampling check's configs for a runtime that honours max_tokens alone (declared below)
+        configs = [AgentConfig(), *kit_configs(manifest.supported), *kit_configs(MAX_TOKENS_ONLY)]
         profiles = [
             *((mcps, config) for mcps in ([], kit) for config in configs),
             (media, AgentConfig()),
@@ -213,3 +217,59 @@ def test_a_poisons_failing_check_names_the_disagreement_in_its_conversation(
         for c in _result(stacks("sort_tool_calls"), "raw_tool_call_shapes").conversations
     ]
     assert only is DiffKind.ORDER
+
+
+SAMPLING_REASONS = {
+    "sampling.temperature": "no temperature knob",
+    "sampling.top_p": "no top_p knob",
+    "sampling.tool_choice": "tool_choice fixed",
+}
+
+
+def _declaring(runtime: Any, supported: frozenset[str], unsupported: dict[str, str]) -> Any:
+    """`sampling` run on a subject whose runtime.toml declares `supported` and `unsupported` ([config])."""
+    subject = Subject(name="declared", runtime=runtime, supported=supported, unsupported=unsupported)
+    return run_check(check_by_id("sampling"), subject)
+
+
+def test_sampling_fails_a_field_declared_neither_supported_nor_unsupported() -> None:
+    # raised before any session: the runtime is never touched
+    result = _declaring(object(), frozenset({"sampling.max_tokens"}), {"sampling.top_p": "no knob"})
+    assert result.status is CheckStatus.FAILED
+    assert (
+        "declares sampling.temperature, sampling.tool_choice neither supported nor unsupported"
+        in result.detail
+    )
+    assert '[config] unsupported with the reason it cannot (e.g. unsupported = { "sampling.temperature"' in (
+        result.detail
+    )
+
+
+def test_sampling_with_every_field_declared_unsupported_is_info_naming_the_reasons() -> None:
+    reasons = {**SAMPLING_REASONS, "sampling.max_tokens": "no max_tokens knob"}
+    result = _declaring(object(), frozenset({"system_prompt"}), reasons)
+    assert result.status is CheckStatus.INFO
+    assert result.detail.startswith("declared not handled ([config] unsupported): sampling.temperature: no ")
+    assert result.evidence == {"measured": [], "declared": reasons}
+
+
+def test_sampling_measures_what_is_supported_then_is_info_for_what_is_declared_unsupported(
+    stacks: Callable[[str | None], LoopbackRuntime],
+) -> None:
+    supported = stacks(None).manifest.supported - set(SAMPLING_REASONS)
+    assert (
+        supported & {f"sampling.{key}" for key in ("temperature", "top_p", "max_tokens")} == MAX_TOKENS_ONLY
+    )
+    result = _declaring(stacks(None), supported, SAMPLING_REASONS)
+    assert result.status is CheckStatus.INFO, result.detail
+    assert "sampling.top_p: no top_p knob" in result.detail and result.evidence["measured"] == ["max_tokens"]
+    assert [run["configured"] for run in result.evidence["runs"]] == [
+        {"max_tokens": 321},
+        {"max_tokens": 321},
+        {"max_tokens": 123},
+    ]
+    # what is measured is still scored: a runtime that drops max_tokens fails, declaration or not
+    poisoned = _declaring(stacks("ignore_sampling"), supported, SAMPLING_REASONS)
+    assert (
+        poisoned.status is CheckStatus.FAILED and "sampling.max_tokens=321 did not reach" in poisoned.detail
+    )

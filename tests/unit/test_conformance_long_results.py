@@ -13,10 +13,13 @@ from windtunnel._conformance.checks_bytes import (
     LONG_SCRIPT,
     compare_results,
     framed_results,
+    judged,
     served_documents,
 )
+from windtunnel._conformance.model import CheckFailed, OptionalAbsent
 from windtunnel._packs.kitpack.documents import SIZES, document
 from windtunnel._packs.kitpack.pack import notes_server
+from windtunnel._runtimes.mcp_client import ResultLimit
 from windtunnel._wire.openai_chat import decision_message
 
 
@@ -149,3 +152,44 @@ def test_framing_does_not_excuse_a_changed_result(change: Any) -> None:
     # the offset counts from where the served text begins in the result, not from the framing's first byte
     assert broken[0].text.startswith(f"after {len(header)} bytes of framing, the volume result differs")
     assert "from byte 0 on" not in broken[0].text
+
+
+LIMIT = ResultLimit(50000, "longer results are saved to a file and previewed")
+
+
+def _preview(name: str, text: str) -> str:
+    """What Claude Code hands the model for an MCP result over its 50,000-character threshold."""
+    if len(text) <= LIMIT.chars:
+        return text
+    saved = f"Output too large. Full output saved to: /s/{name}.txt"
+    return f"<persisted-output>\n{saved}\n{text[:2000]}\n</persisted-output>"
+
+
+def _judged(result: Any, limit: ResultLimit | None) -> dict[str, Any]:
+    _, served = _served()
+    requests = _requests(result)
+    return judged(requests, served, compare_results(requests, served), limit)
+
+
+def test_a_declared_result_limit_makes_an_altered_longer_result_info_with_what_reached_the_model() -> None:
+    assert len(document("chapter")) < LIMIT.chars < len(document("volume"))  # one document on each side
+    with pytest.raises(OptionalAbsent) as info:
+        _judged(_preview, LIMIT)
+    assert info.value.detail == (
+        "declared not handled ([mcp] result_limit): results over 50000 characters: longer results are saved "
+        f"to a file and previewed; arrived altered: volume ({len(document('volume'))} characters)"
+    )
+    evidence = info.value.evidence
+    assert evidence["result_limit"] == {"chars": 50000, "reason": LIMIT.reason}
+    assert evidence["over_limit"]["volume"].startswith("<persisted-output>")  # what the model got, kept
+    altered = {f["compared"] for f in evidence["compared"] if not f["held"]}
+    assert altered == {"the read_document(name='volume') result the model was sent, with the mock's answer"}
+
+
+def test_a_declared_result_limit_excuses_nothing_up_to_it_and_is_silent_when_all_held() -> None:
+    # the poison truncate_long_tool_results cuts the 4 KiB and 16 KiB documents too: below the limit, FAILED
+    with pytest.raises(CheckFailed, match="model call 1: the page result differs"):
+        _judged(lambda _name, text: text[:1024] + "…" if len(text) > 1024 else text, LIMIT)
+    assert "volume" in _judged(lambda _name, text: text, LIMIT)["served"]  # all whole: PASSED as before
+    with pytest.raises(CheckFailed, match="the volume result"):
+        _judged(_preview, None)  # no declaration: the preview fails as it always did

@@ -247,7 +247,9 @@ def test_usage_it_does_not_report_is_info_never_a_failure(subject: Subject) -> N
     assert "usage not reported: unknown" in result.detail and result.evidence["rendered_prompt_hash"]
 
 
-def test_a_runtime_declaring_no_sampling_field_fails_naming_the_line_to_add(subject: Subject) -> None:
+def test_a_runtime_declaring_no_sampling_field_either_way_fails_naming_the_lines_to_add(
+    subject: Subject,
+) -> None:
     undeclared = Subject(
         name="minimal",
         runtime=subject.runtime,
@@ -256,7 +258,14 @@ def test_a_runtime_declaring_no_sampling_field_fails_naming_the_line_to_add(subj
     )
     result = run_check(check_by_id("sampling"), undeclared)
     assert result.status is CheckStatus.FAILED
-    assert 'in x/runtime.toml, e.g. [config] supported = [..., "sampling.temperature"' in result.detail
+    assert (
+        "declares sampling.temperature, sampling.top_p, sampling.max_tokens, sampling.tool_choice neither"
+        in (result.detail)
+    )
+    assert (
+        "in x/runtime.toml, add each to [config] supported if its model calls carry it (e.g. supported = [..."
+        in (result.detail)
+    )
 
 
 def test_a_runtime_calling_another_wire_than_it_declares_fails_model_wire(subject: Subject) -> None:

@@ -119,3 +119,54 @@ def test_lenient_name_reads_only_the_name(tmp_path: Path) -> None:
     assert lenient_name(runtime(tmp_path, "a", 'name = "a"\n[capabilities]\nport = "x"\n')) == "a"
     assert lenient_name(runtime(tmp_path, "b", "name = [\n")) is None
     assert lenient_name(runtime(tmp_path, "c", "name = 3\n")) is None
+
+
+def test_config_unsupported_declares_fields_with_reasons_and_a_variant_inherits_them(tmp_path: Path) -> None:
+    base = runtime(
+        tmp_path,
+        "base",
+        'name = "base"\n[image]\nbuild = "."\n[config]\nsupported = ["system_prompt"]\n'
+        '[config.unsupported]\n"sampling.top_p" = "its SDK sends no top_p"\n'
+        '[mcp]\nresult_limit = { chars = 50000, reason = "longer results go to a file" }\n',
+    )
+    manifest = load_manifest(base)
+    assert manifest.unsupported == {"sampling.top_p": "its SDK sends no top_p"}
+    assert manifest.supported == frozenset({"system_prompt"})
+    limit = manifest.mcp.result_limit
+    assert limit is not None and (limit.chars, limit.reason) == (50000, "longer results go to a file")
+    variant = base / "poison" / "p"
+    variant.mkdir(parents=True)
+    (variant / "runtime.toml").write_text('name = "p"\nextends = "../.."\n', encoding="utf-8")
+    inherited = load_manifest(variant)
+    assert inherited.unsupported == manifest.unsupported and inherited.mcp.result_limit == limit
+    # a variant that supports a field its parent declared unsupported must say so in one place
+    (variant / "runtime.toml").write_text(
+        'name = "p"\nextends = "../.."\n[config]\nsupported = ["sampling.top_p"]\n', encoding="utf-8"
+    )
+    with pytest.raises(ConfigFileError, match=r"poison/p/runtime.toml: config.unsupported names sampling"):
+        load_manifest(variant)
+    assert (
+        load_manifest(runtime(tmp_path, "plain", 'name = "plain"\n[image]\nbuild = "."\n')).unsupported == {}
+    )
+
+
+@pytest.mark.parametrize(
+    ("tables", "expect"),
+    [
+        ('[config]\nunsupported = { "sampling.temprature" = "r" }', "did you mean 'sampling.temperature'?"),
+        ('[config]\nunsupported = { "sampling.top_p" = " " }', "gives sampling.top_p no reason"),
+        ('[config]\nunsupported = ["sampling.top_p"]', 'must be a table of AgentConfig field name = "why'),
+        (
+            '[config]\nsupported = ["sampling.top_p"]\nunsupported = { "sampling.top_p" = "r" }',
+            "config.unsupported names sampling.top_p, which [config] supported names too",
+        ),
+        ('[mcp]\nresult_limit = { chars = 0, reason = "r" }', "mcp.result_limit.chars = 0: must be a whole"),
+        ("[mcp]\nresult_limit = { chars = 10 }", "mcp.result_limit.reason is missing"),
+        ('[mcp]\nresult_limit = { chars = 10, reason = "" }', 'mcp.result_limit.reason = "": must be why'),
+        ("[mcp]\nresult_limit = 50000", "mcp.result_limit = 50000: must be a table of chars"),
+    ],
+)
+def test_a_bad_declaration_is_one_line_naming_the_field_and_the_fix(
+    tmp_path: Path, tables: str, expect: str
+) -> None:
+    assert expect in refusal(tmp_path, '[image]\nbuild = "."\n' + tables)

@@ -7,6 +7,10 @@ call whole, byte for byte and contiguous. Text a harness frames it with (a heade
 cut result: the check passes it and records the framing's bytes before and after in the evidence. A result
 that does not hold the served text whole is reported with the model call, the first byte offset that
 differs (counted from where the served text begins in it) and both excerpts.
+
+A runtime that declares `[mcp] result_limit` (windtunnel._runtimes.mcp_client) is held to every result up
+to that many characters as above; a longer one is not scored: what reached the model is kept in the
+evidence and, when it arrived altered, the check is INFO naming the limit and its reason, never PASSED.
 """
 
 from __future__ import annotations
@@ -17,11 +21,12 @@ from typing import Any
 
 from windtunnel._conformance.byte_diff import first_difference, framing, skip_framing
 from windtunnel._conformance.checks_results import answered_calls
-from windtunnel._conformance.model import CheckFailed
+from windtunnel._conformance.model import CheckFailed, declared_not_handled
 from windtunnel._conformance.subject import Subject, say, tools
 from windtunnel._conversation.model import Finding
 from windtunnel._core.reference import ReferenceToolCall
 from windtunnel._runner.evidence import mcp_calls
+from windtunnel._runtimes.mcp_client import ResultLimit
 from windtunnel._trace.shapes import said
 from windtunnel._wire.tools import bare
 
@@ -51,6 +56,19 @@ def long_tool_results(subject: Subject) -> dict[str, Any]:
         requests = record.requests or []
         findings = compare_results(requests, served)
         session.findings.extend(findings)
+    return judged(requests, served, findings, subject.mcp.result_limit)
+
+
+def judged(
+    requests: Sequence[Mapping[str, Any]],
+    served: Mapping[str, str],
+    findings: Sequence[Finding],
+    limit: ResultLimit | None,
+) -> dict[str, Any]:
+    """The check's verdict on a turn's model calls and what the mock served: the evidence when every result
+    held; CheckFailed naming the first one that did not. A document longer than a declared `[mcp]
+    result_limit` is not scored: when one arrived altered, OptionalAbsent (INFO) names the limit and reason."""
+    over = {name for name, text in served.items() if limit is not None and len(text) > limit.chars}
     evidence: dict[str, Any] = {
         "served": {name: len(text.encode("utf-8")) for name, text in served.items()},
         "compared": [f.model_dump(mode="json") for f in findings],
@@ -63,7 +81,8 @@ def long_tool_results(subject: Subject) -> dict[str, Any]:
             f"the mock never served {', '.join(missing)}: the turn did not make its scripted tool calls",
             evidence,
         )
-    differing = [f for f in findings if not f.held]
+    unscored = {_compared(name) for name in over}
+    differing = [f for f in findings if not f.held and f.compared not in unscored]
     if differing:
         first = differing[0]
         raise CheckFailed(
@@ -73,9 +92,31 @@ def long_tool_results(subject: Subject) -> dict[str, Any]:
         )
     last = {f.compared for f in findings if f.model_call == len(requests) - 1}
     unsent = [name for name in DOCUMENTS if _compared(name) not in last]
-    if unsent:
+    if unsent_scored := [name for name in unsent if name not in over]:
         raise CheckFailed(
-            f"the last model call of the turn was sent no result for {', '.join(unsent)}", evidence
+            f"the last model call of the turn was sent no result for {', '.join(unsent_scored)}", evidence
+        )
+    altered = sorted(
+        {
+            name
+            for name in over
+            if name in unsent or any(not f.held and f.compared == _compared(name) for f in findings)
+        }
+    )
+    if altered and limit is not None:
+        sizes = ", ".join(f"{name} ({len(served[name])} characters)" for name in altered)
+        # Every result up to the limit held; the longer ones are the declared limit's, kept as evidence.
+        declared_not_handled(
+            "[mcp] result_limit",
+            {f"results over {limit.chars} characters": f"{limit.reason}; arrived altered: {sizes}"},
+            {
+                **evidence,
+                "result_limit": {"chars": limit.chars, "reason": limit.reason},
+                # What reached the model instead, as the last model call carried it.
+                "over_limit": {
+                    name: text for _, name, text in _document_results(requests) if name in altered
+                },
+            },
         )
     return evidence
 

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from windtunnel._conformance.model import CheckFailed
+from windtunnel._conformance.model import CheckFailed, declared_not_handled
 from windtunnel._conformance.subject import Subject, TurnRecord, call, say, tools
 from windtunnel._core.agent_runtime import AgentConfig, ModelSpec, SamplingConfig
 from windtunnel._runner.lifecycle import provisioned
@@ -29,6 +29,8 @@ DETERMINISTIC: dict[str, Any] = {
 }
 VARIED: dict[str, Any] = {"temperature": 0.73, "top_p": 0.61, "max_tokens": 123, "tool_choice": "auto"}
 SAMPLING_RUNS: tuple[dict[str, Any], ...] = (DETERMINISTIC, DETERMINISTIC, VARIED)
+SAMPLING_FIELDS = tuple(f"sampling.{key}" for key in DETERMINISTIC)
+"""The AgentConfig fields the sampling check measures; each must be declared supported or unsupported."""
 WANTED = DETERMINISTIC
 """The kit's main sampling config (the stage plan foresees a runtime provisioned with it)."""
 
@@ -93,16 +95,23 @@ def _missing(wanted: dict[str, Any], seen: list[dict[str, Any]]) -> str | None:
 def sampling(subject: Subject) -> dict[str, Any]:
     """The gateway sees the configured temperature, top_p, max_tokens and tool_choice exactly, on every
     model call of every turn (a follow-up after a tool result, a later turn), for two different configs;
-    and temperature 0 twice gives identical traces."""
-    plans = [honoured(subject, values) for values in SAMPLING_RUNS]
-    if not plans[0]:
+    and temperature 0 twice gives identical traces. A field the runtime declares in `[config] unsupported`
+    is not measured: the check is INFO with its reason once the rest held, never PASSED."""
+    declared = {f: subject.unsupported[f] for f in SAMPLING_FIELDS if f in subject.unsupported}
+    supported = subject.supported
+    undeclared = [] if supported is None else [f for f in SAMPLING_FIELDS if f not in {*supported, *declared}]
+    if undeclared:
         where = subject.manifest or "its runtime.toml"
         raise CheckFailed(
-            f"{subject.name} declares no sampling field it honours: declare the sampling fields its model "
-            f'calls carry in {where}, e.g. [config] supported = [..., "sampling.temperature", '
-            '"sampling.top_p", "sampling.max_tokens", "sampling.tool_choice"], and pass WT_SAMPLING on',
-            {"declared": sorted(subject.supported or ())},
+            f"{subject.name} declares {', '.join(undeclared)} neither supported nor unsupported: in {where}, "
+            f'add each to [config] supported if its model calls carry it (e.g. supported = [..., "{undeclared[0]}"]'
+            f" and pass WT_SAMPLING on), else to [config] unsupported with the reason it cannot (e.g. "
+            f'unsupported = {{ "{undeclared[0]}" = "why" }})',
+            {"declared": sorted(supported or ()), "unsupported": declared},
         )
+    plans = [honoured(subject, values) for values in SAMPLING_RUNS]
+    if not plans[0]:  # every sampling field declared unsupported (undeclared ones failed above)
+        declared_not_handled("[config] unsupported", declared, {"measured": []})
     runs: list[TurnRecord] = []
     evidence: dict[str, Any] = {"runs": []}
     for number, wanted in enumerate(plans):
@@ -126,6 +135,8 @@ def sampling(subject: Subject) -> dict[str, Any]:
         raise CheckFailed(
             "temperature 0 twice gave different traces", {**evidence, "first": first, "second": second}
         )
+    # What it honours held; what it declares it cannot is INFO with the reason, never PASSED.
+    declared_not_handled("[config] unsupported", declared, {**evidence, "measured": sorted(plans[0])})
     return evidence
 
 

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from windtunnel._conformance.model import CheckFailed, OptionalAbsent
+from windtunnel._conformance.model import CheckFailed, OptionalAbsent, declared_not_handled
 from windtunnel._conformance.subject import Session, Subject, call, say, tools
 from windtunnel._core.faults import ModelFault
 from windtunnel._core.reference import ReferenceDecision
@@ -57,9 +57,7 @@ MODEL_FAULTS: dict[str, ModelFault] = {
 
 def declared_unhandled(policy: FaultPolicy, fault: str) -> None:
     """INFO, never PASSED: the runtime declares it does not handle `fault`, and why."""
-    reason = policy.unhandled.get(fault)
-    if reason is not None:
-        raise OptionalAbsent(f"declared not handled ([faults] unhandled): {reason}", {"unhandled": reason})
+    declared_not_handled("[faults] unhandled", {f: r for f, r in policy.unhandled.items() if f == fault})
 
 
 def session_id(fault: str) -> str:

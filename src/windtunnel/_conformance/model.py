@@ -6,6 +6,7 @@ INFO records what a contract calls optional (the required part held) and is neve
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -50,3 +51,16 @@ class CheckFailed(Exception):
         super().__init__(detail)
         self.detail = detail
         self.evidence = evidence or {}
+
+
+def declared_not_handled(
+    declaration: str, reasons: Mapping[str, str], evidence: dict[str, Any] | None = None
+) -> None:
+    """INFO, never PASSED: raise OptionalAbsent when the runtime declares in `declaration` (a runtime.toml
+    key) that it does not handle what `reasons` names, each with its reason; nothing when it names nothing.
+    The one path every runtime.toml "does not handle" declaration takes to a check's status."""
+    if reasons:
+        named = "; ".join(f"{name}: {reason}" for name, reason in reasons.items())
+        raise OptionalAbsent(
+            f"declared not handled ({declaration}): {named}", {**(evidence or {}), "declared": dict(reasons)}
+        )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -174,6 +174,8 @@ class Subject:
     name: str
     runtime: AgentRuntime
     supported: frozenset[str] | None = None
+    unsupported: Mapping[str, str] = field(default_factory=dict)
+    """`[config] unsupported`: fields it declares it cannot honour, each with the reason (INFO where measured)."""
     manifest: str | None = None
     """Its runtime.toml as messages show it (a missing declaration names the file); None without one."""
     wire: str = "chat"
@@ -193,6 +195,7 @@ class Subject:
             name=name,
             runtime=runtime,
             supported=description.supported,
+            unsupported=description.unsupported,
             manifest=description.manifest_shown,
             wire=description.wire,
             faults=description.fault_policy,

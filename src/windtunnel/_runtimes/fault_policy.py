@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from pydantic import field_validator
 
-from windtunnel._configfile import Strict, known_names, spec
+from windtunnel._configfile import Strict, known_names, known_with_reasons, spec
 from windtunnel._core.faults import FAULT_CLASSES, MODEL_FAULT_CLASSES
 
 RETRYABLE = tuple(MODEL_FAULT_CLASSES)
@@ -62,10 +62,7 @@ class FaultsTable(Strict):
     @field_validator("unhandled")
     @classmethod
     def _declared(cls, table: dict[str, str] | None) -> dict[str, str] | None:
-        known_names(list(table or {}), FAULT_CLASSES, "fault")
-        for name, reason in (table or {}).items():
-            if not reason.strip():
-                raise ValueError(f"gives {name} no reason: say why the runtime does not handle it")
+        known_with_reasons(table, FAULT_CLASSES, "fault", "why the runtime does not handle it")
         return table
 
 

@@ -17,6 +17,9 @@ rename = { WT_MODEL_BASE_URL = "OPENAI_BASE_URL" }   # map our variables onto th
 set = { WT_FAULT = "hide_intermediate_tool_calls" }  # fixed extra variables
 [config]
 supported = ["system_prompt", "sampling.temperature", "mcp_servers", "model.name"]
+unsupported = { "sampling.top_p" = "its SDK sends no top_p" }   # optional: fields it knowingly cannot
+                                   # honour, each with its reason: still refused, and the checks that
+                                   # would measure them report INFO with the reason, never PASSED
 [capabilities]
 reference = true                   # its model calls go through WT_MODEL_BASE_URL (gateway can script)
 state_route = "/wt/state"          # optional: a JSON dump of its internal state (hermetic canary)
@@ -99,6 +102,8 @@ class RuntimeManifest:
     env_rename: Mapping[str, str] = field(default_factory=dict)
     env_set: Mapping[str, str] = field(default_factory=dict)
     supported: frozenset[str] = frozenset()
+    unsupported: Mapping[str, str] = field(default_factory=dict)
+    """`[config] unsupported`: fields it knowingly cannot honour, each with the reason (refused all the same)."""
     reference: bool = False
     state_route: str | None = None
     port: int = DEFAULT_PORT
@@ -239,6 +244,9 @@ def _merge(parent: RuntimeManifest | None, document: RuntimeToml, path: Path) ->
         env_rename={**base.env_rename, **(env.rename or {})},
         env_set={**base.env_set, **(env.set or {})},
         supported=frozenset(supported) if supported is not None else base.supported,
+        unsupported=dict(document.config.unsupported)
+        if document.config.unsupported is not None
+        else base.unsupported,
         reference=caps.reference if caps.reference is not None else base.reference,
         state_route=caps.state_route if caps.state_route is not None else base.state_route,
         port=caps.port if caps.port is not None else base.port,
@@ -255,7 +263,8 @@ def _merge(parent: RuntimeManifest | None, document: RuntimeToml, path: Path) ->
 
 
 def _check_merged(manifest: RuntimeManifest) -> None:
-    """What no single key can say alone: one image source, renames of variables the runtime is handed."""
+    """What no single key can say alone: one image source, a config field supported or unsupported (not
+    both), renames of variables the runtime is handed."""
     path = manifest.path
     if manifest.build_dir is not None and manifest.image_ref is not None:
         raise _error(
@@ -263,6 +272,15 @@ def _check_merged(manifest: RuntimeManifest) -> None:
             "image.ref",
             f"names the prebuilt image {manifest.image_ref!r}, but [image] build names a directory to build too",
             "keep one: [image] ref for a prebuilt image, or [image] build (and its Dockerfile) to build one",
+        )
+    both = sorted(manifest.supported & set(manifest.unsupported))
+    if both:
+        raise _error(
+            path,
+            "config.unsupported",
+            f"names {both[0]}, which [config] supported names too",
+            f"keep {both[0]} in one of them: supported if the runtime honours it, unsupported (with the "
+            "reason) if it cannot",
         )
     handed = CONTRACT_C_ENV | set(manifest.env_set)
     for name in manifest.env_rename:

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import field_validator
 
-from windtunnel._configfile import Strict, known_names, spec
+from windtunnel._configfile import Strict, known_names, known_with_reasons, spec
 from windtunnel._runtimes.fault_policy import FaultsTable
 from windtunnel._runtimes.mcp_client import McpTable
 
@@ -52,7 +52,8 @@ CONFIG_FIELDS = frozenset(
         "sampling.max_tokens",
     }
 )
-"""The AgentConfig fields a runtime may declare it honours ([config] supported)."""
+"""The AgentConfig fields a runtime may declare it honours ([config] supported), or knowingly cannot
+honour, with the reason ([config] unsupported)."""
 
 _STRINGS = 'a table of NAME = "value" strings'
 
@@ -146,12 +147,22 @@ class ConfigTable(Strict):
         expect=f"a list of AgentConfig field names ({', '.join(sorted(CONFIG_FIELDS))})",
         example='supported = ["system_prompt", "mcp_servers", "model.name"] under [config]',
     )
+    unsupported: dict[str, str] | None = spec(
+        expect='a table of AgentConfig field name = "why the runtime cannot honour it"',
+        example='unsupported = { "sampling.top_p" = "its SDK sends no top_p" } under [config]',
+    )
 
     @field_validator("supported")
     @classmethod
     def _known(cls, supported: list[str] | None) -> list[str] | None:
         known_names(supported, sorted(CONFIG_FIELDS), "field")
         return supported
+
+    @field_validator("unsupported")
+    @classmethod
+    def _declared(cls, table: dict[str, str] | None) -> dict[str, str] | None:
+        known_with_reasons(table, sorted(CONFIG_FIELDS), "field", "why the runtime cannot honour it")
+        return table
 
 
 class CapabilitiesTable(Strict):

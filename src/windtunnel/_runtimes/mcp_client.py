@@ -3,12 +3,19 @@
     [mcp]
     content = ["image", "resource"]   # content types of a tool result that reach the model
     image = "note"                    # how an image reaches it: "native" (default) or "note"
+    result_limit = { chars = 50000, reason = "..." }   # the most characters of one tool result that
+                                      # reach the model, and why (default: no limit)
 
 `content` names MCP content types a tool result may hold besides text: `image` (an image block),
 `resource` (an embedded resource's contents). `image = "native"` means an image block of the declared
 wire (Messages `image`, Responses `input_image`, Chat `image_url`); `note` is the visible fallback of a
 wire whose tool results hold no image: the result's text names the image and its MIME type, never its
 base64. A content type left out is INFO in its check, never PASSED or FAILED (docs/conformance.md).
+
+`result_limit` declares that the runtime's MCP client hands the model at most `chars` characters of one
+tool result whole (Claude Code saves a longer one to a file and sends a preview): every result up to the
+limit must still reach the model byte for byte; one over it that arrives altered makes `long_tool_results`
+INFO with the reason, never PASSED.
 """
 
 from __future__ import annotations
@@ -25,6 +32,29 @@ CONTENT_TYPES = ("image", "resource")
 IMAGE_FORMS = ("native", "note")
 
 
+class ResultLimitTable(Strict):
+    chars: int = spec(
+        ...,
+        expect="a whole number of characters, at least 1",
+        example='result_limit = { chars = 50000, reason = "..." } under [mcp]',
+        ge=1,
+    )
+    reason: str = spec(
+        ...,
+        expect="why longer results do not reach the model whole (not empty)",
+        example='result_limit = { chars = 50000, reason = "the CLI saves longer results to a file" } under [mcp]',
+        pattern=r"\S",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ResultLimit:
+    """The declared limit: at most `chars` characters of one tool result reach the model whole, and why."""
+
+    chars: int
+    reason: str
+
+
 class McpTable(Strict):
     content: list[str] | None = spec(
         expect=f"a list of MCP content types ({', '.join(CONTENT_TYPES)})",
@@ -33,6 +63,10 @@ class McpTable(Strict):
     image: Literal["native", "note"] | None = spec(
         expect=f"one of {', '.join(repr(f) for f in IMAGE_FORMS)} (how an image result reaches the model)",
         example='image = "note" under [mcp] (or leave it out: native)',
+    )
+    result_limit: ResultLimitTable | None = spec(
+        expect="a table of chars (the most characters of one tool result that reach the model) and reason",
+        example='result_limit = { chars = 50000, reason = "why" } under [mcp] (or leave it out: no limit)',
     )
 
     @field_validator("content")
@@ -48,6 +82,7 @@ class McpClientPolicy:
 
     content: frozenset[str] = frozenset()
     image: str = "native"
+    result_limit: ResultLimit | None = None
 
     def over(self, table: McpTable | None) -> McpClientPolicy:
         """This policy with `table`'s keys over it (a variant inherits what it leaves out)."""
@@ -56,4 +91,7 @@ class McpClientPolicy:
         return McpClientPolicy(
             content=frozenset(table.content) if table.content is not None else self.content,
             image=table.image if table.image is not None else self.image,
+            result_limit=ResultLimit(table.result_limit.chars, table.result_limit.reason)
+            if table.result_limit is not None
+            else self.result_limit,
         )

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -93,6 +93,11 @@ class RuntimeDescription:
     def supported(self) -> frozenset[str] | None:
         """The AgentConfig fields the manifest declares supported; None when there is no manifest."""
         return self.manifest.supported if self.manifest is not None else None
+
+    @property
+    def unsupported(self) -> Mapping[str, str]:
+        """The AgentConfig fields the manifest declares it cannot honour, each with its reason."""
+        return self.manifest.unsupported if self.manifest is not None else {}
 
     @property
     def wire(self) -> str:
