@@ -37,6 +37,7 @@ FAULTS = (
     "break_session_affinity",
     "send_user_turn_late",
     "stale_session_header",
+    "report_last_call_usage",
 )
 """WT_FAULT's values: known-broken variants the conformance suite must catch (unset: correct). Each means what
 the reference runtime's fault of that name means (runtimes/reference/README.md), in every model wire."""
@@ -86,7 +87,8 @@ class Agent:
         outputs: dict[str, str] = {}  # this turn's tool outputs by call (fault dedupe_repeated_calls)
         links, tools = self._tools(self._header(session_id))
         for _ in range(MAX_STEPS):
-            step = self.wire.read(self._complete(history, tools, self._header(session_id)))
+            answer = self._complete(history, tools, self._header(session_id))
+            step = self.wire.read(answer)
             history += step.items
             steps.append([{"name": call.name, "arguments": call.arguments} for call in step.calls])
             if not step.calls:
@@ -94,7 +96,11 @@ class Agent:
                     history.insert(start, user)
                 with self.lock:
                     self.sessions[key] = history
-                return {"content": self._answer(step.content, steps), "tool_calls": self._report(steps)}
+                reported = {"content": self._answer(step.content, steps), "tool_calls": self._report(steps)}
+                if self.fault == "report_last_call_usage" and isinstance(answer.get("usage"), dict):
+                    # fault: one aggregate `usage` that is really the last model call's, in the wire's spelling
+                    reported["usage"] = answer["usage"]
+                return reported
             answered = [(call, self._output(call, links, outputs)) for call in step.calls]
             history += self._results(answered)
         raise TurnError(f"no final answer within {MAX_STEPS} model calls")
