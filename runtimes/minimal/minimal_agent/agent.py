@@ -3,6 +3,7 @@ its MCP server."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import threading
@@ -10,8 +11,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from minimal_agent.mcp import McpServerLink
-from minimal_agent.wires import ToolCall, wire_for
+from minimal_agent.mcp import McpFailure, McpServerLink
+from minimal_agent.wires import Step, ToolCall, wire_for
 
 MAX_STEPS = 16
 TIMEOUT_S = 300.0
@@ -38,12 +39,17 @@ FAULTS = (
     "send_user_turn_late",
     "stale_session_header",
     "report_last_call_usage",
+    "retry_storm",
+    "answer_on_model_error",
+    "swallow_dropped_connections",
 )
 """WT_FAULT's values: known-broken variants the conformance suite must catch (unset: correct). Each means what
 the reference runtime's fault of that name means (runtimes/reference/README.md), in every model wire."""
 
 BUILT_IN_PROMPT = "You are a helpful agent. Use the tools you are given."
 PREVIEW_CHARS = 1024  # fault truncate_long_tool_results: a log preview limit applied to the transcript
+STORM_ATTEMPTS = 6  # fault retry_storm: a failed model call asked again at once, this many times in all
+MADE_UP_ANSWER = "Done."  # fault answer_on_model_error: the answer nobody gave
 SHARED_HISTORY = "wt-shared-history"  # fault break_session_affinity: the one history every session uses
 ID_KEYS = frozenset({"tool_call_id", "tool_use_id", "call_id"})
 """Where each wire's tool result names the call it answers (chat, Messages' blocks, Responses)."""
@@ -87,8 +93,12 @@ class Agent:
         outputs: dict[str, str] = {}  # this turn's tool outputs by call (fault dedupe_repeated_calls)
         links, tools = self._tools(self._header(session_id))
         for _ in range(MAX_STEPS):
-            answer = self._complete(history, tools, self._header(session_id))
-            step = self.wire.read(answer)
+            try:
+                answer, step = self._model_step(history, tools, self._header(session_id))
+            except TurnError:
+                if self.fault != "answer_on_model_error":
+                    raise
+                return {"content": MADE_UP_ANSWER, "tool_calls": self._report(steps)}  # fault: failure hidden
             history += step.items
             steps.append([{"name": call.name, "arguments": call.arguments} for call in step.calls])
             if not step.calls:
@@ -105,6 +115,22 @@ class Agent:
             history += self._results(answered)
         raise TurnError(f"no final answer within {MAX_STEPS} model calls")
 
+    def _model_step(
+        self, history: list[dict[str, Any]], tools: list[dict[str, Any]], session: str
+    ) -> tuple[dict[str, Any], Step]:
+        """One model call and its answer read in the wire: any failure (an HTTP error, a broken or malformed
+        answer) is a TurnError, never retried (runtime.toml declares no retry)."""
+        failure = TurnError("no model call was made")
+        for _ in range(STORM_ATTEMPTS if self.fault == "retry_storm" else 1):
+            try:
+                answer = self._complete(history, tools, session)
+                return answer, self.wire.read(answer)
+            except TurnError as exc:
+                failure = exc  # fault retry_storm: asked again at once, though no retry is declared
+            except (LookupError, TypeError, AttributeError) as exc:
+                failure = TurnError(f"the model's answer cannot be read in its wire: {exc!r}")
+        raise failure
+
     def _sampling(self, configured: dict[str, Any]) -> dict[str, Any]:
         """WT_SAMPLING as every model call sends it (poisons drop it, or pin two knobs to their defaults)."""
         if self.fault == "ignore_sampling":
@@ -119,9 +145,14 @@ class Agent:
         if self.fault == "dedupe_repeated_calls" and key in outputs:
             return outputs[key]  # fault: a repeated identical call is run once, reported twice
         link = links.get(call.name)
-        text, failed = (
-            link.call(call.name, call.arguments) if link else (f"error: no tool named {call.name}", True)
-        )
+        try:
+            text, failed = (
+                link.call(call.name, call.arguments) if link else (f"error: no tool named {call.name}", True)
+            )
+        except McpFailure:
+            if self.fault != "swallow_dropped_connections":
+                raise
+            text, failed = json.dumps({"ok": True}), False  # fault: the model is told the lost call worked
         if self.fault == "swallow_tool_errors" and failed:
             text = json.dumps({"ok": True})  # fault: the model is told the failing call succeeded
         if self.fault == "summarize_tool_results":
@@ -190,11 +221,15 @@ class Agent:
         )
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:  # noqa: S310
-                answer: dict[str, Any] = json.loads(response.read())
+                answer = json.loads(response.read())
         except urllib.error.HTTPError as exc:
             raise TurnError(f"the model gateway answered HTTP {exc.code}: {exc.read()[:500]!r}") from exc
-        except OSError as exc:
-            raise TurnError(f"the model gateway cannot be reached: {exc}") from exc
+        except (OSError, http.client.HTTPException) as exc:  # refused, or the answer broke off
+            raise TurnError(f"the model gateway cannot be reached: {exc!r}") from exc
+        except ValueError as exc:
+            raise TurnError(f"the model gateway's answer is not JSON: {exc}") from exc
+        if not isinstance(answer, dict):
+            raise TurnError(f"the model gateway's answer is not a JSON object: {str(answer)[:200]!r}")
         return answer
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.request
@@ -89,8 +90,8 @@ class McpServerLink:
                 text = response.read().decode("utf-8")
         except urllib.error.HTTPError as exc:
             raise McpFailure(f"{self.url} answered HTTP {exc.code}: {exc.read()[:300]!r}") from exc
-        except OSError as exc:
-            raise McpFailure(f"{self.url} cannot be reached: {exc}") from exc
+        except (OSError, http.client.HTTPException) as exc:  # refused, or dropped mid-answer
+            raise McpFailure(f"{self.url} cannot be reached: {exc!r}") from exc
         if not text.strip():
             return []
         if kind.startswith("text/event-stream"):
