@@ -215,6 +215,9 @@ def test_a_catches_only_poison_runs_only_the_checks_named_for_it(tmp_path: Path)
     assert not suite.proves_nothing("poisoned", SUITE.requirements.scored[0])  # [catches]: every scored one
     assert suite.judge("x", "faults/mcp_error", CheckStatus.FAILED).ok
     assert not suite.judge("x", "tool_errors", CheckStatus.PASSED).ok
+    # Run anyway (a `wt certify` of it), another check is an observation: its precision is proven elsewhere.
+    assert suite.judge("x", "sampling", CheckStatus.FAILED).ok
+    assert not suite.judge("poisoned", "tool_errors", CheckStatus.FAILED).ok
     poisons.write_text(poisons.read_text() + '"poisoned" = "sampling"\n')
     with pytest.raises(ConfigFileError, match=r"poisoned is listed in \[catches\] and in \[catches_only\]"):
         Suite.load(directory, runtimes=KNOWN | {"poisoned"})

@@ -224,22 +224,7 @@ class Suite:
             (self.poisons[runtime],) if runtime in self.poisons else None
         )
         if caught_by is not None:
-            named = " and ".join(caught_by)
-            if check in caught_by:
-                ok = status is CheckStatus.FAILED
-                return Judgement(
-                    ok,
-                    CheckStatus.FAILED.value,
-                    "poison caught"
-                    if ok
-                    else f"poison {runtime} was not caught by {check} (status {status}): the check does not bite",
-                )
-            ok = status in _HOLDS
-            return Judgement(
-                ok,
-                CheckStatus.PASSED.value,
-                "" if ok else f"poison {runtime} broke {check} too ({status}): it must fail exactly {named}",
-            )
+            return self._judge_poison(runtime, check, status, caught_by)
         reason = self.expected_failures.get((runtime, check))
         if reason is not None:
             ok = status is not CheckStatus.PASSED
@@ -258,4 +243,28 @@ class Suite:
             ok,
             CheckStatus.PASSED.value,
             "" if ok else f"{runtime} does not pass the scored check {check} ({status})",
+        )
+
+    def _judge_poison(
+        self, runtime: str, check: str, status: CheckStatus, caught_by: tuple[str, ...]
+    ) -> Judgement:
+        """A poison must fail each check named for it and hold every other one it runs (a [catches_only]
+        poison's other checks are observations: its precision is proven elsewhere)."""
+        if check in caught_by:
+            ok = status is CheckStatus.FAILED
+            return Judgement(
+                ok,
+                CheckStatus.FAILED.value,
+                "poison caught"
+                if ok
+                else f"poison {runtime} was not caught by {check} (status {status}): the check does not bite",
+            )
+        if runtime in self.only_named:
+            return Judgement(True, "observation", f"not named for [catches_only] poison {runtime}")
+        ok = status in _HOLDS
+        named = " and ".join(caught_by)
+        return Judgement(
+            ok,
+            CheckStatus.PASSED.value,
+            "" if ok else f"poison {runtime} broke {check} too ({status}): it must fail exactly {named}",
         )
