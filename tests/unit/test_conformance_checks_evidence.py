@@ -54,7 +54,7 @@ def test_usage_served_in_the_messages_and_responses_spelling_is_compared_too() -
     Responses): it is read as chat's prompt and completion tokens are, so a wrong report fails in every wire
     (it once compared nothing there, and a report of the last call's usage alone passed)."""
     native = [{"input_tokens": 10, "output_tokens": 2}, {"input_tokens": 30, "output_tokens": 5}]
-    requests = [{"usage": usage, "turn": 0, "wire": "messages"} for usage in native]
+    requests = [{"usage": usage, "turn": 0, "wire": "anthropic-messages"} for usage in native]
     assert _usage_problem(_trace([(40, 7)]), requests) is None
     last_only = _usage_problem(_trace([(30, 5)]), requests)
     assert last_only is not None and "served {'prompt_tokens': 40, 'completion_tokens': 7}" in last_only
