@@ -155,6 +155,7 @@ LOOPBACK_CHECKS = (
     "tool_call_ids",
     "config_reaches_model",
     "model_wire",
+    "reset_isolation",
 )
 """The checks a loopback runtime can take (the rest need its container: recovery, egress, ...)."""
 

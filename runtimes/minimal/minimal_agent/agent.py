@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import threading
 import urllib.error
 import urllib.request
@@ -42,6 +43,7 @@ FAULTS = (
     "retry_storm",
     "answer_on_model_error",
     "swallow_dropped_connections",
+    "keep_search_index_across_reset",
 )
 """WT_FAULT's values: known-broken variants the conformance suite must catch (unset: correct). Each means what
 the reference runtime's fault of that name means (runtimes/reference/README.md), in every model wire."""
@@ -76,6 +78,7 @@ class Agent:
         self.sessions: dict[str, list[dict[str, Any]]] = {}
         self.lock = threading.Lock()
         self.first_session: str | None = None  # fault stale_session_header: the session it keeps sending
+        self.notes: list[str] = []  # fault keep_search_index_across_reset: every turn's message, never wiped
 
     def reset(self) -> None:
         with self.lock:
@@ -92,9 +95,10 @@ class Agent:
         steps: list[list[dict[str, Any]]] = []  # each model call's tool calls, as the model emitted them
         outputs: dict[str, str] = {}  # this turn's tool outputs by call (fault dedupe_repeated_calls)
         links, tools = self._tools(self._header(session_id))
+        system = self._system_for(text)
         for _ in range(MAX_STEPS):
             try:
-                answer, step = self._model_step(history, tools, self._header(session_id))
+                answer, step = self._model_step(history, tools, self._header(session_id), system)
             except TurnError:
                 if self.fault != "answer_on_model_error":
                     raise
@@ -116,20 +120,32 @@ class Agent:
         raise TurnError(f"no final answer within {MAX_STEPS} model calls")
 
     def _model_step(
-        self, history: list[dict[str, Any]], tools: list[dict[str, Any]], session: str
+        self, history: list[dict[str, Any]], tools: list[dict[str, Any]], session: str, system: str
     ) -> tuple[dict[str, Any], Step]:
         """One model call and its answer read in the wire: any failure (an HTTP error, a broken or malformed
         answer) is a TurnError, never retried (runtime.toml declares no retry)."""
         failure = TurnError("no model call was made")
         for _ in range(STORM_ATTEMPTS if self.fault == "retry_storm" else 1):
             try:
-                answer = self._complete(history, tools, session)
+                answer = self._complete(history, tools, session, system)
                 return answer, self.wire.read(answer)
             except TurnError as exc:
                 failure = exc  # fault retry_storm: asked again at once, though no retry is declared
             except (LookupError, TypeError, AttributeError) as exc:
                 failure = TurnError(f"the model's answer cannot be read in its wire: {exc!r}")
         raise failure
+
+    def _system_for(self, text: str) -> str:
+        """The system prompt of a turn of `text` (a poison adds the earlier turns' messages that share a word
+        with it, kept in an index /wt/reset never wipes: in Messages and Responses the prompt travels
+        outside the conversation, in `system` and `instructions`)."""
+        if self.fault != "keep_search_index_across_reset":
+            return self.system
+        words = set(re.findall(r"\w{6,}", text.lower()))
+        with self.lock:
+            recalled = [note for note in self.notes if words & set(re.findall(r"\w{6,}", note.lower()))]
+            self.notes.append(text)
+        return "\n".join([self.system, *(f"Note from an earlier conversation: {note}" for note in recalled)])
 
     def _sampling(self, configured: dict[str, Any]) -> dict[str, Any]:
         """WT_SAMPLING as every model call sends it (poisons drop it, or pin two knobs to their defaults)."""
@@ -210,9 +226,9 @@ class Agent:
         return links, offered
 
     def _complete(
-        self, history: list[dict[str, Any]], tools: list[dict[str, Any]], session: str
+        self, history: list[dict[str, Any]], tools: list[dict[str, Any]], session: str, system: str
     ) -> dict[str, Any]:
-        body = self.wire.body(self.model, self.system, history, tools, self.sampling)
+        body = self.wire.body(self.model, system, history, tools, self.sampling)
         request = urllib.request.Request(  # noqa: S310 - the gateway's URL (WT_MODEL_BASE_URL / ROOT_URL)
             self.url,
             json.dumps(body).encode(),
