@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -187,3 +188,28 @@ def test_hermetic_mode_sends_nothing_after_the_reset_even_with_a_cache() -> None
     assert not result.leaked
     assert runtime.handle is not None and not runtime.handle.requests
     assert len(runtime.handle.decisions) == 3  # only the seed's two model calls were made
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        {
+            "wire": "anthropic-messages",
+            "messages": [{"role": "user", "content": "hi"}],
+            "extra": {"system": "{n}"},
+        },
+        {"wire": "openai-responses", "messages": "hi", "extra": {"instructions": "Notes: {n}"}},
+        {"wire": "openai-responses", "messages": "hi", "history": [{"role": "user", "content": "{n}"}]},
+        {"messages": [{"role": "system", "content": "{n}"}, {"role": "user", "content": "hi"}]},
+    ],
+)
+def test_a_nonce_sent_outside_the_messages_of_its_wire_is_found(request_: dict[str, Any]) -> None:
+    """What the model was sent is read in the call's wire: Anthropic Messages' `system`, OpenAI Responses'
+    `instructions` and the conversation it recalls by previous_response_id (the gateway's `history`) are
+    outside `messages`, and a nonce kept there across a reset is a leak (it once went unseen)."""
+    from windtunnel._canary.canary import _found, sent
+
+    nonce = "WT-CANARY-0123456789AB"
+    leaked = json.loads(json.dumps(request_).replace("{n}", nonce))
+    assert _found(nonce, sent(leaked))
+    assert not _found(nonce, sent(request_))

@@ -200,3 +200,36 @@ def test_a_poison_skips_only_unscored_checks_it_is_not_named_for() -> None:
     assert not SUITE.proves_nothing(poison, "sampling")
     assert not SUITE.proves_nothing("reference-poison-retry_storm", "faults/model_429")
     assert not SUITE.proves_nothing("reference", "faults/model_429")
+
+
+def test_a_catches_only_poison_runs_only_the_checks_named_for_it(tmp_path: Path) -> None:
+    """[catches_only]: a poison whose class is proven precise elsewhere runs its named checks alone, scored
+    ones included; it is judged as any poison on what it runs; a poison in both tables is refused."""
+    directory = _suite_dir(tmp_path, "")
+    poisons = directory / "poisons.toml"
+    poisons.write_text(poisons.read_text() + '[catches_only]\n"x" = ["tool_errors", "faults/mcp_error"]\n')
+    suite = Suite.load(directory, runtimes=KNOWN | {"poisoned"})
+    assert suite.only_named == {"x"} and suite.caught_by["x"] == ("tool_errors", "faults/mcp_error")
+    assert suite.poisons["x"] == "tool_errors" and suite.is_poison("x")
+    assert [c for c in CHECK_IDS if not suite.proves_nothing("x", c)] == ["tool_errors", "faults/mcp_error"]
+    assert not suite.proves_nothing("poisoned", SUITE.requirements.scored[0])  # [catches]: every scored one
+    assert suite.judge("x", "faults/mcp_error", CheckStatus.FAILED).ok
+    assert not suite.judge("x", "tool_errors", CheckStatus.PASSED).ok
+    # Run anyway (a `wt certify` of it), another check is an observation: its precision is proven elsewhere.
+    assert suite.judge("x", "sampling", CheckStatus.FAILED).ok
+    assert not suite.judge("poisoned", "tool_errors", CheckStatus.FAILED).ok
+    poisons.write_text(poisons.read_text() + '"poisoned" = "sampling"\n')
+    with pytest.raises(ConfigFileError, match=r"poisoned is listed in \[catches\] and in \[catches_only\]"):
+        Suite.load(directory, runtimes=KNOWN | {"poisoned"})
+
+
+def test_the_repository_runs_each_wire_poison_only_on_its_named_checks() -> None:
+    """The poisons of the two other wires are [catches_only]: one container check per named check."""
+    wire_poisons = {
+        name for name in SUITE.poisons if name.startswith(("minimal-messages-", "minimal-responses-"))
+    }
+    assert SUITE.only_named == wire_poisons - {"minimal-responses-poison-speak_chat"}
+    for poison in SUITE.only_named:
+        assert [c for c in CHECK_IDS if not SUITE.proves_nothing(poison, c)] == [
+            c for c in CHECK_IDS if c in SUITE.caught_by[poison]
+        ]

@@ -155,6 +155,7 @@ LOOPBACK_CHECKS = (
     "tool_call_ids",
     "config_reaches_model",
     "model_wire",
+    "reset_isolation",
 )
 """The checks a loopback runtime can take (the rest need its container: recovery, egress, ...)."""
 
@@ -279,23 +280,62 @@ def test_a_runtime_calling_another_wire_than_it_declares_fails_model_wire(subjec
 
 
 POISONS = {
-    "minimal-messages/poison/normalize_tool_arguments": "minimal-messages-poison-normalize_tool_arguments",
-    "minimal-responses/poison/normalize_tool_arguments": "minimal-responses-poison-normalize_tool_arguments",
-    "minimal-responses/poison/speak_chat": "minimal-responses-poison-speak_chat",
+    str(path.parent.relative_to(RUNTIMES)): f"{path.parents[2].name}-poison-{path.parent.name}"
+    for path in sorted(RUNTIMES.glob("minimal*/poison/*/runtime.toml"))
 }
+"""Every poison of the minimal runtime (its WT_FAULT classes in the Messages and Responses wires, and
+speak_chat), by directory: conformance/poisons.toml names each."""
+
+
+POISON_CHECKS = (*LOOPBACK_CHECKS, "rendered_prompt_and_usage")
+"""What a poison is judged on, on loopback: every check a loopback runtime can take (usage is INFO for the
+correct runtime, which reports none, and FAILED for the one that reports the last call's as the turn's)."""
 
 
 @pytest.mark.parametrize("directory", sorted(POISONS))
 def test_each_poison_of_a_new_wire_fails_exactly_the_checks_the_suite_names(directory: str) -> None:
-    """The poisons of conformance/poisons.toml on loopback: each check it must fail fails, the others hold."""
+    """The poisons of conformance/poisons.toml on loopback: each check it must fail fails, the others hold.
+    This is the precision the suite's [catches_only] relies on: in containers these poisons run only the
+    checks named for them."""
     suite = Suite.load(RUNTIMES.parent / "conformance")
     name = POISONS[directory]
     with loopback_subject(directory) as poison:
         assert poison.name == name
-        statuses = {check: run_check(check_by_id(check), poison).status for check in LOOPBACK_CHECKS}
+        # An unscored check (faults/...) is judged only for the poisons named for it, as the suite does.
+        checks = dict.fromkeys([*POISON_CHECKS, *suite.caught_by[name]])
+        statuses = {check: run_check(check_by_id(check), poison).status for check in checks}
     failed = {check for check, status in statuses.items() if status is CheckStatus.FAILED}
     assert failed == set(suite.caught_by[name]), statuses
     assert all(suite.judge(name, check, status).ok for check, status in statuses.items()), statuses
+    holds = {CheckStatus.PASSED, CheckStatus.INFO}  # every other check held: the poison is precise
+    assert all(status in holds for check, status in statuses.items() if check not in failed), statuses
+
+
+@pytest.mark.parametrize(
+    ("fault", "check"), [("drop_tool_call_ids", "tool_call_ids"), ("send_user_turn_late", "session_affinity")]
+)
+@pytest.mark.parametrize("wire", ["minimal-messages", "minimal-responses"])
+def test_a_fault_the_wire_itself_refuses_fails_every_turn_with_the_gateways_400(
+    wire: str, fault: str, check: str
+) -> None:
+    """A result without the id of its call, and a first model call with no user message, are requests the
+    Messages and the Responses APIs refuse (tool_use_id and call_id are required; so is a first message):
+    the gateway answers 400 and the turn fails, so these classes cannot pass silently in those wires and
+    need no container poison there (docs/conformance.md, "Poisons in every wire")."""
+    manifest = load_manifest(RUNTIMES / wire)
+    broken = dataclasses.replace(manifest, env_set={**manifest.env_set, "WT_FAULT": fault})
+    gateway = ServerThread(create_app(ScriptMode(), models=[DEFAULT_MODEL])).start()
+    mocks = start_loopback(kit_pack().plans())
+    runtime = LoopbackMinimal(broken, gateway.url, mocks)
+    try:
+        subject = Subject(name=fault, runtime=runtime, supported=broken.supported, wire=broken.wire)
+        result = run_check(check_by_id(check), subject)
+    finally:
+        runtime.close()
+        stop_loopback(mocks)
+        gateway.stop()
+    assert result.status is CheckStatus.FAILED, result.detail
+    assert "the model gateway answered HTTP 400" in result.detail, result.detail
 
 
 @pytest.mark.parametrize(

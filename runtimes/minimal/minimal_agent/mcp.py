@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.request
@@ -46,14 +47,15 @@ class McpServerLink:
             if not cursor:
                 return found
 
-    def call(self, name: str, arguments: Any) -> str:
-        """The tool's answer as text for the model; an error answer (isError or JSON-RPC) as its message."""
+    def call(self, name: str, arguments: Any) -> tuple[str, bool]:
+        """The tool's answer as text for the model, and whether it is an error answer (isError, or a
+        JSON-RPC error as its message)."""
         try:
             result = self._rpc("tools/call", {"name": name, "arguments": arguments})
         except RpcError as error:
-            return f"error {error.code}: {error.message}"
+            return f"error {error.code}: {error.message}", True
         parts = [_part_text(part) for part in result.get("content") or []]
-        return "\n".join(parts)
+        return "\n".join(parts), bool(result.get("isError"))
 
     def _rpc(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         self._next_id += 1
@@ -88,8 +90,8 @@ class McpServerLink:
                 text = response.read().decode("utf-8")
         except urllib.error.HTTPError as exc:
             raise McpFailure(f"{self.url} answered HTTP {exc.code}: {exc.read()[:300]!r}") from exc
-        except OSError as exc:
-            raise McpFailure(f"{self.url} cannot be reached: {exc}") from exc
+        except (OSError, http.client.HTTPException) as exc:  # refused, or dropped mid-answer
+            raise McpFailure(f"{self.url} cannot be reached: {exc!r}") from exc
         if not text.strip():
             return []
         if kind.startswith("text/event-stream"):

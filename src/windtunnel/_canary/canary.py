@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -36,7 +36,7 @@ from windtunnel._core.reference import ReferenceCase, ReferenceDecision, Referen
 from windtunnel._packs.loader import kit_pack
 from windtunnel._runner.evidence import drain_model_requests
 from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
-from windtunnel._trace.shapes import read_response
+from windtunnel._trace.shapes import read_response, said
 from windtunnel.errors import ProbeError, UsageError
 
 NO_RECALL = "I have no code to recall."
@@ -91,6 +91,13 @@ def _handle(runtime: AgentRuntime, config: AgentConfig, nonce: str) -> Iterator[
 
 def _found(nonce: str, value: Any) -> bool:
     return nonce in (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))
+
+
+def sent(request: Mapping[str, Any]) -> list[Any]:
+    """Everything a logged model call sent the model, read in its wire: every item of the conversation as
+    sent, the system prompt included (Anthropic Messages' `system` and OpenAI Responses' `instructions` travel
+    outside `messages`, and so does a conversation Responses recalls by `previous_response_id`)."""
+    return [item.native if item.native is not None else item.text for item in said(request)]
 
 
 def run_reset_canary(
@@ -153,7 +160,7 @@ def _recall(nonce: str, handle: AgentHandle, seeded: str) -> CanaryResult:
         evidence[session] = {"content": content, "model_requests": requests}
         if _found(nonce, content):
             findings.append(f"{label} recalled the nonce in its answer")
-        if requests is not None and any(_found(nonce, r.get("messages")) for r in requests):
+        if requests is not None and any(_found(nonce, sent(r)) for r in requests):
             findings.append(f"the model was sent the nonce again in {label} after the reset")
     findings += _repeat_seed(nonce, handle, evidence)
     if findings:

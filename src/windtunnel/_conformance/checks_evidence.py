@@ -4,7 +4,7 @@ closed."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -15,6 +15,7 @@ from windtunnel._core.abilities import ContainerListingRuntime, EgressProbingRun
 from windtunnel._core.agent_runtime import AgentConfig
 from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
 from windtunnel._trace.models import ModelCall, Trace
+from windtunnel._trace.usage import normalise_call
 
 USAGE_FIELDS = ("prompt_tokens", "completion_tokens")
 
@@ -57,7 +58,7 @@ def rendered_prompt_and_usage(subject: Subject) -> dict[str, Any]:
 
 def _usage_problem(trace: Trace, requests: Sequence[dict[str, Any]]) -> str | None:
     calls = trace.model_calls or []
-    served = [r.get("usage") or {} for r in requests]
+    served = [served_usage(r) for r in requests]
     if len(calls) == len(served):
         wrong = [i for i, (c, s) in enumerate(zip(calls, served, strict=True)) if _differs(c, s)]
         return f"reported usage differs from what the model served on call(s) {wrong}" if wrong else None
@@ -65,13 +66,22 @@ def _usage_problem(trace: Trace, requests: Sequence[dict[str, Any]]) -> str | No
         return f"{len(calls)} usage entries for {len(served)} model calls in {len(trace.turns)} turn(s)"
     # One aggregate entry per turn: it must be the sum of what the gateway served during that turn.
     for turn, reported in zip(trace.turns, calls, strict=True):
-        summed = _summed([r.get("usage") or {} for r in requests if r.get("turn") == turn.index])
+        summed = _summed([served_usage(r) for r in requests if r.get("turn") == turn.index])
         if _differs(reported, summed):
             return (
                 f"turn {turn.index} reports usage {_counts(reported)} but the gateway served {summed} over its "
                 "model calls: report per-call usage (usage.calls) or the exact sum"
             )
     return None
+
+
+def served_usage(request: Mapping[str, Any]) -> dict[str, Any]:
+    """A logged model call's usage as prompt and completion tokens, whatever its wire spells them (chat's
+    prompt_tokens, Anthropic's and Responses' input_tokens / output_tokens): read as a runtime's reported
+    usage is read (windtunnel._trace.usage), so the two compare in one vocabulary in every wire."""
+    usage = request.get("usage")
+    entry = normalise_call(usage if isinstance(usage, Mapping) else {}, "")
+    return {field: getattr(entry, field) for field in USAGE_FIELDS}
 
 
 def _summed(usages: Sequence[dict[str, Any]]) -> dict[str, Any]:

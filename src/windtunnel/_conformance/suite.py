@@ -2,7 +2,8 @@
 
 `Suite.judge(runtime, check, status)` states what the suite expects, so pytest, `wt certify` and the tests
 of the suite itself agree on one rule:
-- a poison runtime must fail exactly the check named for it and pass every other check;
+- a poison runtime must fail exactly the check named for it and pass every other check; one of
+  poisons.toml's [catches_only] runs only the checks named for it (its class is proven precise elsewhere);
 - a listed expected failure must not pass (a listed check that starts passing fails the suite);
 - every other scored check must pass; an error is Wind Tunnel's fault, never the runtime's;
 - INFO (the required part held, an optional part is absent) is never a failure and never a pass: it
@@ -124,10 +125,11 @@ def _expected_failures(path: Path, runtimes: frozenset[str]) -> dict[tuple[str, 
     return expected
 
 
-def _poisons(path: Path, runtimes: frozenset[str]) -> dict[str, tuple[str, ...]]:
-    """poisons.toml's [catches]: each poison runtime -> the check it must fail, or a list of them."""
+def _poisons(path: Path, runtimes: frozenset[str], table: str = "catches") -> dict[str, tuple[str, ...]]:
+    """poisons.toml's [catches] (or another table of its form, [catches_only]): each poison runtime -> the
+    check it must fail, or a list of them."""
     caught_by: dict[str, tuple[str, ...]] = {}
-    for runtime, value in _read(path).get("catches", {}).items():
+    for runtime, value in _read(path).get(table, {}).items():
         checks = tuple(str(v) for v in value) if isinstance(value, list) else (str(value),)
         if not checks:
             raise ConfigFileError(
@@ -142,6 +144,24 @@ def _poisons(path: Path, runtimes: frozenset[str]) -> dict[str, tuple[str, ...]]
     return caught_by
 
 
+def _only_named(
+    path: Path, runtimes: frozenset[str], caught_by: Mapping[str, Any]
+) -> dict[str, tuple[str, ...]]:
+    """poisons.toml's [catches_only]: poisons that run only the checks named for them (their class's
+    precision over every other check is proven elsewhere, e.g. by the reference's poison of that class);
+    a poison listed in [catches] too is refused, as it could not be both."""
+    only = _poisons(path, runtimes, "catches_only")
+    both = sorted(set(only) & set(caught_by))
+    if both:
+        raise ConfigFileError(
+            f"{path}: {both[0]} is listed in [catches] and in [catches_only]",
+            hint="keep it in one table: [catches_only] when it runs only the checks named for it",
+            path=str(path),
+            field=both[0],
+        )
+    return only
+
+
 @dataclass(frozen=True, slots=True)
 class Suite:
     """`poisons` maps each poison to the check it is named for; `caught_by` to every check it must fail
@@ -151,6 +171,8 @@ class Suite:
     poisons: Mapping[str, str] = field(default_factory=dict)
     expected_failures: Mapping[tuple[str, str], str] = field(default_factory=dict)
     caught_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    only_named: frozenset[str] = frozenset()
+    """Poisons of [catches_only]: they run only the checks named for them (proves_nothing)."""
 
     @classmethod
     def load(
@@ -165,24 +187,33 @@ class Suite:
         requirements = load_requirement_set(directory, version)
         known = known_runtimes(directory) if runtimes is None else runtimes
         caught_by = _poisons(directory / "poisons.toml", known)
+        only = _only_named(directory / "poisons.toml", known, caught_by)
+        caught_by |= only
         expected = _expected_failures(directory / "expected_failures.toml", known)
         return cls(
             requirements=requirements,
             poisons={runtime: checks[0] for runtime, checks in caught_by.items()},
             expected_failures=expected,
             caught_by=caught_by,
+            only_named=frozenset(only),
         )
 
     def is_poison(self, runtime: str) -> bool:
         return runtime in self.poisons
 
     def proves_nothing(self, runtime: str, check: str) -> bool:
-        """A poison on an unscored check it is not named for: that check decides no verdict, so the
-        poison passing it proves nothing about the poison's precision. The suite leaves these out; they
-        are the fault checks, each a fresh container and scripted waits, and were most of its time."""
-        if not self.is_poison(runtime) or check in self.requirements.scored:
+        """A check a poison's run would prove nothing by, which the suite leaves out:
+        - a poison on an unscored check it is not named for: that check decides no verdict, so the poison
+          passing it proves nothing about the poison's precision (these are the fault checks, each a fresh
+          container and scripted waits, and were most of the suite's time);
+        - a poison of [catches_only] on any check it is not named for: its class's precision is proven
+          elsewhere (poisons.toml says where), so it runs only the checks that must catch it."""
+        if not self.is_poison(runtime):
             return False
-        return check not in (self.caught_by.get(runtime) or (self.poisons[runtime],))
+        named = self.caught_by.get(runtime) or (self.poisons[runtime],)
+        if runtime in self.only_named:
+            return check not in named
+        return check not in self.requirements.scored and check not in named
 
     def judge(self, runtime: str, check: str, status: CheckStatus) -> Judgement:
         if status is CheckStatus.ERROR:
@@ -193,22 +224,7 @@ class Suite:
             (self.poisons[runtime],) if runtime in self.poisons else None
         )
         if caught_by is not None:
-            named = " and ".join(caught_by)
-            if check in caught_by:
-                ok = status is CheckStatus.FAILED
-                return Judgement(
-                    ok,
-                    CheckStatus.FAILED.value,
-                    "poison caught"
-                    if ok
-                    else f"poison {runtime} was not caught by {check} (status {status}): the check does not bite",
-                )
-            ok = status in _HOLDS
-            return Judgement(
-                ok,
-                CheckStatus.PASSED.value,
-                "" if ok else f"poison {runtime} broke {check} too ({status}): it must fail exactly {named}",
-            )
+            return self._judge_poison(runtime, check, status, caught_by)
         reason = self.expected_failures.get((runtime, check))
         if reason is not None:
             ok = status is not CheckStatus.PASSED
@@ -227,4 +243,28 @@ class Suite:
             ok,
             CheckStatus.PASSED.value,
             "" if ok else f"{runtime} does not pass the scored check {check} ({status})",
+        )
+
+    def _judge_poison(
+        self, runtime: str, check: str, status: CheckStatus, caught_by: tuple[str, ...]
+    ) -> Judgement:
+        """A poison must fail each check named for it and hold every other one it runs (a [catches_only]
+        poison's other checks are observations: its precision is proven elsewhere)."""
+        if check in caught_by:
+            ok = status is CheckStatus.FAILED
+            return Judgement(
+                ok,
+                CheckStatus.FAILED.value,
+                "poison caught"
+                if ok
+                else f"poison {runtime} was not caught by {check} (status {status}): the check does not bite",
+            )
+        if runtime in self.only_named:
+            return Judgement(True, "observation", f"not named for [catches_only] poison {runtime}")
+        ok = status in _HOLDS
+        named = " and ".join(caught_by)
+        return Judgement(
+            ok,
+            CheckStatus.PASSED.value,
+            "" if ok else f"poison {runtime} broke {check} too ({status}): it must fail exactly {named}",
         )
