@@ -17,7 +17,7 @@ from typing import Any
 
 from windtunnel._conformance.checks_bytes import compare_results, served_documents
 from windtunnel._conformance.checks_faults import attempt, declared_unhandled, session_id
-from windtunnel._conformance.checks_views import _views
+from windtunnel._conformance.checks_views import views_of
 from windtunnel._conformance.model import CheckFailed, NotMeasured, OptionalAbsent
 from windtunnel._conformance.subject import Subject, say, tools
 from windtunnel._conversation.compare import INTEGRITY_KINDS, judge
@@ -106,7 +106,8 @@ def oom(subject: Subject) -> dict[str, Any]:
 
 def judge_oom(evidence: dict[str, Any]) -> dict[str, Any]:
     """PASSED when the turn was reported failed and named the kill; FAILED when a sandbox that lost a
-    process to the OOM killer was recorded as a passed turn; NotMeasured when no kill happened."""
+    process to the OOM killer was recorded as a passed turn; INFO (OptionalAbsent) when the runtime answered
+    and nothing was killed: the fault did not happen."""
     turn = evidence["turn"]
     failed = str(turn.get("failed") or "")
     killed = "OOM-killed" in failed or "OOM kill" in str(evidence.get("sandbox_after") or "")
@@ -157,7 +158,7 @@ def disk_full(subject: Subject) -> dict[str, Any]:
         evidence["turn"] = outcome = attempt(session, text, session_id("disk_full"))
         if "failed" in outcome:  # reported failed, visibly: what a runtime that needs the disk must do
             return judge_disk_full(evidence, [])
-        conversation, served = _views(session)
+        conversation, served = views_of(session)
         requests = session.turns[-1].requests or []
         documents = served_documents(mcp_calls(session.mcps) or [])
     # The document's result is compared byte for byte (as long_tool_results does), the rest by the views.

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from windtunnel._conformance.checks_faults import attempt, declared_unhandled, session_id
-from windtunnel._conformance.checks_views import _views
+from windtunnel._conformance.checks_views import views_of
 from windtunnel._conformance.model import CheckFailed, NotMeasured
 from windtunnel._conformance.subject import Session, Subject, call, say, tools
 from windtunnel._conversation.compare import INTEGRITY_KINDS, judge, result_problem
@@ -68,7 +68,7 @@ def tool_fault_check(fault: str) -> Callable[[Subject], dict[str, Any]]:
                 _confirm_gone(mock, evidence)
             if "failed" in evidence:  # reported as failed: honest whatever the fault
                 return evidence
-            conversation, served = _views(session)
+            conversation, served = views_of(session)
         rows = [row for turn in conversation.turns for row in turn.tool_calls]
         evidence["rows"] = [_row(row) for row in rows]
         # Results are judged below, fault by fault; a crashed call is one no server received.

@@ -19,7 +19,7 @@ def _session_id(check: str) -> str:
     return f"wt-kit-{check}-{uuid.uuid4().hex[:8]}"
 
 
-def _views(session: Session) -> tuple[Conversation, KnownTools]:
+def views_of(session: Session) -> tuple[Conversation, KnownTools]:
     """This session's turns in the three views and the tools its mocks serve (a call to any other tool is
     the model's invention), read while the mocks still hold their call logs."""
     return session.conversations()[-1], KnownTools(served_tools(session.mcps))
@@ -58,7 +58,7 @@ def three_views_agree(subject: Subject) -> dict[str, Any]:
         session.turn("Read it again.", session_id)
         session.handle.reset_state()
         session.turn("Read note alpha.", session_id)
-        views = _views(session)
+        views = views_of(session)
     _raise_disagreements(views, INTEGRITY_KINDS)
     conversation = views[0]
     rows = [len(turn.tool_calls) for turn in conversation.turns]
@@ -76,7 +76,7 @@ def tool_errors(subject: Subject) -> dict[str, Any]:
     with subject.scripted(script) as session:
         subject.needs_model_evidence(session)
         session.turn("Read a note that does not exist, then ask strict.", _session_id("errors"))
-        views = _views(session)
+        views = views_of(session)
     _raise_disagreements(views, INTEGRITY_KINDS)
     conversation = views[0]
     rows = [row for turn in conversation.turns for row in turn.tool_calls]
@@ -112,7 +112,7 @@ def final_answer(subject: Subject) -> dict[str, Any]:
         session_id = _session_id("final")
         session.turn("What does note alpha say? — réponds", session_id)
         session.turn("Anything else? 他には?", session_id)
-        views = _views(session)
+        views = views_of(session)
     _raise_disagreements(views, frozenset({DiffKind.FINAL_ANSWER}))
     conversation = views[0]
     return {"answers": [turn.final for turn in conversation.turns]}
