@@ -319,8 +319,9 @@ def test_a_run_network_has_no_way_to_another_run(
 def test_sweep_removes_a_dead_owners_resources_and_spares_a_live_one(
     docker_client: docker.DockerClient, base_image: str, run_label: str
 ) -> None:
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
+    # The owner lives while its resources are made: a `wt` beside this test (which sweeps when it starts)
+    # must not take them first. It dies just before the sweep, so the dead owner is this sweep's to find.
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     dead_run, live_run = f"{run_label}-dead", f"{run_label}-live"
     dead_labels = run_labels(dead_run, session=run_label, pid=child.pid)
     network = docker_client.networks.create(f"wt-{dead_run}", internal=True, labels=dead_labels)
@@ -329,6 +330,8 @@ def test_sweep_removes_a_dead_owners_resources_and_spares_a_live_one(
     )
     live = create_run_network(docker_client, live_run, session=run_label)
     try:
+        child.kill()
+        child.wait()
         removed = sweep_leftovers(docker_client)
         assert any(container.short_id in line and f"owner pid {child.pid} gone" in line for line in removed)
         assert any(network.name in line for line in removed)
@@ -336,5 +339,7 @@ def test_sweep_removes_a_dead_owners_resources_and_spares_a_live_one(
         assert labelled(docker_client, RUN_LABEL, dead_run) == ([], [])
         assert [n.name for n in labelled(docker_client, RUN_LABEL, live_run)[1]] == [live.name]
     finally:
+        child.kill()
+        child.wait()
         remove_run(docker_client, dead_run)
         remove_run(docker_client, live_run)

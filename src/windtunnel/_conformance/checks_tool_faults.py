@@ -21,7 +21,7 @@ from windtunnel._conformance.model import CheckFailed, NotMeasured
 from windtunnel._conformance.subject import Session, Subject, call, say, tools
 from windtunnel._conversation.compare import INTEGRITY_KINDS, judge, result_problem
 from windtunnel._conversation.model import DiffKind, ToolCallRow
-from windtunnel._core.abilities import FaultScriptingMCPHandle, PeerCuttingHandle
+from windtunnel._core.abilities import FaultScriptingMCPHandle, PeerCuttingHandle, ToolListingMCPHandle
 from windtunnel._core.agent_runtime import MCPHandle
 from windtunnel._core.faults import TOOL_FAULT_CLASSES, ToolFault
 from windtunnel._runner.evidence import mcp_calls
@@ -113,12 +113,10 @@ def _confirm_gone(mock: MCPHandle | None, evidence: dict[str, Any]) -> None:
         )
 
 
-def _tools(mock: Any) -> list[str]:
-    lister = getattr(mock, "tools", None)
-    try:
-        return [str(t.get("name")) for t in lister()] if callable(lister) else []
-    except Exception:  # noqa: BLE001 - a mock that cannot list its tools is not the one to script
-        return []
+def _tools(mock: MCPHandle) -> list[str]:
+    """The tool names `mock` serves; [] for a mock that cannot list them. A listing that fails raises its
+    HarnessError: calling a slow mock one that "cannot be scripted" would hide the real fault."""
+    return [str(t.get("name")) for t in mock.tools()] if isinstance(mock, ToolListingMCPHandle) else []
 
 
 def _untold(kind: str, row: ToolCallRow) -> str | None:
