@@ -71,6 +71,18 @@ def test_the_merged_verdict_equals_a_single_run_of_the_same_plan(
     assert verdict == single.verdict
 
 
+def test_a_three_way_split_with_an_empty_part_merges_to_the_single_runs_verdict(tmp_path: Path) -> None:
+    signer = provided_signer()
+    paths = make_shards(tmp_path, 3, signer)  # two units: the third part is empty (the control only)
+    published = merge_shards(paths, out=tmp_path / "merged", signer=signer, trusted=[signer.public_pem])
+    single = certify(plan_config(tmp_path), tmp_path / "single", signer)
+    checks = ChecksFile.model_validate_json((tmp_path / "merged" / "checks.json").read_text())
+    single_checks = ChecksFile.model_validate_json((tmp_path / "single" / "checks.json").read_text())
+    assert statuses(checks) == statuses(single_checks)
+    assert published.verdict == single.verdict
+    assert verify_bundle(tmp_path / "merged", signer.public_pem).valid
+
+
 def test_a_failing_runtime_fails_the_merged_verdict_as_it_fails_a_single_run(tmp_path: Path) -> None:
     signer = provided_signer()
     plan = steps(fails_for(OTHER))
