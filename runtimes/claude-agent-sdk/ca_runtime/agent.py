@@ -4,12 +4,16 @@ Code CLI against the model gateway with the MCP mocks as its only tools; windtun
 from __future__ import annotations
 
 import collections
+import os
+import shutil
+import subprocess
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import anyio
+import claude_agent_sdk
 from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
@@ -44,6 +48,9 @@ QUIET = {
     "CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS": "1",
 }
 ROOT_URL_VARIABLE = "WT_MODEL_ROOT_URL"
+CLI_VARIABLE = "CLAUDE_CLI"
+"""Names the Claude Code CLI to run; unset, the one bundled in the claude-agent-sdk wheel (as the SDK does)."""
+STARTUP_TIMEOUT_S = 30.0
 RESERVED_SERVER_NAMES = frozenset(
     {
         "workspace",
@@ -71,6 +78,40 @@ def root_url(settings: Settings) -> str:
     return given or settings.model_base_url.removesuffix("/v1")
 
 
+def claude_cli(settings: Settings) -> str:
+    """The CLI every turn runs: CLAUDE_CLI, else the SDK's bundled one, else `claude` on PATH (the SDK's order)."""
+    given = settings.env.get(CLI_VARIABLE, "").strip()
+    if given:
+        return given
+    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    return str(bundled) if bundled.is_file() else shutil.which("claude") or "claude"
+
+
+def check_cli(binary: str) -> str:
+    """`claude --version` (about 0.1 s), so a CLI that cannot start fails the ready stage with its own last
+    lines instead of every turn. Run with the turns' QUIET settings and a throwaway HOME and config directory:
+    the probe contacts nothing and leaves nothing behind."""
+    with tempfile.TemporaryDirectory(prefix="wt-claude-probe-") as home:
+        env = {**os.environ, **QUIET, "HOME": home, "CLAUDE_CONFIG_DIR": home}
+        try:
+            done = subprocess.run(
+                [binary, "--version"],
+                capture_output=True,
+                text=True,
+                timeout=STARTUP_TIMEOUT_S,
+                env=env,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise SettingsError(
+                f"the Claude Code CLI {binary!r} cannot start: {exc}; set {CLI_VARIABLE} to it"
+            ) from exc
+    if done.returncode != 0:
+        said = " | ".join(line.strip() for line in (done.stdout + done.stderr).splitlines()[-STDERR_LINES:])
+        raise SettingsError(f"the Claude Code CLI {binary!r} exited {done.returncode}: {said}")
+    return done.stdout.strip()
+
+
 class ClaudeAgentLoop:
     """Turns, reset, tools and state: one CLI process per turn, resuming the session's transcript kept in
     the session's own config directory."""
@@ -84,6 +125,8 @@ class ClaudeAgentLoop:
                 "leave them unset"
             )
         self._settings = settings
+        self._cli = claude_cli(settings)
+        self.version = check_cli(self._cli)
         self._root_url = root_url(settings)
         self._servers = {claude_name(ref.name): ref.url for ref in settings.mcp_servers}
         # One working directory for every session: the CLI names it in the prompt, so a per-session random
@@ -104,6 +147,7 @@ class ClaudeAgentLoop:
         }
         directory = str(entry.directory)
         return ClaudeAgentOptions(
+            cli_path=self._cli,  # the CLI the start probe ran, not one the SDK looks up again
             tools=[],  # no built-in tool (Bash, Read, WebFetch ...): the mocks are the only tools
             mcp_servers=servers,
             strict_mcp_config=True,  # no .mcp.json, user or plugin servers: only these
