@@ -30,7 +30,7 @@ from windtunnel._gateway.client import GatewayClient, LogCursor, start_scripted
 from windtunnel._gateway.script import ScriptMode
 from windtunnel._mcp.loopback import start_loopback, stop_loopback
 from windtunnel._net.server_thread import ServerThread
-from windtunnel._packs.loader import kit_pack
+from windtunnel._packs.loader import kit_pack, media_pack
 from windtunnel._runtimes.config_fields import refuse_fields
 from windtunnel._runtimes.fault_policy import FaultPolicy
 from windtunnel._runtimes.manifest import RuntimeManifest, load_manifest
@@ -77,11 +77,11 @@ class LoopbackMinimal:
     def __init__(self, manifest: RuntimeManifest, gateway_url: str, mocks: Sequence[Any]) -> None:
         self.manifest = manifest
         self.gateway = GatewayClient(gateway_url)
-        self.mocks = {m.plan.server: m for m in mocks}
+        self.mocks = {(m.plan.pack, m.plan.server): m for m in mocks}
         self.servers: dict[str, Any] = {}
 
     def start_mcps(self, plans: Sequence[MockServerPlan]) -> list[MCPHandle]:
-        handles = [self.mocks[plan.server] for plan in plans]
+        handles = [self.mocks[(plan.pack, plan.server)] for plan in plans]
         for handle in handles:
             handle.reset()
         return handles
@@ -121,7 +121,7 @@ def loopback_subject(directory: str) -> Iterator[Subject]:
     """The runtime of runtimes/<directory> on loopback, with the real gateway app and the kit's mocks."""
     manifest = load_manifest(RUNTIMES / directory)
     gateway = ServerThread(create_app(ScriptMode(), models=[DEFAULT_MODEL])).start()
-    mocks = start_loopback(kit_pack().plans())
+    mocks = start_loopback([*kit_pack().plans(), *media_pack().plans()])
     runtime = LoopbackMinimal(manifest, gateway.url, mocks)
     yield Subject(
         name=manifest.name,
@@ -129,6 +129,7 @@ def loopback_subject(directory: str) -> Iterator[Subject]:
         supported=manifest.supported,
         manifest=f"runtimes/{directory}",
         wire=manifest.wire,
+        mcp=manifest.mcp,
     )
     runtime.close()
     stop_loopback(mocks)
@@ -190,7 +191,7 @@ def test_a_stale_session_header_fails_by_what_the_gateway_and_the_mocks_recorded
     manifest = load_manifest(RUNTIMES / "minimal")
     stale = dataclasses.replace(manifest, env_set={"WT_FAULT": "stale_session_header"})
     gateway = ServerThread(create_app(ScriptMode(), models=[DEFAULT_MODEL])).start()
-    mocks = start_loopback(kit_pack().plans())
+    mocks = start_loopback([*kit_pack().plans(), *media_pack().plans()])
     runtime = LoopbackMinimal(stale, gateway.url, mocks)
     try:
         subject = Subject(name="stale", runtime=runtime, supported=stale.supported, wire=stale.wire)
@@ -287,9 +288,20 @@ POISONS = {
 speak_chat), by directory: conformance/poisons.toml names each."""
 
 
-POISON_CHECKS = (*LOOPBACK_CHECKS, "rendered_prompt_and_usage")
+MCP_CLIENT_CHECKS = ("mcp_client/image_content", "mcp_client/mixed_content", "mcp_client/embedded_resource")
+POISON_CHECKS = (*LOOPBACK_CHECKS, "rendered_prompt_and_usage", *MCP_CLIENT_CHECKS)
 """What a poison is judged on, on loopback: every check a loopback runtime can take (usage is INFO for the
-correct runtime, which reports none, and FAILED for the one that reports the last call's as the turn's)."""
+correct runtime, which reports none, and FAILED for the one that reports the last call's as the turn's;
+the MCP client checks are INFO in the chat wire, which declares no content beyond text)."""
+
+
+@pytest.mark.parametrize("check", MCP_CLIENT_CHECKS)
+def test_images_and_resources_reach_the_model_natively_in_messages_and_responses_and_are_info_in_chat(
+    subject: Subject, check: str
+) -> None:
+    result = run_check(check_by_id(check), subject)
+    expected = CheckStatus.INFO if subject.wire == "chat" else CheckStatus.PASSED
+    assert result.status is expected, result.detail
 
 
 @pytest.mark.parametrize("directory", sorted(POISONS))
@@ -325,7 +337,7 @@ def test_a_fault_the_wire_itself_refuses_fails_every_turn_with_the_gateways_400(
     manifest = load_manifest(RUNTIMES / wire)
     broken = dataclasses.replace(manifest, env_set={**manifest.env_set, "WT_FAULT": fault})
     gateway = ServerThread(create_app(ScriptMode(), models=[DEFAULT_MODEL])).start()
-    mocks = start_loopback(kit_pack().plans())
+    mocks = start_loopback([*kit_pack().plans(), *media_pack().plans()])
     runtime = LoopbackMinimal(broken, gateway.url, mocks)
     try:
         subject = Subject(name=fault, runtime=runtime, supported=broken.supported, wire=broken.wire)

@@ -13,7 +13,7 @@ import urllib.request
 from typing import Any
 
 from minimal_agent.mcp import McpFailure, McpServerLink
-from minimal_agent.wires import Step, ToolCall, wire_for
+from minimal_agent.wires import Parts, Step, ToolCall, part_text, wire_for
 
 MAX_STEPS = 16
 TIMEOUT_S = 300.0
@@ -44,6 +44,8 @@ FAULTS = (
     "answer_on_model_error",
     "swallow_dropped_connections",
     "keep_search_index_across_reset",
+    "content_as_json",
+    "drop_non_text_content",
 )
 """WT_FAULT's values: known-broken variants the conformance suite must catch (unset: correct). Each means what
 the reference runtime's fault of that name means (runtimes/reference/README.md), in every model wire."""
@@ -93,7 +95,7 @@ class Agent:
         if not late:  # fault send_user_turn_late: the model answers without it; the history gets it after
             history.append(user)
         steps: list[list[dict[str, Any]]] = []  # each model call's tool calls, as the model emitted them
-        outputs: dict[str, str] = {}  # this turn's tool outputs by call (fault dedupe_repeated_calls)
+        outputs: dict[str, Parts] = {}  # this turn's tool outputs by call (fault dedupe_repeated_calls)
         links, tools = self._tools(self._header(session_id))
         system = self._system_for(text)
         for _ in range(MAX_STEPS):
@@ -155,30 +157,40 @@ class Agent:
             return {**configured, "temperature": 0.0, "tool_choice": "auto"}
         return configured
 
-    def _output(self, call: ToolCall, links: dict[str, McpServerLink], outputs: dict[str, str]) -> str:
-        """The call's result for the model, run once on its MCP server (the fault branches are poisons)."""
+    def _output(self, call: ToolCall, links: dict[str, McpServerLink], outputs: dict[str, Parts]) -> Parts:
+        """The call's result for the model, its MCP content parts, run once on its MCP server (the fault
+        branches are poisons)."""
         key = json.dumps([call.name, call.arguments], sort_keys=True)
         if self.fault == "dedupe_repeated_calls" and key in outputs:
             return outputs[key]  # fault: a repeated identical call is run once, reported twice
         link = links.get(call.name)
         try:
-            text, failed = (
-                link.call(call.name, call.arguments) if link else (f"error: no tool named {call.name}", True)
+            parts, failed = (
+                link.call(call.name, call.arguments)
+                if link
+                else (_text(f"error: no tool named {call.name}"), True)
             )
         except McpFailure:
             if self.fault != "swallow_dropped_connections":
                 raise
-            text, failed = json.dumps({"ok": True}), False  # fault: the model is told the lost call worked
+            parts, failed = (
+                _text(json.dumps({"ok": True})),
+                False,
+            )  # fault: the model is told the lost call worked
         if self.fault == "swallow_tool_errors" and failed:
-            text = json.dumps({"ok": True})  # fault: the model is told the failing call succeeded
+            parts = _text(json.dumps({"ok": True}))  # fault: the model is told the failing call succeeded
         if self.fault == "summarize_tool_results":
-            text = f"{call.name} succeeded"  # fault: the model never sees what the tool answered
-        if self.fault == "truncate_long_tool_results" and len(text) > PREVIEW_CHARS:
-            text = text[:PREVIEW_CHARS] + "…"
-        outputs[key] = text
-        return text
+            parts = _text(f"{call.name} succeeded")  # fault: the model never sees what the tool answered
+        if self.fault == "truncate_long_tool_results":  # fault: each text cut at a log preview's limit
+            parts = [_preview(part) for part in parts]
+        if self.fault == "content_as_json":  # fault: an image or resource sent as its JSON, as text
+            parts = [{"type": "text", "text": part_text(part)} for part in parts]
+        if self.fault == "drop_non_text_content":  # fault: whatever is not text never reaches the model
+            parts = [part for part in parts if part.get("type") == "text"]
+        outputs[key] = parts
+        return parts
 
-    def _results(self, answered: list[tuple[ToolCall, str]]) -> list[dict[str, Any]]:
+    def _results(self, answered: list[tuple[ToolCall, Parts]]) -> list[dict[str, Any]]:
         """The history items that send the results back, in the wire's shape."""
         items = self.wire.results(answered)
         if self.fault == "drop_tool_call_ids":  # fault: the model cannot tell which call a result answers
@@ -251,6 +263,17 @@ class Agent:
 
 def from_environment() -> Agent:
     return Agent(dict(os.environ))
+
+
+def _text(text: str) -> Parts:
+    return [{"type": "text", "text": text}]
+
+
+def _preview(part: dict[str, Any]) -> dict[str, Any]:
+    text = part.get("text")
+    if part.get("type") != "text" or not isinstance(text, str) or len(text) <= PREVIEW_CHARS:
+        return part
+    return {**part, "text": text[:PREVIEW_CHARS] + "…"}
 
 
 def _without_ids(item: dict[str, Any]) -> dict[str, Any]:

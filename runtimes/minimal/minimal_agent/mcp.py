@@ -47,15 +47,15 @@ class McpServerLink:
             if not cursor:
                 return found
 
-    def call(self, name: str, arguments: Any) -> tuple[str, bool]:
-        """The tool's answer as text for the model, and whether it is an error answer (isError, or a
-        JSON-RPC error as its message)."""
+    def call(self, name: str, arguments: Any) -> tuple[list[dict[str, Any]], bool]:
+        """The tool's answer, its MCP content parts as served, and whether it is an error answer (isError,
+        or a JSON-RPC error as one text part)."""
         try:
             result = self._rpc("tools/call", {"name": name, "arguments": arguments})
         except RpcError as error:
-            return f"error {error.code}: {error.message}", True
-        parts = [_part_text(part) for part in result.get("content") or []]
-        return "\n".join(parts), bool(result.get("isError"))
+            return [{"type": "text", "text": f"error {error.code}: {error.message}"}], True
+        parts = [part for part in result.get("content") or [] if isinstance(part, dict)]
+        return parts, bool(result.get("isError"))
 
     def _rpc(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         self._next_id += 1
@@ -117,9 +117,3 @@ def _events(text: str) -> list[dict[str, Any]]:
             messages.append(json.loads("\n".join(data)))
             data = []
     return [message for message in messages if isinstance(message, dict)]
-
-
-def _part_text(part: Any) -> str:
-    if isinstance(part, dict) and part.get("type") == "text":
-        return str(part.get("text", ""))
-    return json.dumps(part, ensure_ascii=False)

@@ -1,7 +1,10 @@
 """The three model wires (WT_MODEL_WIRE): each builds its request and reads its answer in its own shape.
 
 A history is kept in the wire's own items (chat messages, Anthropic messages with content blocks,
-Responses input items), so what the model is sent back is exactly what it emitted.
+Responses input items), so what the model is sent back is exactly what it emitted. A tool's result is its
+MCP content parts: all text, it goes as one string (the parts' texts, one per line) in every wire; with an
+image or an embedded resource, Messages and Responses hand each part over as their own blocks, while a chat
+tool message holds text only, so there such a part goes as its JSON.
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ class ToolCall:
     id: str
     name: str
     arguments: dict[str, Any]
+
+
+Parts = list[dict[str, Any]]
+"""A tool result's MCP content parts, as the server sent them."""
 
 
 @dataclass(frozen=True)
@@ -70,8 +77,10 @@ class Chat:
         )
         return Step(content, calls, [item])
 
-    def results(self, answered: list[tuple[ToolCall, str]]) -> list[dict[str, Any]]:
-        return [{"role": "tool", "tool_call_id": call.id, "content": text} for call, text in answered]
+    def results(self, answered: list[tuple[ToolCall, Parts]]) -> list[dict[str, Any]]:
+        return [
+            {"role": "tool", "tool_call_id": call.id, "content": as_text(parts)} for call, parts in answered
+        ]
 
 
 class Messages:
@@ -115,10 +124,28 @@ class Messages:
         ]
         return Step(text, calls, [{"role": "assistant", "content": blocks}])
 
-    def results(self, answered: list[tuple[ToolCall, str]]) -> list[dict[str, Any]]:
+    def results(self, answered: list[tuple[ToolCall, Parts]]) -> list[dict[str, Any]]:
         # Every result of one assistant message goes back in one user message, as the API asks.
-        blocks = [{"type": "tool_result", "tool_use_id": call.id, "content": text} for call, text in answered]
+        blocks = [
+            {"type": "tool_result", "tool_use_id": call.id, "content": self._content(parts)}
+            for call, parts in answered
+        ]
         return [{"role": "user", "content": blocks}]
+
+    def _content(self, parts: Parts) -> Any:
+        if all(part.get("type") == "text" for part in parts):
+            return as_text(parts)
+        return [self._block(part) for part in parts]
+
+    def _block(self, part: dict[str, Any]) -> dict[str, Any]:
+        kind, resource = part.get("type"), part.get("resource") or {}
+        if kind == "image":
+            source = {"type": "base64", "media_type": part.get("mimeType"), "data": part.get("data")}
+            return {"type": "image", "source": source}
+        if kind == "resource" and isinstance(resource.get("text"), str):
+            source = {"type": "text", "media_type": "text/plain", "data": resource["text"]}
+            return {"type": "document", "source": source, "title": resource.get("uri")}
+        return {"type": "text", "text": part_text(part)}
 
 
 class Responses:
@@ -158,10 +185,38 @@ class Responses:
         ]
         return Step(text, calls, list(output))
 
-    def results(self, answered: list[tuple[ToolCall, str]]) -> list[dict[str, Any]]:
+    def results(self, answered: list[tuple[ToolCall, Parts]]) -> list[dict[str, Any]]:
         return [
-            {"type": "function_call_output", "call_id": call.id, "output": text} for call, text in answered
+            {"type": "function_call_output", "call_id": call.id, "output": self._output(parts)}
+            for call, parts in answered
         ]
+
+    def _output(self, parts: Parts) -> Any:
+        if all(part.get("type") == "text" for part in parts):
+            return as_text(parts)
+        return [self._part(part) for part in parts]
+
+    def _part(self, part: dict[str, Any]) -> dict[str, Any]:
+        kind, resource = part.get("type"), part.get("resource") or {}
+        if kind == "image":
+            return {
+                "type": "input_image",
+                "image_url": f"data:{part.get('mimeType')};base64,{part.get('data')}",
+            }
+        if kind == "resource" and isinstance(resource.get("text"), str):
+            return {"type": "input_text", "text": f"[resource {resource.get('uri')}]\n{resource['text']}"}
+        return {"type": "input_text", "text": part_text(part)}
+
+
+def part_text(part: dict[str, Any]) -> str:
+    """A part as text: a text part's own text, any other part as its JSON."""
+    if part.get("type") == "text":
+        return str(part.get("text", ""))
+    return json.dumps(part, ensure_ascii=False)
+
+
+def as_text(parts: Parts) -> str:
+    return "\n".join(part_text(part) for part in parts)
 
 
 WIRES = {"chat": Chat, "messages": Messages, "responses": Responses}
