@@ -56,7 +56,14 @@ CONTAINER_FAULTS = {"faults/mcp_gone", "faults/silent_restart", "faults/oom", "f
 """Faults the harness makes in the runtime's container or its network: they run in the conformance suite."""
 CHECKS = sorted(
     ({c for checks in FAULTS.values() for c in checks} - CONTAINER_FAULTS)
-    | {"session_affinity", "reference_capability", "faults/mcp_late"}
+    | {
+        "session_affinity",
+        "reference_capability",
+        "faults/mcp_late",
+        "model_wire",
+        "response_shapes",
+        "unsupported_config",
+    }
 )
 
 

@@ -73,10 +73,10 @@ def test_requirement_set_v5_adds_long_results_session_attribution_and_model_wire
 
 
 def test_poison_must_fail_exactly_its_check() -> None:
-    poison = "reference-poison-ignore_sampling"
-    assert SUITE.judge(poison, "sampling", CheckStatus.FAILED).ok
-    assert not SUITE.judge(poison, "sampling", CheckStatus.PASSED).ok
-    assert not SUITE.judge(poison, "sampling", CheckStatus.NOT_MEASURED).ok
+    poison = "reference-poison-reset_noop"
+    assert SUITE.judge(poison, "reset_isolation", CheckStatus.FAILED).ok
+    assert not SUITE.judge(poison, "reset_isolation", CheckStatus.PASSED).ok
+    assert not SUITE.judge(poison, "reset_isolation", CheckStatus.NOT_MEASURED).ok
     assert not SUITE.judge(poison, "teardown", CheckStatus.FAILED).ok
     assert SUITE.judge(poison, "teardown", CheckStatus.PASSED).ok
 
@@ -194,9 +194,9 @@ def test_checks_needing_scripted_inference_are_not_measured_on_in_memory() -> No
 
 
 def test_a_poison_skips_only_unscored_checks_it_is_not_named_for() -> None:
-    poison = "reference-poison-stale_session_header"
+    poison = "reference-poison-teardown_raises"
     assert SUITE.proves_nothing(poison, "faults/model_429")
-    assert not SUITE.proves_nothing(poison, "session_attribution")
+    assert not SUITE.proves_nothing(poison, "teardown")
     assert not SUITE.proves_nothing(poison, "sampling")
     assert not SUITE.proves_nothing("reference-poison-retry_storm", "faults/model_429")
     assert not SUITE.proves_nothing("reference", "faults/model_429")
@@ -223,12 +223,25 @@ def test_a_catches_only_poison_runs_only_the_checks_named_for_it(tmp_path: Path)
         Suite.load(directory, runtimes=KNOWN | {"poisoned"})
 
 
-def test_the_repository_runs_each_wire_poison_only_on_its_named_checks() -> None:
-    """The poisons of the two other wires are [catches_only]: one container check per named check."""
-    wire_poisons = {
-        name for name in SUITE.poisons if name.startswith(("minimal-messages-", "minimal-responses-"))
-    }
-    assert SUITE.only_named == wire_poisons - {"minimal-responses-poison-speak_chat"}
+IN_CONTAINERS = {
+    "reference-poison-keep_conversation_across_reset",
+    "reference-poison-keep_search_index_across_reset",
+    "reference-poison-reset_noop",
+    "reference-poison-cache_answers_across_reset",
+    "reference-poison-teardown_raises",
+    "reference-poison-attach_outside_network",
+    "reference-poison-routable_network",
+    "reference-poison-silent_restart",
+    "minimal-responses-poison-speak_chat",
+}
+"""The poisons run over every scored check in containers: state kept across reset (which on loopback leaks
+into the next check's runs), the driver's and the container's faults, a wire spoken against its declaration."""
+
+
+def test_the_repository_runs_each_agent_loop_poison_only_on_its_named_checks() -> None:
+    """The agent-loop poisons (the reference's and the minimal runtime's WT_FAULT branches) are
+    [catches_only]: one container check per named check; their precision is proven on loopback."""
+    assert set(SUITE.poisons) - SUITE.only_named == IN_CONTAINERS
     for poison in SUITE.only_named:
         assert [c for c in CHECK_IDS if not SUITE.proves_nothing(poison, c)] == [
             c for c in CHECK_IDS if c in SUITE.caught_by[poison]
