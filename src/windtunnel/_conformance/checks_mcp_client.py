@@ -26,7 +26,7 @@ from windtunnel._packs.mediapack.pack import (
     RESOURCE_URI,
     SOURCE,
 )
-from windtunnel._runner.evidence import mcp_calls
+from windtunnel._runner.evidence import mcp_calls, mcp_requests
 from windtunnel._trace.shapes import call_name, said
 from windtunnel._wire.dialect import Said
 from windtunnel._wire.reading import text_parts_of
@@ -50,15 +50,21 @@ def declared(subject: Subject, content: str) -> None:
         )
 
 
-def one_call(subject: Subject, tool: str) -> tuple[Said, Mapping[str, Any], dict[str, Any]]:
+def one_call(
+    subject: Subject, tool: str, *, answers: Sequence[str] = ()
+) -> tuple[Said, Mapping[str, Any], dict[str, Any]]:
     """One scripted call of `tool`: the result item the model was sent for it, that model call as logged,
-    and the evidence (what the mock served and received, what the runtime reported)."""
-    with subject.scripted(
-        [tools(call(tool)), say(DONE)], name=f"mcp_client-{tool}", pack=media_pack()
-    ) as session:
+    and the evidence (what the mock served and received, what it sent the client during the call, what
+    the runtime reported). `answers` are model replies scripted between the call and the final answer
+    (a sampling request answered through the model)."""
+    script = [tools(call(tool)), *(say(answer) for answer in answers), say(DONE)]
+    with subject.scripted(script, name=f"mcp_client-{tool}", pack=media_pack()) as session:
         subject.needs_model_evidence(session)
         record = session.turn(f"Use the {tool} tool, then answer.", f"wt-kit-mcp-client-{tool}")
         received = mcp_calls(session.mcps) or []
+        # A 2026-07-28 client is asked for input by the call's first round (recorded as a request); one
+        # that refuses the input never sends the retry the mock records as the call.
+        rounds = [r for r in mcp_requests(session.mcps) if _round_of(r, tool)] if not received else []
     reported = [bare(call_name(c) or "?") for c in record.read.tool_calls]
     names = [str(c.get("name")) for c in received]
     evidence: dict[str, Any] = {
@@ -66,9 +72,14 @@ def one_call(subject: Subject, tool: str) -> tuple[Said, Mapping[str, Any], dict
         "received": names,
         "reported": reported,
     }
-    if names != [tool]:
+    exchanges = [exchange for c in received for exchange in c.get("exchanges") or []]
+    if exchanges:  # only the tools with steps: what the mock sent the client during the call, and its answers
+        evidence["exchanges"] = exchanges
+    if rounds:
+        evidence["unretried_rounds"] = [r.get("answer") for r in rounds]
+    if names != [tool] and not (not names and rounds and reported == [tool]):
         raise CheckFailed(f"the mock received {names}; the script made one {tool} call", evidence)
-    if reported != names:
+    if reported != (names or [tool]):
         raise CheckFailed(f"the runtime reported {reported}; the mock received {names}", evidence)
     for position, request in enumerate(record.requests or []):
         for answered, item in answered_items(said(request)):
@@ -77,6 +88,12 @@ def one_call(subject: Subject, tool: str) -> tuple[Said, Mapping[str, Any], dict
                 evidence["sent"] = _shown(item.native)
                 return item, request, evidence
     raise CheckFailed(f"no model call of the turn was sent a result for the {tool} call", evidence)
+
+
+def _round_of(request: Mapping[str, Any], tool: str) -> bool:
+    """Whether `request` is the first round of a call of `tool` that asked the client for input."""
+    params = request.get("params")
+    return request.get("method") == "tools/call" and isinstance(params, Mapping) and params.get("name") == tool
 
 
 def image_content(subject: Subject) -> dict[str, Any]:

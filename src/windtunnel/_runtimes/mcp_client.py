@@ -3,12 +3,20 @@
     [mcp]
     content = ["image", "resource"]   # content types of a tool result that reach the model
     image = "note"                    # how an image reaches it: "native" (default) or "note"
+    elicitation = "refuse"            # its answer to a server's elicitation request during a call
+    sampling = "refuse"               # its answer to a server's sampling request during a call
 
 `content` names MCP content types a tool result may hold besides text: `image` (an image block),
 `resource` (an embedded resource's contents). `image = "native"` means an image block of the declared
 wire (Messages `image`, Responses `input_image`, Chat `image_url`); `note` is the visible fallback of a
 wire whose tool results hold no image: the result's text names the image and its MIME type, never its
 base64. A content type left out is INFO in its check, never PASSED or FAILED (docs/conformance.md).
+
+`elicitation` is how the client answers a server's elicitation/create during a tool call: "refuse" (a
+JSON-RPC error, e.g. a client that offers no elicitation), "decline" or "cancel" (that action), "accept"
+(content valid against the requested schema). `sampling`: "refuse", or "model" (a sampling/createMessage
+answered by a model call through the runtime's model endpoint). Left out: whatever the client does is
+INFO, except leaving the request unanswered, which fails either way.
 """
 
 from __future__ import annotations
@@ -23,6 +31,8 @@ from windtunnel._configfile import Strict, known_names, spec
 CONTENT_TYPES = ("image", "resource")
 """The content types a runtime may declare (`[mcp] content`), each with its mcp_client check."""
 IMAGE_FORMS = ("native", "note")
+ELICITATION = ("refuse", "decline", "cancel", "accept")
+SAMPLING = ("refuse", "model")
 
 
 class McpTable(Strict):
@@ -33,6 +43,15 @@ class McpTable(Strict):
     image: Literal["native", "note"] | None = spec(
         expect=f"one of {', '.join(repr(f) for f in IMAGE_FORMS)} (how an image result reaches the model)",
         example='image = "note" under [mcp] (or leave it out: native)',
+    )
+
+    elicitation: Literal["refuse", "decline", "cancel", "accept"] | None = spec(
+        expect=f"one of {', '.join(repr(f) for f in ELICITATION)} (its answer to an elicitation request)",
+        example='elicitation = "refuse" under [mcp] (or leave it out: not declared)',
+    )
+    sampling: Literal["refuse", "model"] | None = spec(
+        expect=f"one of {', '.join(repr(f) for f in SAMPLING)} (its answer to a sampling request)",
+        example='sampling = "refuse" under [mcp] (or leave it out: not declared)',
     )
 
     @field_validator("content")
@@ -48,6 +67,8 @@ class McpClientPolicy:
 
     content: frozenset[str] = frozenset()
     image: str = "native"
+    elicitation: str | None = None
+    sampling: str | None = None
 
     def over(self, table: McpTable | None) -> McpClientPolicy:
         """This policy with `table`'s keys over it (a variant inherits what it leaves out)."""
@@ -56,4 +77,6 @@ class McpClientPolicy:
         return McpClientPolicy(
             content=frozenset(table.content) if table.content is not None else self.content,
             image=table.image if table.image is not None else self.image,
+            elicitation=table.elicitation if table.elicitation is not None else self.elicitation,
+            sampling=table.sampling if table.sampling is not None else self.sampling,
         )
