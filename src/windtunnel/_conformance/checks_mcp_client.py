@@ -93,7 +93,9 @@ def one_call(
 def _round_of(request: Mapping[str, Any], tool: str) -> bool:
     """Whether `request` is the first round of a call of `tool` that asked the client for input."""
     params = request.get("params")
-    return request.get("method") == "tools/call" and isinstance(params, Mapping) and params.get("name") == tool
+    return (
+        request.get("method") == "tools/call" and isinstance(params, Mapping) and params.get("name") == tool
+    )
 
 
 def image_content(subject: Subject) -> dict[str, Any]:

@@ -54,7 +54,9 @@ def elicitation(subject: Subject) -> dict[str, Any]:
     policy = subject.mcp.elicitation
     answer = exchange.get("answer")
     if policy is None:
-        raise OptionalAbsent(f"declares no elicitation policy ([mcp] elicitation): it {did(exchange)}", evidence)
+        raise OptionalAbsent(
+            f"declares no elicitation policy ([mcp] elicitation): it {did(exchange)}", evidence
+        )
     problem = elicitation_problem(policy, answer)
     if problem:
         raise CheckFailed(f'declares elicitation = "{policy}" but {problem}', evidence)

@@ -115,7 +115,9 @@ def media_server() -> MockServer:
                 description="Ask the user to approve the refund.",
                 input_schema=empty,
                 handler=_approval,
-                steps=[Elicit(message="Approve the refund?", schema=APPROVAL_SCHEMA, timeout_s=ASK_TIMEOUT_S)],
+                steps=[
+                    Elicit(message="Approve the refund?", schema=APPROVAL_SCHEMA, timeout_s=ASK_TIMEOUT_S)
+                ],
             ),
             Tool(
                 name="digest",
