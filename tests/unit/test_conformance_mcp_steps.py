@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.unit.test_runtimes_manifest import refusal, runtime
+from windtunnel._conformance.checks_mcp_client import _strings, resources
 from windtunnel._conformance.checks_mcp_steps import (
     SAMPLED,
     did,
@@ -20,8 +21,10 @@ from windtunnel._conformance.checks_mcp_steps import (
     hung,
     sampling_problem,
 )
+from windtunnel._conformance.model import OptionalAbsent
+from windtunnel._conformance.subject import Subject
 from windtunnel._packs.loader import media_pack
-from windtunnel._packs.mediapack.pack import ASK_TIMEOUT_S, EXPORT_TEXT
+from windtunnel._packs.mediapack.pack import ASK_TIMEOUT_S, EXPORT_TEXT, POLICY_TEXT
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel._runtimes.mcp_client import McpClientPolicy
 
@@ -106,6 +109,10 @@ def test_the_media_pack_sends_progress_logs_and_requests_and_needs_sessions() ->
 def test_elicitation_and_sampling_are_read_and_a_variant_inherits_them(tmp_path: Path) -> None:
     base = runtime(tmp_path, "r", 'name = "r"\n[mcp]\nelicitation = "decline"\nsampling = "model"\n')
     assert load_manifest(base).mcp == McpClientPolicy(elicitation="decline", sampling="model")
+    assert (
+        load_manifest(runtime(tmp_path, "c", 'name = "c"\n[mcp]\nresources = "context"\n')).mcp.resources
+        == "context"
+    )
     variant = base / "poison" / "v"
     variant.mkdir(parents=True)
     (variant / "runtime.toml").write_text('name = "r-v"\nextends = "../.."\n[mcp]\nsampling = "refuse"\n')
@@ -113,7 +120,24 @@ def test_elicitation_and_sampling_are_read_and_a_variant_inherits_them(tmp_path:
 
 
 @pytest.mark.parametrize(
-    ("table", "named"), [('elicitation = "ask"', "mcp.elicitation"), ('sampling = "yes"', "mcp.sampling")]
+    ("table", "named"),
+    [
+        ('elicitation = "ask"', "mcp.elicitation"),
+        ('sampling = "yes"', "mcp.sampling"),
+        ('resources = "tools"', "mcp.resources"),
+    ],
 )
 def test_a_bad_policy_is_one_line_naming_the_key(tmp_path: Path, table: str, named: str) -> None:
     assert named in refusal(tmp_path, f"[mcp]\n{table}")
+
+
+def test_resources_are_info_unless_declared_context_and_no_container_starts() -> None:
+    for policy, named in ((None, "declares no resources policy"), ("none", 'declares resources = "none"')):
+        subject = Subject(name="r", runtime=object(), mcp=McpClientPolicy(resources=policy))  # type: ignore[arg-type]
+        with pytest.raises(OptionalAbsent, match=named):
+            resources(subject)  # a scripted session would need a real runtime: none is started
+
+
+def test_every_string_of_a_logged_model_call_is_searched_as_sent() -> None:
+    request = {"messages": [{"role": "system", "content": POLICY_TEXT}, {"content": [{"text": "a"}]}], "n": 1}
+    assert _strings(request) == ["system", POLICY_TEXT, "a"]

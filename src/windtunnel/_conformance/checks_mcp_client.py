@@ -22,6 +22,8 @@ from windtunnel._packs.mediapack.pack import (
     CAPTION,
     PNG,
     PNG_TYPE,
+    POLICY_TEXT,
+    POLICY_URI,
     RESOURCE_TEXT,
     RESOURCE_URI,
     SOURCE,
@@ -144,6 +146,41 @@ def embedded_resource(subject: Subject) -> dict[str, Any]:
     return evidence
 
 
+def resources(subject: Subject) -> dict[str, Any]:
+    """A server's resources reach the model as `[mcp] resources` declares: "context", the text of each
+    resource the server lists, byte for byte, in the model's first call of a turn."""
+    policy = subject.mcp.resources
+    if policy != "context":
+        declaration = "declares no resources policy" if policy is None else f'declares resources = "{policy}"'
+        raise OptionalAbsent(
+            f"{declaration} ([mcp] resources in runtime.toml): not measured", {"declared": policy}
+        )
+    with subject.scripted([say(DONE)], name="mcp_client-resources", pack=media_pack()) as session:
+        subject.needs_model_evidence(session)
+        record = session.turn("Answer from the refund policy.", "wt-kit-mcp-client-resources")
+        read = [r.get("params") for r in mcp_requests(session.mcps) if r.get("method") == "resources/read"]
+    first = (record.requests or [{}])[0]
+    evidence: dict[str, Any] = {"offered": [POLICY_URI], "read": read, "sent": _shown(first)}
+    if not any(isinstance(params, Mapping) and params.get("uri") == POLICY_URI for params in read):
+        raise CheckFailed(
+            f"the runtime never read the server's resource {POLICY_URI} (resources/read)", evidence
+        )
+    if not any(POLICY_TEXT in text for text in _strings(first)):
+        raise CheckFailed(
+            "the turn's first model call was not sent the resource's text byte for byte", evidence
+        )
+    return evidence
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string inside `value` (a model call as logged), as sent."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        value = list(value.values())
+    return [text for inner in value for text in _strings(inner)] if isinstance(value, list) else []
+
+
 def image_problem(
     subject: Subject, item: Said, request: Mapping[str, Any], *, between: tuple[int, int] | None = None
 ) -> str | None:
@@ -239,4 +276,5 @@ MCP_CLIENT_CHECKS = (
     ("image_content", "an image result reaches the model as an image, or the declared note", image_content),
     ("mixed_content", "text, image, text: each part reaches the model, in order", mixed_content),
     ("embedded_resource", "an embedded resource's text and URI reach the model", embedded_resource),
+    ("resources", "a server's resources reach the model as declared", resources),
 )

@@ -5,6 +5,7 @@
     image = "note"                    # how an image reaches it: "native" (default) or "note"
     elicitation = "refuse"            # its answer to a server's elicitation request during a call
     sampling = "refuse"               # its answer to a server's sampling request during a call
+    resources = "none"                # how a server's resources reach the model: "none" or "context"
 
 `content` names MCP content types a tool result may hold besides text: `image` (an image block),
 `resource` (an embedded resource's contents). `image = "native"` means an image block of the declared
@@ -16,7 +17,8 @@ base64. A content type left out is INFO in its check, never PASSED or FAILED (do
 JSON-RPC error, e.g. a client that offers no elicitation), "decline" or "cancel" (that action), "accept"
 (content valid against the requested schema). `sampling`: "refuse", or "model" (a sampling/createMessage
 answered by a model call through the runtime's model endpoint). Left out: whatever the client does is
-INFO, except leaving the request unanswered, which fails either way.
+INFO, except leaving the request unanswered, which fails either way. `resources`: "context" (each resource
+a server lists is read and its text put in the model's context for a turn) or "none" (declared unsupported).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ CONTENT_TYPES = ("image", "resource")
 IMAGE_FORMS = ("native", "note")
 ELICITATION = ("refuse", "decline", "cancel", "accept")
 SAMPLING = ("refuse", "model")
+RESOURCES = ("none", "context")
 
 
 class McpTable(Strict):
@@ -53,6 +56,10 @@ class McpTable(Strict):
         expect=f"one of {', '.join(repr(f) for f in SAMPLING)} (its answer to a sampling request)",
         example='sampling = "refuse" under [mcp] (or leave it out: not declared)',
     )
+    resources: Literal["none", "context"] | None = spec(
+        expect=f"one of {', '.join(repr(f) for f in RESOURCES)} (how a server's resources reach the model)",
+        example='resources = "none" under [mcp] (or leave it out: not declared)',
+    )
 
     @field_validator("content")
     @classmethod
@@ -69,6 +76,7 @@ class McpClientPolicy:
     image: str = "native"
     elicitation: str | None = None
     sampling: str | None = None
+    resources: str | None = None
 
     def over(self, table: McpTable | None) -> McpClientPolicy:
         """This policy with `table`'s keys over it (a variant inherits what it leaves out)."""
@@ -79,4 +87,5 @@ class McpClientPolicy:
             image=table.image if table.image is not None else self.image,
             elicitation=table.elicitation if table.elicitation is not None else self.elicitation,
             sampling=table.sampling if table.sampling is not None else self.sampling,
+            resources=table.resources if table.resources is not None else self.resources,
         )

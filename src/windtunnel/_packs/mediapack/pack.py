@@ -14,7 +14,7 @@ from typing import Any
 # Inside the library, the pack imports the private modules a pack author reaches through windtunnel.api.
 from windtunnel._core.mock_kit import MockServer, Tool
 from windtunnel._core.mock_steps import Elicit, Log, Progress, Reply, Sample
-from windtunnel._core.mock_surface import EmbeddedResource, Image, Text, ToolResult
+from windtunnel._core.mock_surface import EmbeddedResource, Image, Resource, Text, ToolResult
 from windtunnel._packs.pack import Pack
 
 PNG = base64.b64decode(
@@ -45,6 +45,10 @@ APPROVAL_SCHEMA = {
     "properties": {"approve": {"type": "boolean", "description": "Approve the refund?"}},
     "required": ["approve"],
 }
+POLICY_URI = "wt://kit/refund-policy.md"
+POLICY_TEXT = "# Refund policy\n\nRefunds within «30 days» need no approval ✓\n"
+"""The media server's one resource (resources/list, resources/read): what a runtime that puts a server's
+resources in the model's context must send it, byte for byte."""
 SAMPLING_PROMPT = "Summarise in one line: refunds rose 4% in week 48."
 
 
@@ -128,6 +132,9 @@ def media_server() -> MockServer:
             ),
         ],
         {},
+        resources=[
+            Resource(uri=POLICY_URI, name="refund-policy", mime_type="text/markdown", text=POLICY_TEXT)
+        ],
         # Steps (progress, logs, requests to the client) need sessions: Mcp-Session-Id and SSE responses.
         sessions=True,
     )
