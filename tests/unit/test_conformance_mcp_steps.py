@@ -23,6 +23,7 @@ from windtunnel._conformance.checks_mcp_steps import (
 )
 from windtunnel._conformance.model import OptionalAbsent
 from windtunnel._conformance.subject import Subject
+from windtunnel._core.mock_steps import Elicit, Sample
 from windtunnel._packs.loader import media_pack
 from windtunnel._packs.mediapack.pack import ASK_TIMEOUT_S, EXPORT_TEXT, POLICY_TEXT
 from windtunnel._runtimes.manifest import load_manifest
@@ -97,11 +98,8 @@ def test_the_media_pack_sends_progress_logs_and_requests_and_needs_sessions() ->
     kinds = {name: [type(step).__name__ for step in tool.steps] for name, tool in server.tools.items()}
     assert kinds["export"] == ["Log", "Progress", "Log", "Progress"]
     assert kinds["approval"] == ["Elicit"] and kinds["digest"] == ["Sample"]
-    assert all(
-        step.timeout_s == ASK_TIMEOUT_S
-        for name in ("approval", "digest")
-        for step in server.tools[name].steps
-    )  # type: ignore[union-attr]
+    asking = [step for name in ("approval", "digest") for step in server.tools[name].steps]
+    assert all(isinstance(step, Elicit | Sample) and step.timeout_s == ASK_TIMEOUT_S for step in asking)
     outcome = server.call("export", {})
     assert outcome.result.wire()["content"] == [{"type": "text", "text": EXPORT_TEXT}]
 
