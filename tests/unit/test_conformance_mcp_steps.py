@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.unit.test_runtimes_manifest import refusal, runtime
-from windtunnel._conformance.checks_mcp_client import _strings, resources
+from windtunnel._conformance.checks_mcp_client import WAV_B64, _strings, native_audio, resources
 from windtunnel._conformance.checks_mcp_steps import (
     SAMPLED,
     did,
@@ -25,7 +25,7 @@ from windtunnel._conformance.model import OptionalAbsent
 from windtunnel._conformance.subject import Subject
 from windtunnel._core.mock_steps import Elicit, Sample
 from windtunnel._packs.loader import media_pack
-from windtunnel._packs.mediapack.pack import ASK_TIMEOUT_S, EXPORT_TEXT, POLICY_TEXT
+from windtunnel._packs.mediapack.pack import ASK_TIMEOUT_S, EXPORT_TEXT, POLICY_TEXT, WAV
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel._runtimes.mcp_client import McpClientPolicy
 
@@ -139,3 +139,12 @@ def test_resources_are_info_unless_declared_context_and_no_container_starts() ->
 def test_every_string_of_a_logged_model_call_is_searched_as_sent() -> None:
     request = {"messages": [{"role": "system", "content": POLICY_TEXT}, {"content": [{"text": "a"}]}], "n": 1}
     assert _strings(request) == ["system", POLICY_TEXT, "a"]
+
+
+def test_native_audio_is_read_from_chat_input_audio_parts_only() -> None:
+    part = {"type": "input_audio", "input_audio": {"data": WAV_B64, "format": "wav"}}
+    assert native_audio([{"role": "user", "content": [part]}]) == [WAV]
+    assert native_audio([{"type": "text", "text": WAV_B64}]) == []
+    assert (
+        native_audio({"type": "input_audio", "input_audio": {"data": "not base64!", "format": "wav"}}) == []
+    )

@@ -20,6 +20,8 @@ from windtunnel._conformance.subject import Subject, call, say, tools
 from windtunnel._packs.loader import media_pack
 from windtunnel._packs.mediapack.pack import (
     CAPTION,
+    LINK_NAME,
+    LINK_URI,
     PNG,
     PNG_TYPE,
     POLICY_TEXT,
@@ -27,6 +29,8 @@ from windtunnel._packs.mediapack.pack import (
     RESOURCE_TEXT,
     RESOURCE_URI,
     SOURCE,
+    WAV,
+    WAV_TYPE,
 )
 from windtunnel._runner.evidence import mcp_calls, mcp_requests
 from windtunnel._trace.shapes import call_name, said
@@ -36,6 +40,7 @@ from windtunnel._wire.tools import bare
 
 DONE = "wt-mcp-client-done"
 PNG_B64 = base64.b64encode(PNG).decode("ascii")
+WAV_B64 = base64.b64encode(WAV).decode("ascii")
 NATIVE_IMAGE = {
     "chat": 'an image_url part ("data:image/png;base64,...")',
     "messages": 'an image block (source.type "base64")',
@@ -144,6 +149,52 @@ def embedded_resource(subject: Subject) -> dict[str, Any]:
             f"the model was sent the resource's text without its URI {RESOURCE_URI!r}", evidence
         )
     return evidence
+
+
+def audio_content(subject: Subject) -> dict[str, Any]:
+    """An audio result reaches the model as audio of its wire (Chat `input_audio`), or as a note naming
+    its MIME type; never as base64 text, never dropped."""
+    declared(subject, "audio")
+    item, request, evidence = one_call(subject, "recording")
+    text = visible_text(item)
+    if WAV_B64 in text:
+        raise CheckFailed(
+            "the audio reached the model as its base64 text, not as audio (or a note)", evidence
+        )
+    if WAV in native_audio([request.get("messages"), request.get("history")]):
+        return evidence
+    if WAV_TYPE not in text:
+        raise CheckFailed(
+            f"the audio was dropped: the model was sent no audio part with the served bytes, and the result's "
+            f"text does not name it ({WAV_TYPE})",
+            evidence,
+        )
+    return evidence
+
+
+def resource_link(subject: Subject) -> dict[str, Any]:
+    """A resource link's URI and name reach the model with the result."""
+    declared(subject, "resource_link")
+    item, _request, evidence = one_call(subject, "ledger")
+    sent = json.dumps(item.native, ensure_ascii=False)
+    for what, value in (("URI", LINK_URI), ("name", LINK_NAME)):
+        if value not in sent:
+            raise CheckFailed(f"the model was not sent the resource link's {what} {value!r}", evidence)
+    return evidence
+
+
+def native_audio(value: Any) -> list[bytes]:
+    """The bytes of every Chat Completions `input_audio` part in `value` (the one wire with an audio part)."""
+    if isinstance(value, list):
+        return [found for inner in value for found in native_audio(inner)]
+    if not isinstance(value, Mapping):
+        return []
+    found = [found for inner in value.values() for found in native_audio(inner)]
+    inner = value.get("input_audio")
+    if value.get("type") == "input_audio" and isinstance(inner, Mapping):
+        decoded = _decoded(WAV_TYPE, inner.get("data"))
+        found += [decoded[1]] if decoded is not None else []
+    return found
 
 
 def resources(subject: Subject) -> dict[str, Any]:
@@ -276,5 +327,7 @@ MCP_CLIENT_CHECKS = (
     ("image_content", "an image result reaches the model as an image, or the declared note", image_content),
     ("mixed_content", "text, image, text: each part reaches the model, in order", mixed_content),
     ("embedded_resource", "an embedded resource's text and URI reach the model", embedded_resource),
+    ("audio_content", "an audio result reaches the model as audio, or a note", audio_content),
+    ("resource_link", "a resource link's URI and name reach the model", resource_link),
     ("resources", "a server's resources reach the model as declared", resources),
 )

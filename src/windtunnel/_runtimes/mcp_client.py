@@ -8,7 +8,8 @@
     resources = "none"                # how a server's resources reach the model: "none" or "context"
 
 `content` names MCP content types a tool result may hold besides text: `image` (an image block),
-`resource` (an embedded resource's contents). `image = "native"` means an image block of the declared
+`resource` (an embedded resource's contents), `audio` (an audio block: the wire's audio part, else a note
+naming its MIME type, never its base64), `resource_link` (a link's URI and name). `image = "native"` means an image block of the declared
 wire (Messages `image`, Responses `input_image`, Chat `image_url`); `note` is the visible fallback of a
 wire whose tool results hold no image: the result's text names the image and its MIME type, never its
 base64. A content type left out is INFO in its check, never PASSED or FAILED (docs/conformance.md).
@@ -30,7 +31,7 @@ from pydantic import field_validator
 
 from windtunnel._configfile import Strict, known_names, spec
 
-CONTENT_TYPES = ("image", "resource")
+CONTENT_TYPES = ("image", "resource", "audio", "resource_link")
 """The content types a runtime may declare (`[mcp] content`), each with its mcp_client check."""
 IMAGE_FORMS = ("native", "note")
 ELICITATION = ("refuse", "decline", "cancel", "accept")

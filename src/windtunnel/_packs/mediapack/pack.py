@@ -14,7 +14,15 @@ from typing import Any
 # Inside the library, the pack imports the private modules a pack author reaches through windtunnel.api.
 from windtunnel._core.mock_kit import MockServer, Tool
 from windtunnel._core.mock_steps import Elicit, Log, Progress, Reply, Sample
-from windtunnel._core.mock_surface import EmbeddedResource, Image, Resource, Text, ToolResult
+from windtunnel._core.mock_surface import (
+    Audio,
+    EmbeddedResource,
+    Image,
+    Resource,
+    ResourceLink,
+    Text,
+    ToolResult,
+)
 from windtunnel._packs.pack import Pack
 
 PNG = base64.b64decode(
@@ -28,6 +36,25 @@ RESOURCE_URI = "wt://kit/handbook.md"
 RESOURCE_TYPE = "text/markdown"
 RESOURCE_TEXT = '# Refund handbook\n\n\t"Refunds" over 100 € need a second approval.\nÜbergabe: ✓\n'
 """Quotes, a tab, newlines and multi-byte UTF-8: a runtime that hands the model the block's JSON escapes them."""
+WAV = (
+    b"RIFF"
+    + (44 - 8 + 4).to_bytes(4, "little")
+    + b"WAVEfmt "
+    + (16).to_bytes(4, "little")
+    + (1).to_bytes(2, "little")
+    + (1).to_bytes(2, "little")
+    + (8000).to_bytes(4, "little")
+    + (16000).to_bytes(4, "little")
+    + (2).to_bytes(2, "little")
+    + (16).to_bytes(2, "little")
+    + b"data"
+    + (4).to_bytes(4, "little")
+    + b"\x00\x00\x10\x00"
+)
+"""Two samples of 16-bit mono PCM at 8 kHz: a real, tiny WAV file."""
+WAV_TYPE = "audio/wav"
+LINK_URI = "wt://kit/ledgers/week-48.csv"
+LINK_NAME = "refund-ledger-week-48"
 EXPORT_TEXT = 'Export done: 3 ledgers, «48» rows ✓\n\t"closed": true'
 """The export tool's result, served after its progress and log notifications: byte for byte what the model
 must be sent (quotes, a tab and multi-byte UTF-8, as in RESOURCE_TEXT)."""
@@ -75,6 +102,15 @@ def _handbook(_state: dict[str, Any], _arguments: dict[str, Any]) -> ToolResult:
     )
 
 
+def _recording(_state: dict[str, Any], _arguments: dict[str, Any]) -> ToolResult:
+    return ToolResult(content=[Audio(data=WAV, mime_type=WAV_TYPE)])
+
+
+def _ledger_link(_state: dict[str, Any], _arguments: dict[str, Any]) -> ToolResult:
+    link = ResourceLink(uri=LINK_URI, name=LINK_NAME, mime_type="text/csv", description="Week 48's refunds.")
+    return ToolResult(content=[link])
+
+
 def _export(_state: dict[str, Any], _arguments: dict[str, Any]) -> ToolResult:
     return ToolResult(content=[Text(text=EXPORT_TEXT)])
 
@@ -106,6 +142,18 @@ def media_server() -> MockServer:
                 description="Read the refund handbook.",
                 input_schema=empty,
                 handler=_handbook,
+            ),
+            Tool(
+                name="recording",
+                description="Play back the refund call recording.",
+                input_schema=empty,
+                handler=_recording,
+            ),
+            Tool(
+                name="ledger",
+                description="Link the week's refund ledger.",
+                input_schema=empty,
+                handler=_ledger_link,
             ),
             Tool(
                 name="export",
