@@ -40,6 +40,7 @@ class Fault(Enum):
     SWALLOW_DROPPED_CONNECTIONS = "swallow_dropped_connections"
     CONTENT_AS_JSON = "content_as_json"
     DROP_NON_TEXT_CONTENT = "drop_non_text_content"
+    TRUST_SERVER_MESSAGES = "trust_server_messages"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -30,6 +31,8 @@ MAX_PAGES = 100
 # How long a failed request waits for the owner task to report a lost transport before judging the
 # failure a plain protocol error on a live connection (no retry then: a tools/call is not idempotent).
 DEATH_GRACE_S = 0.5
+HEARD_LINES = 64
+_LOG = logging.getLogger("reference_agent.mcp")
 
 
 class ToolServerError(TurnFailed):
@@ -63,11 +66,25 @@ class _Link:
 
 
 class McpConnection:
-    def __init__(self, ref: McpServer, spawn: Spawn) -> None:
+    def __init__(self, ref: McpServer, spawn: Spawn, fault: Fault | None = None) -> None:
         self.ref = ref
         self._spawn = spawn
         self._link: _Link | None = None
         self._lock = anyio.Lock()
+        self._fault = fault
+        # What the server said during calls (log messages, progress), for the runtime's own log: heard,
+        # never handed to the model, never the end of a call (README, MCP client).
+        self.heard: list[str] = []
+
+    async def logged(self, params: types.LoggingMessageNotificationParams) -> None:
+        self._hear(f"log {params.level} {params.logger or '-'}: {params.data}")
+
+    async def progressed(self, progress: float, total: float | None, message: str | None) -> None:
+        self._hear(f"progress {progress:g}/{total if total is not None else '?'}: {message or ''}")
+
+    def _hear(self, line: str) -> None:
+        self.heard = [*self.heard[-(HEARD_LINES - 1) :], line]
+        _LOG.info("MCP server %s: %s", self.ref.name, line)
 
     async def _open(self) -> _Link:
         await preload.loaded()
@@ -98,7 +115,13 @@ class McpConnection:
             async with (
                 aiohttp.ClientSession() as http,
                 mcp_http_client(http) as http_client,
-                Client(streamable_http_client(self.ref.url, http_client=http_client), cache=None) as client,
+                Client(
+                    streamable_http_client(self.ref.url, http_client=http_client),
+                    cache=None,
+                    logging_callback=self.logged,
+                    log_level="debug",  # every log message of a call: heard, never handed to the model
+                    **_asking_callbacks(self._fault),
+                ) as client,
             ):
                 link.client = client
                 link.ready.set()
@@ -138,7 +161,7 @@ class ToolBox:
     """Every configured MCP server's tools under one namespace; calls go to the server that owns the tool."""
 
     def __init__(self, refs: Sequence[McpServer], spawn: Spawn, fault: Fault | None = None) -> None:
-        self._connections = {ref.name: McpConnection(ref, spawn) for ref in refs}
+        self._connections = {ref.name: McpConnection(ref, spawn, fault) for ref in refs}
         self._listed: dict[str, OfferedTool] | None = None
         self._fault = fault  # a poison's WT_FAULT: how result_text() mishandles content beyond text
 
@@ -173,11 +196,16 @@ class ToolBox:
         await preload.loaded()
         from mcp.shared.exceptions import MCPError  # off the start-up path (preload)
 
+        connection.heard = []
         try:
-            result = await connection.run(lambda client: client.call_tool(tool.name, arguments))
+            result = await connection.run(
+                lambda client: client.call_tool(tool.name, arguments, progress_callback=connection.progressed)
+            )
         except MCPError as exc:
             # A protocol-level refusal on a live connection: the model sees it, as it would a tool error.
             return f"error: MCP server {tool.server!r} refused {tool.name}: {exc.error.message}", True
+        if self._fault is Fault.TRUST_SERVER_MESSAGES and connection.heard:
+            return connection.heard[-1], False  # fault: what the server said last taken for the call's result
         return result_text(result, self._fault), bool(result.is_error)
 
     async def close(self) -> None:
@@ -209,6 +237,24 @@ async def _list_page(connection: McpConnection, cursor: str | None) -> types.Lis
         raise ToolServerError(
             f"MCP server {connection.ref.name!r} at {connection.ref.url} refused tools/list: {exc.error.message}"
         ) from exc
+
+
+def _asking_callbacks(fault: Fault | None) -> dict[str, Any]:
+    """No elicitation or sampling callback: the SDK refuses both requests with a JSON-RPC error, as the
+    reference declares (runtime.toml [mcp]: it has no user to ask and samples for no server). The
+    WT_FAULT branch is a poison of the mcp_client elicitation and sampling checks."""
+    if fault is not Fault.TRUST_SERVER_MESSAGES:
+        return {}
+    import mcp_types as types  # loaded with the SDK (preload)
+
+    async def approve(_context: Any, _params: Any) -> Any:
+        return types.ElicitResult(action="accept", content={})  # fault: "yes", on the user's behalf
+
+    async def make_up(_context: Any, _params: Any) -> Any:
+        text = types.TextContent(type="text", text="ok")  # fault: a reply no model wrote
+        return types.CreateMessageResult(role="assistant", content=text, model="none")
+
+    return {"elicitation_callback": approve, "sampling_callback": make_up}
 
 
 def result_text(result: types.CallToolResult, fault: Fault | None = None) -> str:

@@ -20,13 +20,19 @@ from windtunnel._conformance.subject import Subject, call, say, tools
 from windtunnel._packs.loader import media_pack
 from windtunnel._packs.mediapack.pack import (
     CAPTION,
+    LINK_NAME,
+    LINK_URI,
     PNG,
     PNG_TYPE,
+    POLICY_TEXT,
+    POLICY_URI,
     RESOURCE_TEXT,
     RESOURCE_URI,
     SOURCE,
+    WAV,
+    WAV_TYPE,
 )
-from windtunnel._runner.evidence import mcp_calls
+from windtunnel._runner.evidence import mcp_calls, mcp_requests
 from windtunnel._trace.shapes import call_name, said
 from windtunnel._wire.dialect import Said
 from windtunnel._wire.reading import text_parts_of
@@ -34,6 +40,7 @@ from windtunnel._wire.tools import bare
 
 DONE = "wt-mcp-client-done"
 PNG_B64 = base64.b64encode(PNG).decode("ascii")
+WAV_B64 = base64.b64encode(WAV).decode("ascii")
 NATIVE_IMAGE = {
     "chat": 'an image_url part ("data:image/png;base64,...")',
     "messages": 'an image block (source.type "base64")',
@@ -50,15 +57,21 @@ def declared(subject: Subject, content: str) -> None:
         )
 
 
-def one_call(subject: Subject, tool: str) -> tuple[Said, Mapping[str, Any], dict[str, Any]]:
+def one_call(
+    subject: Subject, tool: str, *, answers: Sequence[str] = ()
+) -> tuple[Said, Mapping[str, Any], dict[str, Any]]:
     """One scripted call of `tool`: the result item the model was sent for it, that model call as logged,
-    and the evidence (what the mock served and received, what the runtime reported)."""
-    with subject.scripted(
-        [tools(call(tool)), say(DONE)], name=f"mcp_client-{tool}", pack=media_pack()
-    ) as session:
+    and the evidence (what the mock served and received, what it sent the client during the call, what
+    the runtime reported). `answers` are model replies scripted between the call and the final answer
+    (a sampling request answered through the model)."""
+    script = [tools(call(tool)), *(say(answer) for answer in answers), say(DONE)]
+    with subject.scripted(script, name=f"mcp_client-{tool}", pack=media_pack()) as session:
         subject.needs_model_evidence(session)
         record = session.turn(f"Use the {tool} tool, then answer.", f"wt-kit-mcp-client-{tool}")
         received = mcp_calls(session.mcps) or []
+        # A 2026-07-28 client is asked for input by the call's first round (recorded as a request); one
+        # that refuses the input never sends the retry the mock records as the call.
+        rounds = [r for r in mcp_requests(session.mcps) if _round_of(r, tool)] if not received else []
     reported = [bare(call_name(c) or "?") for c in record.read.tool_calls]
     names = [str(c.get("name")) for c in received]
     evidence: dict[str, Any] = {
@@ -66,9 +79,14 @@ def one_call(subject: Subject, tool: str) -> tuple[Said, Mapping[str, Any], dict
         "received": names,
         "reported": reported,
     }
-    if names != [tool]:
+    exchanges = [exchange for c in received for exchange in c.get("exchanges") or []]
+    if exchanges:  # only the tools with steps: what the mock sent the client during the call, and its answers
+        evidence["exchanges"] = exchanges
+    if rounds:
+        evidence["unretried_rounds"] = [r.get("answer") for r in rounds]
+    if names != [tool] and not (not names and rounds and reported == [tool]):
         raise CheckFailed(f"the mock received {names}; the script made one {tool} call", evidence)
-    if reported != names:
+    if reported != (names or [tool]):
         raise CheckFailed(f"the runtime reported {reported}; the mock received {names}", evidence)
     for position, request in enumerate(record.requests or []):
         for answered, item in answered_items(said(request)):
@@ -77,6 +95,14 @@ def one_call(subject: Subject, tool: str) -> tuple[Said, Mapping[str, Any], dict
                 evidence["sent"] = _shown(item.native)
                 return item, request, evidence
     raise CheckFailed(f"no model call of the turn was sent a result for the {tool} call", evidence)
+
+
+def _round_of(request: Mapping[str, Any], tool: str) -> bool:
+    """Whether `request` is the first round of a call of `tool` that asked the client for input."""
+    params = request.get("params")
+    return (
+        request.get("method") == "tools/call" and isinstance(params, Mapping) and params.get("name") == tool
+    )
 
 
 def image_content(subject: Subject) -> dict[str, Any]:
@@ -123,6 +149,87 @@ def embedded_resource(subject: Subject) -> dict[str, Any]:
             f"the model was sent the resource's text without its URI {RESOURCE_URI!r}", evidence
         )
     return evidence
+
+
+def audio_content(subject: Subject) -> dict[str, Any]:
+    """An audio result reaches the model as audio of its wire (Chat `input_audio`), or as a note naming
+    its MIME type; never as base64 text, never dropped."""
+    declared(subject, "audio")
+    item, request, evidence = one_call(subject, "recording")
+    text = visible_text(item)
+    if WAV_B64 in text:
+        raise CheckFailed(
+            "the audio reached the model as its base64 text, not as audio (or a note)", evidence
+        )
+    if WAV in native_audio([request.get("messages"), request.get("history")]):
+        return evidence
+    if WAV_TYPE not in text:
+        raise CheckFailed(
+            f"the audio was dropped: the model was sent no audio part with the served bytes, and the result's "
+            f"text does not name it ({WAV_TYPE})",
+            evidence,
+        )
+    return evidence
+
+
+def resource_link(subject: Subject) -> dict[str, Any]:
+    """A resource link's URI and name reach the model with the result."""
+    declared(subject, "resource_link")
+    item, _request, evidence = one_call(subject, "ledger")
+    sent = json.dumps(item.native, ensure_ascii=False)
+    for what, value in (("URI", LINK_URI), ("name", LINK_NAME)):
+        if value not in sent:
+            raise CheckFailed(f"the model was not sent the resource link's {what} {value!r}", evidence)
+    return evidence
+
+
+def native_audio(value: Any) -> list[bytes]:
+    """The bytes of every Chat Completions `input_audio` part in `value` (the one wire with an audio part)."""
+    if isinstance(value, list):
+        return [found for inner in value for found in native_audio(inner)]
+    if not isinstance(value, Mapping):
+        return []
+    found = [found for inner in value.values() for found in native_audio(inner)]
+    inner = value.get("input_audio")
+    if value.get("type") == "input_audio" and isinstance(inner, Mapping):
+        decoded = _decoded(WAV_TYPE, inner.get("data"))
+        found += [decoded[1]] if decoded is not None else []
+    return found
+
+
+def resources(subject: Subject) -> dict[str, Any]:
+    """A server's resources reach the model as `[mcp] resources` declares: "context", the text of each
+    resource the server lists, byte for byte, in the model's first call of a turn."""
+    policy = subject.mcp.resources
+    if policy != "context":
+        declaration = "declares no resources policy" if policy is None else f'declares resources = "{policy}"'
+        raise OptionalAbsent(
+            f"{declaration} ([mcp] resources in runtime.toml): not measured", {"declared": policy}
+        )
+    with subject.scripted([say(DONE)], name="mcp_client-resources", pack=media_pack()) as session:
+        subject.needs_model_evidence(session)
+        record = session.turn("Answer from the refund policy.", "wt-kit-mcp-client-resources")
+        read = [r.get("params") for r in mcp_requests(session.mcps) if r.get("method") == "resources/read"]
+    first = (record.requests or [{}])[0]
+    evidence: dict[str, Any] = {"offered": [POLICY_URI], "read": read, "sent": _shown(first)}
+    if not any(isinstance(params, Mapping) and params.get("uri") == POLICY_URI for params in read):
+        raise CheckFailed(
+            f"the runtime never read the server's resource {POLICY_URI} (resources/read)", evidence
+        )
+    if not any(POLICY_TEXT in text for text in _strings(first)):
+        raise CheckFailed(
+            "the turn's first model call was not sent the resource's text byte for byte", evidence
+        )
+    return evidence
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string inside `value` (a model call as logged), as sent."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        value = list(value.values())
+    return [text for inner in value for text in _strings(inner)] if isinstance(value, list) else []
 
 
 def image_problem(
@@ -220,4 +327,7 @@ MCP_CLIENT_CHECKS = (
     ("image_content", "an image result reaches the model as an image, or the declared note", image_content),
     ("mixed_content", "text, image, text: each part reaches the model, in order", mixed_content),
     ("embedded_resource", "an embedded resource's text and URI reach the model", embedded_resource),
+    ("audio_content", "an audio result reaches the model as audio, or a note", audio_content),
+    ("resource_link", "a resource link's URI and name reach the model", resource_link),
+    ("resources", "a server's resources reach the model as declared", resources),
 )

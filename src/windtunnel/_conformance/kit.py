@@ -21,6 +21,7 @@ from windtunnel._conformance import (
     checks_evidence,
     checks_faults,
     checks_mcp_client,
+    checks_mcp_steps,
     checks_recovery,
     checks_results,
     checks_sandbox,
@@ -208,7 +209,7 @@ CHECKS: tuple[Check, ...] = (
     ),
     *(
         Check(f"mcp_client/{name}", f"MCP client: {title}", f"docs/conformance.md, MCP client: {title}", run)
-        for name, title, run in checks_mcp_client.MCP_CLIENT_CHECKS
+        for name, title, run in (*checks_mcp_client.MCP_CLIENT_CHECKS, *checks_mcp_steps.MCP_STEP_CHECKS)
     ),
 )
 CHECK_IDS: tuple[str, ...] = tuple(check.id for check in CHECKS)

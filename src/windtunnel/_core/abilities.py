@@ -316,6 +316,17 @@ class ToolListingMCPHandle(MCPHandle, Protocol):
 
 
 @runtime_checkable
+class RequestLoggingMCPHandle(MCPHandle, Protocol):
+    """An MCP mock that records every request other than a tools/call it ran (resources, prompts, the
+    first round of a call that needs the client's input under the 2026-07-28 transport)."""
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Those requests since the last reset, in order, each with server, method, params, answer, error
+        and at. Raises HarnessError when the mock cannot be asked."""
+        ...
+
+
+@runtime_checkable
 class FaultScriptingMCPHandle(MCPHandle, Protocol):
     """An MCP mock whose next calls can be made to fail as scripted (windtunnel._core.faults)."""
 

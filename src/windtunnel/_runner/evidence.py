@@ -8,7 +8,7 @@ from typing import Any
 
 from windtunnel._conversation.build import from_trace
 from windtunnel._conversation.compare import INTEGRITY_KINDS, judge
-from windtunnel._core.abilities import ToolListingMCPHandle, has_ability
+from windtunnel._core.abilities import RequestLoggingMCPHandle, ToolListingMCPHandle, has_ability
 from windtunnel._core.agent_runtime import (
     AgentHandle,
     MCPHandle,
@@ -44,6 +44,17 @@ def mcp_calls(mcps: Sequence[MCPHandle]) -> list[dict[str, Any]] | None:
         return None
     calls = [call for handle in handles for call in handle.calls()]
     return sorted(calls, key=lambda call: float(call.get("at") or 0.0))
+
+
+def mcp_requests(mcps: Sequence[MCPHandle]) -> list[dict[str, Any]]:
+    """Every request other than a tools/call run that the mocks recorded, in order (none: no such mock)."""
+    requests = [
+        request
+        for handle in mcps
+        if has_ability(handle, RequestLoggingMCPHandle)
+        for request in handle.requests()
+    ]
+    return sorted(requests, key=lambda request: float(request.get("at") or 0.0))
 
 
 def capture_state(probe: StateProbe | None) -> dict[str, Any] | None:
