@@ -1,0 +1,117 @@
+"""The official MCP conformance suite's client scenarios against a runtime's MCP client, through its agent loop
+(`mcp_client/<scenario>`; docs/conformance.md, "The official suite's client scenarios").
+
+The suite starts its scenario's test server (a peer container on the runtime's run network,
+windtunnel._engine.mcp_suite); Wind Tunnel provisions the runtime with that one server in WT_MCP_SERVERS and
+scripts the model to make the calls the scenario needs (its tool names are the suite's); the suite then judges
+the traffic its server saw. Its checks are the verdict: any FAILURE or WARNING fails, and so does a scenario
+whose server saw nothing it could count as a success.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from windtunnel._conformance.model import CheckFailed, NotMeasured
+from windtunnel._conformance.subject import Subject, call, say, tools
+from windtunnel._core.abilities import McpSuiteHostingRuntime, SuiteOutcome, has_ability
+from windtunnel._core.reference import ReferenceDecision
+
+DONE = "wt-mcp-suite-done"
+CLIENT_TIMEOUT_S = 120.0
+"""How long the suite waits for its client command (the whole agent turn) before it judges."""
+NOT_PASSING = frozenset({"FAILURE", "WARNING"})  # what the suite itself counts against a client
+LOG_LINES = 40
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SuiteScenario:
+    """A client scenario of the suite: what the scripted model does against its server, and the prompt."""
+
+    name: str
+    title: str
+    decisions: tuple[ReferenceDecision, ...]
+    prompt: str
+
+
+SCENARIOS = (
+    SuiteScenario(
+        name="initialize",
+        title="the suite's initialize scenario: the runtime's MCP client initializes with its server",
+        decisions=(say(DONE),),
+        prompt="Reply with one word.",
+    ),
+    SuiteScenario(
+        name="tools_call",
+        title="the suite's tools_call scenario: the model's add_numbers call reaches its server",
+        decisions=(tools(call("add_numbers", a=2, b=3)), say(DONE)),
+        prompt="Use the add_numbers tool to add 2 and 3, then answer.",
+    ),
+)
+
+
+def suite_check(scenario: SuiteScenario) -> Any:
+    """The check function of one client scenario."""
+
+    def run(subject: Subject) -> dict[str, Any]:
+        return run_scenario(subject, scenario)
+
+    run.__doc__ = f"mcp_client/{scenario.name}: {scenario.title}."
+    return run
+
+
+def run_scenario(subject: Subject, scenario: SuiteScenario) -> dict[str, Any]:
+    """Start the suite's scenario, drive one scripted turn of the runtime against its server, and judge."""
+    runtime = subject.reference()
+    if not has_ability(runtime, McpSuiteHostingRuntime):
+        raise NotMeasured(
+            f"{subject.name} runs no containers on a run network, so the conformance suite's server cannot be "
+            "put where its MCP client reaches it"
+        )
+    started = runtime.start_mcp_suite(scenario.name, client_timeout_s=CLIENT_TIMEOUT_S)
+    try:
+        with subject.scripted(
+            scenario.decisions, name=f"mcp_client-{scenario.name}", servers=[started.server]
+        ) as session:
+            session.turn(scenario.prompt, f"wt-kit-suite-{scenario.name}")
+        # After the session's teardown: the runtime's MCP client is gone, so the suite sees all it will see.
+        outcome = started.finish()
+    finally:
+        started.close()
+    evidence = suite_evidence(outcome, started.server.url)
+    problem = verdict(outcome.checks)
+    if problem:
+        raise CheckFailed(f"the MCP conformance suite's {scenario.name} scenario: {problem}", evidence)
+    return evidence
+
+
+def verdict(checks: list[dict[str, Any]]) -> str | None:
+    """Why the suite's checks fail the client, or None: no FAILURE or WARNING, and at least one SUCCESS (a
+    server that saw nothing records no check, and the suite would call that a pass)."""
+    failing = [check for check in checks if check.get("status") in NOT_PASSING]
+    if failing:
+        return "; ".join(
+            f"{check.get('status')} {check.get('id')}: {check.get('errorMessage') or check.get('description')}"
+            for check in failing
+        )
+    if not any(check.get("status") == "SUCCESS" for check in checks):
+        return "its server saw no request it could count (no check succeeded): the runtime never reached it"
+    return None
+
+
+def suite_evidence(outcome: SuiteOutcome, server_url: str) -> dict[str, Any]:
+    """The suite's checks as it wrote them, the last lines of its log, and where the runtime was pointed."""
+    return {
+        "scenario": outcome.scenario,
+        "checks": [
+            {key: check[key] for key in ("id", "status", "errorMessage", "details") if key in check}
+            for check in outcome.checks
+        ],
+        "suite_log": outcome.log.strip().splitlines()[-LOG_LINES:],
+        "suite_url": outcome.suite_url,
+        "server_url": server_url,
+    }
+
+
+MCP_SUITE_CHECKS = tuple((scenario.name, scenario.title, suite_check(scenario)) for scenario in SCENARIOS)

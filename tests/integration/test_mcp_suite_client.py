@@ -1,0 +1,61 @@
+"""The official MCP conformance suite's client scenarios against the reference runtime, in containers.
+
+Nothing is stood in for: the suite (@modelcontextprotocol/conformance, its own image with Node 22) runs on the
+runtime's run network, the reference runtime's container is fenced to that network, and the model gateway
+scripts the calls each scenario needs. The suite's own checks are the verdict.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import docker
+import pytest
+
+from windtunnel._conformance.checks_mcp_suite import DONE, SuiteScenario, run_scenario
+from windtunnel._conformance.kit import check_by_id, run_check
+from windtunnel._conformance.model import CheckFailed, CheckStatus
+from windtunnel._conformance.subject import Subject, say
+from windtunnel._drivers.container_plugin import ContainerRuntimePlugin
+from windtunnel._runtimes.manifest import load_manifest
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def reference(docker_client: docker.DockerClient, base_image: str, run_label: str) -> Iterator[Any]:
+    env = {**os.environ, "WT_BASE_IMAGE": base_image, "WT_SESSION_LABEL": run_label}
+    runtime = ContainerRuntimePlugin(load_manifest(REPO / "runtimes" / "reference"), env=env).build(
+        "reference", "t", None
+    )
+    yield runtime
+    runtime.close()
+
+
+def subject_of(runtime: Any) -> Subject:
+    return Subject(name="reference", runtime=runtime)
+
+
+@pytest.mark.parametrize("scenario", ["initialize", "tools_call"])
+def test_the_reference_runtime_passes_the_suites_client_scenario(reference: Any, scenario: str) -> None:
+    result = run_check(check_by_id(f"mcp_client/{scenario}"), subject_of(reference))
+    assert result.status is CheckStatus.PASSED, (result.detail, result.evidence)
+    checks = result.evidence["checks"]
+    assert checks and all(check["status"] in {"SUCCESS", "INFO"} for check in checks)
+    assert result.evidence["suite_url"].startswith("http://localhost:")  # the suite's own view of its server
+    assert result.evidence["server_url"].startswith("http://mcp-suite-")  # the runtime's: the peer's alias
+    if scenario == "tools_call":
+        (added,) = [check for check in checks if check["id"] == "tool-add-numbers"]
+        assert added["details"] == {"a": 2, "b": 3, "result": 5}
+
+
+def test_a_turn_that_never_calls_the_tool_fails_the_suites_tools_call(reference: Any) -> None:
+    lazy = SuiteScenario(name="tools_call", title="no call", decisions=(say(DONE),), prompt="Answer.")
+    with pytest.raises(CheckFailed) as failed:
+        run_scenario(subject_of(reference), lazy)
+    assert "FAILURE tool-add-numbers" in failed.value.detail
+    assert not [alias for alias in reference.stack.peer_addresses() if alias.startswith("mcp-suite-")]
