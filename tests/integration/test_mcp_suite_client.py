@@ -40,7 +40,7 @@ def subject_of(runtime: Any) -> Subject:
     return Subject(name="reference", runtime=runtime)
 
 
-@pytest.mark.parametrize("scenario", ["initialize", "tools_call"])
+@pytest.mark.parametrize("scenario", ["initialize", "tools_call", "sse-retry"])
 def test_the_reference_runtime_passes_the_suites_client_scenario(reference: Any, scenario: str) -> None:
     result = run_check(check_by_id(f"mcp_client/{scenario}"), subject_of(reference))
     assert result.status is CheckStatus.PASSED, (result.detail, result.evidence)
@@ -51,6 +51,17 @@ def test_the_reference_runtime_passes_the_suites_client_scenario(reference: Any,
     if scenario == "tools_call":
         (added,) = [check for check in checks if check["id"] == "tool-add-numbers"]
         assert added["details"] == {"a": 2, "b": 3, "result": 5}
+
+
+def test_an_elicitation_scenario_is_info_for_a_client_that_declares_no_elicitation(reference: Any) -> None:
+    # The reference runtime's MCP client declares no capabilities in its initialize (its README): the suite's
+    # server still asks, the client refuses, and the check records that as not measured, never as a verdict.
+    result = run_check(check_by_id("mcp_client/elicitation-sep1034-client-defaults"), subject_of(reference))
+    assert result.status is CheckStatus.INFO, (result.detail, result.evidence)
+    assert "declares no elicitation capability" in result.detail
+    bodies = [check.get("details", {}).get("body") for check in result.evidence["checks"]]
+    (initialize,) = [body for body in bodies if isinstance(body, dict) and body.get("method") == "initialize"]
+    assert "elicitation" not in initialize["params"]["capabilities"]
 
 
 def test_a_turn_that_never_calls_the_tool_fails_the_suites_tools_call(reference: Any) -> None:

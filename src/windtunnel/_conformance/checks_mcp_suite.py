@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from windtunnel._conformance.model import CheckFailed, NotMeasured
+from windtunnel._conformance.model import CheckFailed, NotMeasured, OptionalAbsent
 from windtunnel._conformance.subject import Subject, call, say, tools
 from windtunnel._core.abilities import McpSuiteHostingRuntime, SuiteOutcome, has_ability
 from windtunnel._core.reference import ReferenceDecision
@@ -33,6 +33,9 @@ class SuiteScenario:
     title: str
     decisions: tuple[ReferenceDecision, ...]
     prompt: str
+    capability: str | None = None
+    """The client capability the scenario needs: a client whose `initialize` does not declare it is INFO,
+    not measured (its runtime does not offer the feature), never PASSED or FAILED."""
 
 
 SCENARIOS = (
@@ -47,6 +50,21 @@ SCENARIOS = (
         title="the suite's tools_call scenario: the model's add_numbers call reaches its server",
         decisions=(tools(call("add_numbers", a=2, b=3)), say(DONE)),
         prompt="Use the add_numbers tool to add 2 and 3, then answer.",
+    ),
+    SuiteScenario(
+        name="elicitation-sep1034-client-defaults",
+        title="the suite's elicitation-sep1034-client-defaults scenario: an elicitation during a tool call is "
+        "accepted with the requested schema's defaults",
+        decisions=(tools(call("test_client_elicitation_defaults")), say(DONE)),
+        prompt="Use the test_client_elicitation_defaults tool, then answer.",
+        capability="elicitation",
+    ),
+    SuiteScenario(
+        name="sse-retry",
+        title="the suite's sse-retry scenario: a tool call's SSE stream closed early is resumed after its "
+        "retry delay",
+        decisions=(tools(call("test_reconnection")), say(DONE)),
+        prompt="Use the test_reconnection tool, then answer.",
     ),
 )
 
@@ -80,10 +98,28 @@ def run_scenario(subject: Subject, scenario: SuiteScenario) -> dict[str, Any]:
     finally:
         started.close()
     evidence = suite_evidence(outcome, started.server.url)
+    if scenario.capability is not None and undeclared(outcome.checks, scenario.capability):
+        raise OptionalAbsent(
+            f"its MCP client declares no {scenario.capability} capability (initialize): not measured",
+            evidence,
+        )
     problem = verdict(outcome.checks)
     if problem:
         raise CheckFailed(f"the MCP conformance suite's {scenario.name} scenario: {problem}", evidence)
     return evidence
+
+
+def undeclared(checks: list[dict[str, Any]], capability: str) -> bool:
+    """The client's initialize, as the suite's server logged it, declares no `capability` (MCP clients
+    declare theirs in `initialize`: a server may use only those)."""
+    for check in checks:
+        details = check.get("details")
+        body = details.get("body") if isinstance(details, dict) else None
+        if isinstance(body, dict) and body.get("method") == "initialize":
+            params = body.get("params")
+            capabilities = params.get("capabilities") if isinstance(params, dict) else None
+            return not (isinstance(capabilities, dict) and capability in capabilities)
+    return False  # no initialize seen: the verdict says the runtime never reached the server
 
 
 def verdict(checks: list[dict[str, Any]]) -> str | None:

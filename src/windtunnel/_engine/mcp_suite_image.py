@@ -72,7 +72,11 @@ def build_suite_image(
         base_image=base_image,
         wheelhouse_dir=None,
         extra_wheels={NPM_CONTEXT_DIR: packed.path},
-        labels={IMAGE_KIND_LABEL: "mcp-suite", "windtunnel.version": __version__, "windtunnel.npm": packed.key},
+        labels={
+            IMAGE_KIND_LABEL: "mcp-suite",
+            "windtunnel.version": __version__,
+            "windtunnel.npm": packed.key,
+        },
         lock_dir=lock_dir,
     )
 
@@ -92,7 +96,11 @@ def suite_tarball(*, cache_dir: Path | None = None, npm: str = "npm") -> SuiteTa
         staging = Path(tmp) / "packed"
         staging.mkdir()
         pack_tree(installed, staging / TARBALL)
-        marker = {"key": key, "pins": list(PINS), "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        marker = {
+            "key": key,
+            "pins": list(PINS),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
         (staging / MARKER).write_text(json.dumps(marker, indent=2), encoding="utf-8")
         publish(staging, final, MARKER)
     log.info("installed and packed the MCP conformance suite in %.1f s", time.monotonic() - started)
@@ -101,7 +109,16 @@ def suite_tarball(*, cache_dir: Path | None = None, npm: str = "npm") -> SuiteTa
 
 def _npm_install(npm: str, directory: Path) -> None:
     directory.mkdir(parents=True)
-    command = [npm, "install", "--prefix", str(directory), "--no-audit", "--no-fund", "--loglevel=error", *PINS]
+    command = [
+        npm,
+        "install",
+        "--prefix",
+        str(directory),
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+        *PINS,
+    ]
     log.info("%s", " ".join(command))
     try:
         done = subprocess.run(
@@ -148,4 +165,3 @@ def sorted_tree(root: Path) -> list[Path]:
         subdirs.sort()
         found += [Path(directory) / name for name in sorted([*subdirs, *files])]
     return sorted(found)
-
