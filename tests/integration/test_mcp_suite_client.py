@@ -70,3 +70,27 @@ def test_a_turn_that_never_calls_the_tool_fails_the_suites_tools_call(reference:
         run_scenario(subject_of(reference), lazy)
     assert "FAILURE tool-add-numbers" in failed.value.detail
     assert not [alias for alias in reference.stack.peer_addresses() if alias.startswith("mcp-suite-")]
+
+
+@pytest.mark.parametrize(
+    ("fault", "scenarios"),
+    [
+        ("old_mcp_protocol_version", ["initialize"]),
+        ("accept_json_only", ["tools_call"]),
+        ("no_get_streams", ["sse-retry"]),
+    ],
+)
+def test_the_poisons_fail_the_suites_scenarios_named_for_them(
+    docker_client: docker.DockerClient, base_image: str, run_label: str, fault: str, scenarios: list[str]
+) -> None:
+    env = {**os.environ, "WT_BASE_IMAGE": base_image, "WT_SESSION_LABEL": run_label}
+    directory = REPO / "runtimes" / "reference" / "poison" / fault
+    poison = ContainerRuntimePlugin(load_manifest(directory), env=env).build(
+        f"reference-poison-{fault}", "t", None
+    )
+    try:
+        for scenario in scenarios:
+            result = run_check(check_by_id(f"mcp_client/{scenario}"), subject_of(poison))
+            assert result.status is CheckStatus.FAILED, (scenario, result.detail, result.evidence)
+    finally:
+        poison.close()

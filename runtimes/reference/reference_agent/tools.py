@@ -63,9 +63,10 @@ class _Link:
 
 
 class McpConnection:
-    def __init__(self, ref: McpServer, spawn: Spawn) -> None:
+    def __init__(self, ref: McpServer, spawn: Spawn, fault: Fault | None = None) -> None:
         self.ref = ref
         self._spawn = spawn
+        self.fault = fault  # a poison's WT_FAULT: how its HTTP mishandles what the MCP SDK sends
         self._link: _Link | None = None
         self._lock = anyio.Lock()
 
@@ -97,7 +98,7 @@ class McpConnection:
             # cache=None: every tools/list goes to the server, so a restarted mock is seen as it is now.
             async with (
                 aiohttp.ClientSession() as http,
-                mcp_http_client(http) as http_client,
+                mcp_http_client(http, self.fault) as http_client,
                 Client(streamable_http_client(self.ref.url, http_client=http_client), cache=None) as client,
             ):
                 link.client = client
@@ -138,9 +139,9 @@ class ToolBox:
     """Every configured MCP server's tools under one namespace; calls go to the server that owns the tool."""
 
     def __init__(self, refs: Sequence[McpServer], spawn: Spawn, fault: Fault | None = None) -> None:
-        self._connections = {ref.name: McpConnection(ref, spawn) for ref in refs}
+        self._connections = {ref.name: McpConnection(ref, spawn, fault) for ref in refs}
         self._listed: dict[str, OfferedTool] | None = None
-        self._fault = fault  # a poison's WT_FAULT: how result_text() mishandles content beyond text
+        self._fault = fault  # a poison's WT_FAULT: how result_text() (or the HTTP) mishandles what it meets
 
     def forget(self) -> None:
         """Drop the remembered tool list (on /wt/reset): the next turn lists the servers' tools again."""
