@@ -17,8 +17,9 @@ import pytest
 
 from windtunnel._conformance.checks_mcp_suite import DONE, SuiteScenario, run_scenario
 from windtunnel._conformance.kit import check_by_id, run_check
-from windtunnel._conformance.model import CheckFailed, CheckStatus
+from windtunnel._conformance.model import CheckFailed
 from windtunnel._conformance.subject import Subject, say
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._drivers.container_plugin import ContainerRuntimePlugin
 from windtunnel._runtimes.manifest import load_manifest
 

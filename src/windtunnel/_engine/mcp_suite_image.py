@@ -31,7 +31,7 @@ from windtunnel._engine.wheelhouse import publish
 log = logging.getLogger(__name__)
 
 SUITE_PACKAGE = "@modelcontextprotocol/conformance"
-SUITE_VERSION = "0.1.16"  # as tests/mcp_conformance/toolchain.py: the newest release of the suite
+SUITE_VERSION = "0.1.16"  # the newest release; 0.2.0 alphas add scenarios of an unreleased spec version
 NODE_MAJOR = 22
 PINS = (f"node@{NODE_MAJOR}", f"{SUITE_PACKAGE}@{SUITE_VERSION}")
 TAG = f"windtunnel/mcp-suite:{SUITE_VERSION}"
@@ -107,18 +107,14 @@ def suite_tarball(*, cache_dir: Path | None = None, npm: str = "npm") -> SuiteTa
     return SuiteTarball(path=final, key=key)
 
 
+def npm_install_command(npm: str, directory: Path) -> list[str]:
+    """`npm install` of the pinned Node and suite into `directory` (also the mcp_conformance session's)."""
+    return [npm, "install", "--prefix", str(directory), "--no-audit", "--no-fund", "--loglevel=error", *PINS]
+
+
 def _npm_install(npm: str, directory: Path) -> None:
     directory.mkdir(parents=True)
-    command = [
-        npm,
-        "install",
-        "--prefix",
-        str(directory),
-        "--no-audit",
-        "--no-fund",
-        "--loglevel=error",
-        *PINS,
-    ]
+    command = npm_install_command(npm, directory)
     log.info("%s", " ".join(command))
     try:
         done = subprocess.run(
