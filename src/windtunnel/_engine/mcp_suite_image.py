@@ -147,7 +147,7 @@ def pack_tree(directory: Path, tarball: Path) -> None:
 
     with (
         tarball.open("wb") as raw,
-        gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0) as zipped,
+        gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=1, mtime=0) as zipped,
         tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as tar,
     ):
         for path in sorted_tree(directory / "node_modules"):
