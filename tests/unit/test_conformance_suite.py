@@ -43,8 +43,8 @@ def test_every_check_has_a_poison_that_bites_it_except_the_positive_only_ones() 
     without_poison = set(CHECK_IDS) - set(SUITE.poisons.values()) - caught
     # faults/model_slow bites a runtime that declares a deadline it does not keep (test_minimal_runtime.py)
     positive_only = {"response_shapes", "unsupported_config", "reference_capability", "recovery"}
-    # The suite's elicitation scenario is INFO for every bundled runtime (no MCP client of theirs declares
-    # elicitation in its initialize), so a poison of theirs cannot be measured failing it either.
+    # The suite's elicitation scenario is INFO for the reference runtime (its MCP client declares no
+    # elicitation in its initialize), so a poison of it cannot be measured failing it either.
     undeclared_by_all = {"mcp_client/elicitation-sep1034-client-defaults"}
     assert without_poison <= positive_only | {"faults/model_slow"} | undeclared_by_all
 
