@@ -12,8 +12,12 @@ from typing import Any
 import pytest
 
 from windtunnel._conformance.checks_mcp_suite import SCENARIOS, undeclared, verdict
+from windtunnel._conformance.kit import check_by_id, run_check
+from windtunnel._conformance.subject import Subject
+from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._engine.mcp_suite import by_alias
 from windtunnel._engine.mcp_suite_image import pack_tree
+from windtunnel._engine.npm_packs import NpmPackError
 from windtunnel.errors import HarnessError
 
 
@@ -90,3 +94,22 @@ def test_the_packed_tree_depends_on_its_files_alone(tmp_path: Path) -> None:
     (tmp_path / "two" / "node_modules" / "pkg" / "index.js").write_text("export default 2\n")
     pack_tree(tmp_path / "two", second)
     assert first.read_bytes() != second.read_bytes()
+
+
+class _NoNpmHost:
+    """A reference-capable runtime on a host without npm: the suite's image cannot be made."""
+
+    def provision(self, config: Any, mcps: Any = None) -> Any:
+        raise AssertionError("no runtime is provisioned when the suite cannot start")
+
+    def provision_reference(self, config: Any, case: Any, mcps: Any = None) -> Any:
+        raise AssertionError("no runtime is provisioned when the suite cannot start")
+
+    def start_mcp_suite(self, scenario: str, *, client_timeout_s: float) -> Any:
+        raise NpmPackError("`npm install` could not run: no npm", hint="install Node.js with npm on the host")
+
+
+def test_a_host_without_npm_leaves_the_suite_checks_not_measured_saying_why() -> None:
+    result = run_check(check_by_id("mcp_client/tools_call"), Subject(name="r", runtime=_NoNpmHost()))
+    assert result.status is CheckStatus.NOT_MEASURED
+    assert "could not be installed" in result.detail and "install Node.js with npm" in result.detail

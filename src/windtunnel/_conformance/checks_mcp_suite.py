@@ -17,6 +17,7 @@ from windtunnel._conformance.model import CheckFailed, NotMeasured, OptionalAbse
 from windtunnel._conformance.subject import Subject, call, say, tools
 from windtunnel._core.abilities import McpSuiteHostingRuntime, SuiteOutcome, has_ability
 from windtunnel._core.reference import ReferenceDecision
+from windtunnel._engine.npm_packs import NpmPackError
 
 DONE = "wt-mcp-suite-done"
 CLIENT_TIMEOUT_S = 120.0
@@ -87,7 +88,12 @@ def run_scenario(subject: Subject, scenario: SuiteScenario) -> dict[str, Any]:
             f"{subject.name} runs no containers on a run network, so the conformance suite's server cannot be "
             "put where its MCP client reaches it"
         )
-    started = runtime.start_mcp_suite(scenario.name, client_timeout_s=CLIENT_TIMEOUT_S)
+    try:
+        started = runtime.start_mcp_suite(scenario.name, client_timeout_s=CLIENT_TIMEOUT_S)
+    except NpmPackError as missing:  # no npm on this host, or no registry: the suite cannot be installed
+        raise NotMeasured(
+            f"the MCP conformance suite could not be installed: {missing.message} ({missing.hint})"
+        ) from missing
     try:
         with subject.scripted(
             scenario.decisions, name=f"mcp_client-{scenario.name}", servers=[started.server]
