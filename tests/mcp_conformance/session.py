@@ -24,7 +24,8 @@ from typing import Any
 
 import httpx
 
-from tests.mcp_conformance.toolchain import SUITE_PACKAGE, SUITE_VERSION, SessionError, ensure_suite
+from tests.mcp_conformance.toolchain import SessionError, ensure_suite
+from windtunnel._engine.mcp_suite_image import SUITE_PACKAGE, SUITE_VERSION
 
 HERE = Path(__file__).resolve().parent
 SKIPPED_FILE = HERE / "skipped_by_design.toml"

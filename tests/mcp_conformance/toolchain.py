@@ -16,10 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SUITE_PACKAGE = "@modelcontextprotocol/conformance"
-SUITE_VERSION = "0.1.16"  # the newest release; 0.2.0 alphas add scenarios of an unreleased spec version
-NODE_MAJOR = 22
-PACKAGES = (f"node@{NODE_MAJOR}", f"{SUITE_PACKAGE}@{SUITE_VERSION}")
+from windtunnel._engine.mcp_suite_image import (
+    NODE_MAJOR,
+    PINS,
+    SUITE_PACKAGE,
+    SUITE_VERSION,
+    npm_install_command,
+)
+
+# One pin for the suite's server scenarios here and its client scenarios (windtunnel._engine.mcp_suite_image).
+PACKAGES = PINS
 NPM_TIMEOUT_S = 900.0
 SUITE_TIMEOUT_S = 600.0
 # npm's error codes for a registry it could not talk to, as opposed to a package it could not install.
@@ -130,16 +136,7 @@ def _npm_install(directory: Path) -> None:
             "session (Debian: apt-get install npm; .ci/run installs it)"
         )
     directory.mkdir(parents=True, exist_ok=True)
-    argv = [
-        npm,
-        "install",
-        "--prefix",
-        str(directory),
-        "--no-audit",
-        "--no-fund",
-        "--loglevel=error",
-        *PACKAGES,
-    ]
+    argv = npm_install_command(npm, directory)
     try:
         done = subprocess.run(
             argv, capture_output=True, text=True, timeout=NPM_TIMEOUT_S, check=False, env=os.environ

@@ -17,6 +17,7 @@ from windtunnel_inject import create_app as inject_app
 from tests.unit.loopback_runtime import Endpoint, LoopbackMock, LoopbackRuntime, profile_key
 from windtunnel._config import SUITE_VERSION
 from windtunnel._conformance.checks_config import kit_configs
+from windtunnel._conformance.checks_mcp_suite import MCP_SUITE_CHECKS
 from windtunnel._conformance.kit import CHECK_IDS, check_by_id, run_check
 from windtunnel._conformance.subject import Subject
 from windtunnel._conformance.suite import Suite
@@ -52,8 +53,16 @@ FAULTS = {
     for name, checks in SUITE.caught_by.items()
     if name.startswith("reference-poison-") and (fault := _fault(name)) is not None
 }
-CONTAINER_FAULTS = {"faults/mcp_gone", "faults/silent_restart", "faults/oom", "faults/disk_full"}
-"""Faults the harness makes in the runtime's container or its network: they run in the conformance suite."""
+CONTAINER_FAULTS = {
+    "faults/mcp_gone",
+    "faults/silent_restart",
+    "faults/oom",
+    "faults/disk_full",
+    *(f"mcp_client/{name}" for name, _title, _run in MCP_SUITE_CHECKS),
+}
+"""Faults the harness makes in the runtime's container or its network, and the official MCP suite's client
+scenarios (its server is a container on the run network): they run in the conformance suite and in
+tests/integration/test_mcp_suite_client.py."""
 CHECKS = sorted(
     ({c for checks in FAULTS.values() for c in checks} - CONTAINER_FAULTS)
     | {

@@ -41,6 +41,9 @@ class Fault(Enum):
     CONTENT_AS_JSON = "content_as_json"
     DROP_NON_TEXT_CONTENT = "drop_non_text_content"
     TRUST_SERVER_MESSAGES = "trust_server_messages"
+    OLD_MCP_PROTOCOL_VERSION = "old_mcp_protocol_version"
+    ACCEPT_JSON_ONLY = "accept_json_only"
+    NO_GET_STREAMS = "no_get_streams"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

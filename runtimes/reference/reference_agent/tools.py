@@ -71,7 +71,7 @@ class McpConnection:
         self._spawn = spawn
         self._link: _Link | None = None
         self._lock = anyio.Lock()
-        self._fault = fault
+        self._fault = fault  # a poison's WT_FAULT: how its HTTP or its callbacks mishandle what they meet
         # What the server said during calls (log messages, progress), for the runtime's own log: heard,
         # never handed to the model, never the end of a call (README, MCP client).
         self.heard: list[str] = []
@@ -114,7 +114,7 @@ class McpConnection:
             # cache=None: every tools/list goes to the server, so a restarted mock is seen as it is now.
             async with (
                 aiohttp.ClientSession() as http,
-                mcp_http_client(http) as http_client,
+                mcp_http_client(http, self._fault) as http_client,
                 Client(
                     streamable_http_client(self.ref.url, http_client=http_client),
                     cache=None,
@@ -163,7 +163,7 @@ class ToolBox:
     def __init__(self, refs: Sequence[McpServer], spawn: Spawn, fault: Fault | None = None) -> None:
         self._connections = {ref.name: McpConnection(ref, spawn, fault) for ref in refs}
         self._listed: dict[str, OfferedTool] | None = None
-        self._fault = fault  # a poison's WT_FAULT: how result_text() mishandles content beyond text
+        self._fault = fault  # a poison's WT_FAULT: how result_text() (or the HTTP) mishandles what it meets
 
     def forget(self) -> None:
         """Drop the remembered tool list (on /wt/reset): the next turn lists the servers' tools again."""

@@ -22,6 +22,7 @@ from windtunnel._conformance import (
     checks_faults,
     checks_mcp_client,
     checks_mcp_steps,
+    checks_mcp_suite,
     checks_recovery,
     checks_results,
     checks_sandbox,
@@ -210,6 +211,15 @@ CHECKS: tuple[Check, ...] = (
     *(
         Check(f"mcp_client/{name}", f"MCP client: {title}", f"docs/conformance.md, MCP client: {title}", run)
         for name, title, run in (*checks_mcp_client.MCP_CLIENT_CHECKS, *checks_mcp_steps.MCP_STEP_CHECKS)
+    ),
+    *(
+        Check(
+            f"mcp_client/{name}",
+            f"MCP client: {title}",
+            f"docs/conformance.md, The official suite's client scenarios: {name}",
+            run,
+        )
+        for name, title, run in checks_mcp_suite.MCP_SUITE_CHECKS
     ),
 )
 CHECK_IDS: tuple[str, ...] = tuple(check.id for check in CHECKS)

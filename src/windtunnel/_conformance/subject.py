@@ -219,13 +219,16 @@ class Subject:
         name: str = "kit",
         with_tools: bool = True,
         pack: Pack | None = None,
+        servers: Sequence[MCPHandle] = (),
     ) -> Iterator[Session]:
         """A fresh handle whose model answers with `decisions`, torn down (never raising) on exit; its
-        tools are the mocks of `pack` (the kit's own by default)."""
+        tools are the mocks of `pack` (the kit's own by default), or `servers` alone when given (MCP
+        servers already started elsewhere, such as the official conformance suite's)."""
         runtime = self.reference()
         case = ReferenceCase(name=name, kind="golden", decisions=tuple(decisions))
-        plans = (pack or self.pack).plans() if with_tools else []
-        with started_mcps(runtime, plans) as mcps:
+        plans = (pack or self.pack).plans() if with_tools and not servers else []
+        with started_mcps(runtime, plans) as started:
+            mcps = [*started, *servers]
             full = with_mcp_specs(config or AgentConfig(), mcps)
             with provisioned(runtime, full, mcps, runtime_name=self.name, case=case) as handle:
                 session = Session(handle, list(mcps), full, self.name, decisions=tuple(decisions))

@@ -334,3 +334,43 @@ class FaultScriptingMCPHandle(MCPHandle, Protocol):
         """Queue `faults`; each answers the next call of its tool. Raises HarnessError when the mock
         cannot be asked."""
         ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SuiteOutcome:
+    """What the official MCP conformance suite judged of one client scenario: its checks (as its checks.json
+    holds them), its log, and the URL it gave its client before Wind Tunnel named the server by its alias."""
+
+    scenario: str
+    checks: list[dict[str, Any]]
+    log: str
+    suite_url: str
+
+
+@runtime_checkable
+class McpSuiteScenario(Protocol):
+    """A started client scenario of the official MCP conformance suite."""
+
+    @property
+    def server(self) -> MCPHandle:
+        """The scenario's test server, as the runtime's containers reach it."""
+        ...
+
+    def finish(self) -> SuiteOutcome:
+        """Tell the suite its client is done (the runtime's turns are over) and return its verdict."""
+        ...
+
+    def close(self) -> None:
+        """Remove what the scenario started; idempotent, never raises."""
+        ...
+
+
+@runtime_checkable
+class McpSuiteHostingRuntime(Protocol):
+    """A runtime that can run a client scenario of the official MCP conformance suite where its MCP client
+    reaches the scenario's server (the `mcp_client/suite_*` checks drive its agent loop against it)."""
+
+    def start_mcp_suite(self, scenario: str, *, client_timeout_s: float) -> McpSuiteScenario:
+        """Start `scenario` and return it once its server listens; the suite waits `client_timeout_s` for
+        the client to finish before it judges."""
+        ...

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from docker.errors import DockerException
 
-from windtunnel._core.abilities import EgressReport, ReachAttempt
+from windtunnel._core.abilities import EgressReport, McpSuiteScenario, ReachAttempt
 from windtunnel._core.agent_runtime import (
     AgentConfig,
     MCPHandle,
@@ -255,6 +255,12 @@ class ContainerRuntime:
 
     def stop_mcps(self, handles: Sequence[MCPHandle]) -> None:
         return None  # pooled for the run; each start resets them, close() removes them
+
+    def start_mcp_suite(self, scenario: str, *, client_timeout_s: float) -> McpSuiteScenario:
+        """The McpSuiteHostingRuntime ability: the suite's scenario as a peer on this run's network."""
+        from windtunnel._engine.mcp_suite import start_scenario
+
+        return start_scenario(self.stack, scenario, client_timeout_s=client_timeout_s)
 
     def provision(self, config: AgentConfig, mcps: list[MCPHandle] | None = None) -> ContainerHandle:
         return self._start(config, mcps or [], case=None)

@@ -104,6 +104,8 @@ class ContainerStack:
         self.windtunnel_image = windtunnel_image
         self.netguard_image = netguard_image
         """The egress fence's holder image; found or built on first use when None."""
+        self.suite_image: str | None = None
+        """The MCP conformance suite's image (windtunnel._engine.mcp_suite); built on first use when None."""
         self.fence_log = fence_log or FenceLog()
         """What the run's runtime containers tried to reach (windtunnel._engine.fence_log); a runtime's
         stacks share one."""
@@ -117,6 +119,7 @@ class ContainerStack:
         self._gateway_client: GatewayClient | None = None
         self._mocks: dict[tuple[str, str, str], tuple[RunningContainer, HttpMCPHandle]] = {}
         self._starting: dict[tuple[str, str, str], RunningContainer] = {}  # started, not yet waited for
+        self._peers: dict[str, RunningContainer] = {}  # other services runtimes reach, by alias
         self._closed = False
 
     # -- network and gateway -------------------------------------------------------------------------
@@ -218,8 +221,20 @@ class ContainerStack:
 
     def peer_addresses(self) -> dict[str, str]:
         """The names a runtime may look up, with their addresses: the gateway and every started mock."""
-        running = [self._gateway, *(r for r, _ in self._mocks.values()), *self._starting.values()]
+        running = [
+            self._gateway,
+            *(r for r, _ in self._mocks.values()),
+            *self._starting.values(),
+            *self._peers.values(),
+        ]
         return {r.alias: r.ip for r in running if r is not None}
+
+    def start_peer(self, service: ServicePlan, *, image: str) -> RunningContainer:
+        """Start `service` from `image` as a peer: runtime containers started after it reach it by its alias
+        (their fence answers its name), as they reach a mock. remove() ends it."""
+        running = self.start(service, image=image)
+        self._peers[running.alias] = running
+        return running
 
     # -- containers ----------------------------------------------------------------------------------
     def start(
@@ -324,6 +339,8 @@ class ContainerStack:
     def remove(self, running: RunningContainer) -> None:
         """Remove the container, then its fence holder (the namespace must outlive its user). The holder's
         record of what the container tried to reach is read in between: complete, as the container is gone."""
+        if self._peers.get(running.alias) is running:
+            del self._peers[running.alias]
         self._remove_container(running.container)
         if running.holder is not None:
             self._collect_fence(running.holder)
