@@ -22,6 +22,7 @@ from windtunnel._conformance.subject import Subject, say
 from windtunnel._core.vocabulary import CheckStatus
 from windtunnel._drivers.container_plugin import ContainerRuntimePlugin
 from windtunnel._runtimes.manifest import load_manifest
+from windtunnel._runtimes.mcp_client import McpClientPolicy
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
@@ -54,10 +55,24 @@ def test_the_reference_runtime_passes_the_suites_client_scenario(reference: Any,
         assert added["details"] == {"a": 2, "b": 3, "result": 5}
 
 
+def test_the_elicitation_scenario_is_info_unless_accept_is_declared_and_starts_nothing(
+    reference: Any,
+) -> None:
+    # The reference declares elicitation = "refuse" (mcp_client/elicitation judges that): the suite's
+    # scenario judges a client that accepts a form, so it is not measured, and no suite peer is started.
+    declared = Subject(name="reference", runtime=reference, mcp=McpClientPolicy(elicitation="refuse"))
+    result = run_check(check_by_id("mcp_client/elicitation-sep1034-client-defaults"), declared)
+    assert result.status is CheckStatus.INFO, (result.detail, result.evidence)
+    assert "declares elicitation = 'refuse'" in result.detail and result.evidence["declared"] == "refuse"
+    assert not [alias for alias in reference.stack.peer_addresses() if alias.startswith("mcp-suite-")]
+
+
 def test_an_elicitation_scenario_is_info_for_a_client_that_declares_no_elicitation(reference: Any) -> None:
-    # The reference runtime's MCP client declares no capabilities in its initialize (its README): the suite's
-    # server still asks, the client refuses, and the check records that as not measured, never as a verdict.
-    result = run_check(check_by_id("mcp_client/elicitation-sep1034-client-defaults"), subject_of(reference))
+    # Were "accept" declared, the scenario runs; the reference runtime's MCP client still declares no
+    # capabilities in its initialize (its README): the suite's server asks anyway, the client refuses, and
+    # the check records that as not measured, never as a verdict.
+    accepting = Subject(name="reference", runtime=reference, mcp=McpClientPolicy(elicitation="accept"))
+    result = run_check(check_by_id("mcp_client/elicitation-sep1034-client-defaults"), accepting)
     assert result.status is CheckStatus.INFO, (result.detail, result.evidence)
     assert "declares no elicitation capability" in result.detail
     bodies = [check.get("details", {}).get("body") for check in result.evidence["checks"]]
