@@ -288,6 +288,19 @@ POISONS = {
 speak_chat), by directory: conformance/poisons.toml names each."""
 
 
+ASKING_CHECKS = ("mcp_client/progress_and_logging", "mcp_client/elicitation", "mcp_client/sampling")
+
+
+@pytest.mark.parametrize("check", ASKING_CHECKS)
+def test_a_servers_requests_during_a_call_are_refused_at_once_and_its_notifications_skipped(
+    subject: Subject, check: str
+) -> None:
+    """Its MCP client reads an SSE answer as it arrives: an elicitation or sampling request is refused at
+    once (runtime.toml [mcp] declares "refuse"), log messages pass by, the result reaches the model."""
+    result = run_check(check_by_id(check), subject)
+    assert result.status is CheckStatus.PASSED, result.detail
+
+
 MCP_CLIENT_CHECKS = ("mcp_client/image_content", "mcp_client/mixed_content", "mcp_client/embedded_resource")
 POISON_CHECKS = (*LOOPBACK_CHECKS, "rendered_prompt_and_usage", *MCP_CLIENT_CHECKS)
 """What a poison is judged on, on loopback: every check a loopback runtime can take (usage is INFO for the

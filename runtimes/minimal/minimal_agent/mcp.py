@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import urllib.error
 import urllib.request
@@ -86,7 +87,8 @@ class McpServerLink:
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:  # noqa: S310
                 self._session = response.headers.get("Mcp-Session-Id") or self._session
-                kind = response.headers.get("Content-Type", "")
+                if response.headers.get("Content-Type", "").startswith("text/event-stream"):
+                    return self._events(response)
                 text = response.read().decode("utf-8")
         except urllib.error.HTTPError as exc:
             raise McpFailure(f"{self.url} answered HTTP {exc.code}: {exc.read()[:300]!r}") from exc
@@ -94,10 +96,32 @@ class McpServerLink:
             raise McpFailure(f"{self.url} cannot be reached: {exc!r}") from exc
         if not text.strip():
             return []
-        if kind.startswith("text/event-stream"):
-            return _events(text)
         answer = json.loads(text)
         return answer if isinstance(answer, list) else [answer]
+
+    def _events(self, response: Any) -> list[dict[str, Any]]:
+        """The JSON messages of an SSE answer, read as they arrive (each event's data lines joined). A request
+        the server sends during the call (elicitation, sampling) is refused at once with a JSON-RPC error:
+        this client offers neither (runtime.toml [mcp]), and a server waiting for an answer would hold the
+        call until its own deadline."""
+        messages: list[dict[str, Any]] = []
+        data: list[str] = []
+        for raw in itertools.chain(response, [b""]):  # lazily: a line is handled when it arrives
+            line = raw.decode("utf-8").rstrip("\r\n")
+            if line.startswith("data:"):
+                data.append(line[5:].lstrip())
+            elif not line and data:
+                message = json.loads("\n".join(data))
+                data = []
+                if isinstance(message, dict) and "method" in message and "id" in message:
+                    self._refuse(message)
+                elif isinstance(message, dict):
+                    messages.append(message)
+        return messages
+
+    def _refuse(self, request: dict[str, Any]) -> None:
+        error = {"code": -32601, "message": f"{request['method']} is not supported by this client"}
+        self._post({"jsonrpc": "2.0", "id": request["id"], "error": error})
 
 
 class RpcError(Exception):
@@ -105,15 +129,3 @@ class RpcError(Exception):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
-
-
-def _events(text: str) -> list[dict[str, Any]]:
-    """The JSON messages of an SSE body: each event's data lines joined."""
-    messages, data = [], []
-    for line in [*text.splitlines(), ""]:
-        if line.startswith("data:"):
-            data.append(line[5:].lstrip())
-        elif not line and data:
-            messages.append(json.loads("\n".join(data)))
-            data = []
-    return [message for message in messages if isinstance(message, dict)]
