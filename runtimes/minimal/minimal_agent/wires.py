@@ -10,6 +10,7 @@ tool message holds text only, so there such a part goes as its JSON.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -127,15 +128,10 @@ class Messages:
     def results(self, answered: list[tuple[ToolCall, Parts]]) -> list[dict[str, Any]]:
         # Every result of one assistant message goes back in one user message, as the API asks.
         blocks = [
-            {"type": "tool_result", "tool_use_id": call.id, "content": self._content(parts)}
+            {"type": "tool_result", "tool_use_id": call.id, "content": native(parts, self._block)}
             for call, parts in answered
         ]
         return [{"role": "user", "content": blocks}]
-
-    def _content(self, parts: Parts) -> Any:
-        if all(part.get("type") == "text" for part in parts):
-            return as_text(parts)
-        return [self._block(part) for part in parts]
 
     def _block(self, part: dict[str, Any]) -> dict[str, Any]:
         kind, resource = part.get("type"), part.get("resource") or {}
@@ -187,14 +183,9 @@ class Responses:
 
     def results(self, answered: list[tuple[ToolCall, Parts]]) -> list[dict[str, Any]]:
         return [
-            {"type": "function_call_output", "call_id": call.id, "output": self._output(parts)}
+            {"type": "function_call_output", "call_id": call.id, "output": native(parts, self._part)}
             for call, parts in answered
         ]
-
-    def _output(self, parts: Parts) -> Any:
-        if all(part.get("type") == "text" for part in parts):
-            return as_text(parts)
-        return [self._part(part) for part in parts]
 
     def _part(self, part: dict[str, Any]) -> dict[str, Any]:
         kind, resource = part.get("type"), part.get("resource") or {}
@@ -217,6 +208,13 @@ def part_text(part: dict[str, Any]) -> str:
 
 def as_text(parts: Parts) -> str:
     return "\n".join(part_text(part) for part in parts)
+
+
+def native(parts: Parts, convert: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """A result all text as one string (as in every wire); else each part as the wire's own block."""
+    if all(part.get("type") == "text" for part in parts):
+        return as_text(parts)
+    return [convert(part) for part in parts]
 
 
 WIRES = {"chat": Chat, "messages": Messages, "responses": Responses}
