@@ -301,7 +301,12 @@ def test_a_servers_requests_during_a_call_are_refused_at_once_and_its_notificati
     assert result.status is CheckStatus.PASSED, result.detail
 
 
-MCP_CLIENT_CHECKS = ("mcp_client/image_content", "mcp_client/mixed_content", "mcp_client/embedded_resource")
+MCP_CLIENT_CHECKS = (
+    "mcp_client/image_content",
+    "mcp_client/mixed_content",
+    "mcp_client/embedded_resource",
+    "mcp_client/resources",
+)
 POISON_CHECKS = (*LOOPBACK_CHECKS, "rendered_prompt_and_usage", *MCP_CLIENT_CHECKS)
 """What a poison is judged on, on loopback: every check a loopback runtime can take (usage is INFO for the
 correct runtime, which reports none, and FAILED for the one that reports the last call's as the turn's;
@@ -313,7 +318,8 @@ def test_images_and_resources_reach_the_model_natively_in_messages_and_responses
     subject: Subject, check: str
 ) -> None:
     result = run_check(check_by_id(check), subject)
-    expected = CheckStatus.INFO if subject.wire == "chat" else CheckStatus.PASSED
+    native = subject.wire != "chat" or check == "mcp_client/resources"  # resources go in the system prompt
+    expected = CheckStatus.PASSED if native else CheckStatus.INFO
     assert result.status is expected, result.detail
 
 

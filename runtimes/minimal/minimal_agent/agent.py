@@ -46,6 +46,7 @@ FAULTS = (
     "keep_search_index_across_reset",
     "content_as_json",
     "drop_non_text_content",
+    "resources_as_json",
 )
 """WT_FAULT's values: known-broken variants the conformance suite must catch (unset: correct). Each means what
 the reference runtime's fault of that name means (runtimes/reference/README.md), in every model wire."""
@@ -96,8 +97,8 @@ class Agent:
             history.append(user)
         steps: list[list[dict[str, Any]]] = []  # each model call's tool calls, as the model emitted them
         outputs: dict[str, Parts] = {}  # this turn's tool outputs by call (fault dedupe_repeated_calls)
-        links, tools = self._tools(self._header(session_id))
-        system = self._system_for(text)
+        links, tools, resources = self._servers(self._header(session_id))
+        system = self._with_resources(self._system_for(text), resources)
         for _ in range(MAX_STEPS):
             try:
                 answer, step = self._model_step(history, tools, self._header(session_id), system)
@@ -225,9 +226,14 @@ class Agent:
             self.first_session = self.first_session or session_id
             return self.first_session
 
-    def _tools(self, session: str) -> tuple[dict[str, McpServerLink], list[dict[str, Any]]]:
+    def _servers(
+        self, session: str
+    ) -> tuple[dict[str, McpServerLink], list[dict[str, Any]], list[tuple[str, str]]]:
+        """Each MCP server opened for the turn: its tools (by name, and as offered to the model) and the
+        text resources it lists."""
         links: dict[str, McpServerLink] = {}
         offered: list[dict[str, Any]] = []
+        resources: list[tuple[str, str]] = []
         for url in self.servers:
             link = McpServerLink(url, session)
             link.open()
@@ -235,7 +241,17 @@ class Agent:
                 links[tool["name"]] = link
                 schema = tool.get("inputSchema") or {"type": "object"}
                 offered.append(self.wire.tool(tool["name"], tool.get("description") or "", schema))
-        return links, offered
+            resources += link.resources()
+        return links, offered, resources
+
+    def _with_resources(self, system: str, resources: list[tuple[str, str]]) -> str:
+        """The system prompt with each listed resource's text after it, as served (runtime.toml [mcp]
+        resources = "context"); a poison sends each resource as its JSON instead."""
+        if self.fault == "resources_as_json":  # fault: the text escaped, as a JSON string of the contents
+            shown = [f"Resource {uri}: {json.dumps({'uri': uri, 'text': text})}" for uri, text in resources]
+        else:
+            shown = [f"Resource {uri}:\n{text}" for uri, text in resources]
+        return "\n\n".join([system, *shown])
 
     def _complete(
         self, history: list[dict[str, Any]], tools: list[dict[str, Any]], session: str, system: str

@@ -26,9 +26,10 @@ class McpServerLink:
         self.wt_session = wt_session
         self._session: str | None = None
         self._next_id = 0
+        self.capabilities: dict[str, Any] = {}
 
     def open(self) -> None:
-        self._rpc(
+        answer = self._rpc(
             "initialize",
             {
                 "protocolVersion": PROTOCOL,
@@ -36,7 +37,30 @@ class McpServerLink:
                 "clientInfo": {"name": "wt-minimal", "version": "1"},
             },
         )
+        self.capabilities = answer.get("capabilities") or {}
         self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def resources(self) -> list[tuple[str, str]]:
+        """(URI, text) of every text resource the server lists, each read with resources/read; none for a
+        server that announces no resources."""
+        if "resources" not in self.capabilities:
+            return []
+        found: list[tuple[str, str]] = []
+        cursor: str | None = None
+        while True:
+            page = self._rpc("resources/list", {"cursor": cursor} if cursor else {})
+            for listed in page.get("resources") or []:
+                uri = listed.get("uri") if isinstance(listed, dict) else None
+                if isinstance(uri, str):
+                    contents = self._rpc("resources/read", {"uri": uri}).get("contents") or []
+                    found += [
+                        (uri, c["text"])
+                        for c in contents
+                        if isinstance(c, dict) and isinstance(c.get("text"), str)
+                    ]
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return found
 
     def tools(self) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
