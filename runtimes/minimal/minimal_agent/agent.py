@@ -47,6 +47,7 @@ FAULTS = (
     "content_as_json",
     "drop_non_text_content",
     "resources_as_json",
+    "elicitation_without_defaults",
 )
 """WT_FAULT's values: known-broken variants the conformance suite must catch (unset: correct). Each means what
 the reference runtime's fault of that name means (runtimes/reference/README.md), in every model wire."""
@@ -78,10 +79,20 @@ class Agent:
         self.system = prompt if prompt and self.fault != "ignore_system_prompt" else BUILT_IN_PROMPT
         self.sampling = self._sampling(json.loads(env.get("WT_SAMPLING") or "{}"))
         self.servers = [entry["url"] for entry in json.loads(env.get("WT_MCP_SERVERS") or "[]")]
+        self.forms = self._forms(env.get("MINIMAL_ELICITATION") or "refuse")
         self.sessions: dict[str, list[dict[str, Any]]] = {}
         self.lock = threading.Lock()
         self.first_session: str | None = None  # fault stale_session_header: the session it keeps sending
         self.notes: list[str] = []  # fault keep_search_index_across_reset: every turn's message, never wiped
+
+    def _forms(self, chosen: str) -> str:
+        """MINIMAL_ELICITATION: how a server's elicitation form is answered ("refuse" or "accept"; the
+        runtime.toml that sets it declares the same under [mcp])."""
+        if chosen not in ("refuse", "accept"):
+            raise SystemExit(f"MINIMAL_ELICITATION={chosen!r} is not refuse or accept")
+        if chosen == "accept" and self.fault == "elicitation_without_defaults":
+            return "accept_without_defaults"  # fault: a form's defaults ignored
+        return chosen
 
     def reset(self) -> None:
         with self.lock:
@@ -235,7 +246,7 @@ class Agent:
         offered: list[dict[str, Any]] = []
         resources: list[tuple[str, str]] = []
         for url in self.servers:
-            link = McpServerLink(url, session)
+            link = McpServerLink(url, session, self.forms)
             link.open()
             for tool in link.tools():
                 links[tool["name"]] = link

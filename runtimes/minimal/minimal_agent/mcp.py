@@ -21,9 +21,12 @@ class McpServerLink:
     """One MCP server: a session opened on first use, its tools, and tools/call. `wt_session` is the Wind
     Tunnel session of the turn it serves, sent as X-WT-Session (optional in Contract C: the mocks record it)."""
 
-    def __init__(self, url: str, wt_session: str | None = None) -> None:
+    def __init__(self, url: str, wt_session: str | None = None, forms: str = "refuse") -> None:
         self.url = url
         self.wt_session = wt_session
+        self.forms = forms
+        """How a server's elicitation form is answered: "refuse", "accept" (each field's default, else the
+        most cautious value of its type), or "accept_without_defaults" (a poison: the defaults ignored)."""
         self._session: str | None = None
         self._next_id = 0
         self.capabilities: dict[str, Any] = {}
@@ -33,7 +36,8 @@ class McpServerLink:
             "initialize",
             {
                 "protocolVersion": PROTOCOL,
-                "capabilities": {},
+                # A client that answers forms says so; servers send elicitation requests only to such clients.
+                "capabilities": {} if self.forms == "refuse" else {"elicitation": {}},
                 "clientInfo": {"name": "wt-minimal", "version": "1"},
             },
         )
@@ -138,14 +142,40 @@ class McpServerLink:
                 message = json.loads("\n".join(data))
                 data = []
                 if isinstance(message, dict) and "method" in message and "id" in message:
-                    self._refuse(message)
+                    self._answer(message)
                 elif isinstance(message, dict):
                     messages.append(message)
         return messages
 
-    def _refuse(self, request: dict[str, Any]) -> None:
+    def _answer(self, request: dict[str, Any]) -> None:
+        """A server's request during a call: a form accepted when this client accepts forms, anything else
+        refused with a JSON-RPC error (sampling: it makes model calls for its own turn only)."""
+        if request["method"] == "elicitation/create" and self.forms != "refuse":
+            schema = (request.get("params") or {}).get("requestedSchema") or {}
+            content = _filled(schema, use_defaults=self.forms == "accept")
+            self._post(
+                {"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept", "content": content}}
+            )
+            return
         error = {"code": -32601, "message": f"{request['method']} is not supported by this client"}
         self._post({"jsonrpc": "2.0", "id": request["id"], "error": error})
+
+
+def _filled(schema: dict[str, Any], *, use_defaults: bool) -> dict[str, Any]:
+    """A form's answer: each field's default, else the most cautious value of its type (false, 0, "", the
+    first choice): an unattended client never agrees to more than the form itself proposes."""
+    cautious = {"boolean": False, "integer": 0, "number": 0, "string": ""}
+    content: dict[str, Any] = {}
+    for name, field in (schema.get("properties") or {}).items():
+        if not isinstance(field, dict):
+            continue
+        if use_defaults and "default" in field:
+            content[name] = field["default"]
+        elif field.get("enum"):
+            content[name] = field["enum"][0]
+        else:
+            content[name] = cautious.get(str(field.get("type")), "")
+    return content
 
 
 class RpcError(Exception):
