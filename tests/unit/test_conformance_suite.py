@@ -47,14 +47,7 @@ def test_every_check_has_a_poison_that_bites_it_except_the_positive_only_ones() 
     # lost its state, recorded as passed) is the silent_restart poison's. faults/disk_full: the reference
     # needs no disk, and what a runtime that does may get wrong (a failure swallowed, an answer made up) is
     # the swallow_tool_errors and answer_on_model_error poisons' class. Their rules: test_sandbox.py.
-    # The suite's elicitation scenario measures only a runtime that declares elicitation = "accept": no
-    # bundled runtime does yet, so a poison of it would be a variant of nothing.
-    unproven = {
-        "faults/model_slow",
-        "faults/oom",
-        "faults/disk_full",
-        "mcp_client/elicitation-sep1034-client-defaults",
-    }
+    unproven = {"faults/model_slow", "faults/oom", "faults/disk_full"}
     assert without_poison <= positive_only | unproven
 
 

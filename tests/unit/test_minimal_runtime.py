@@ -292,8 +292,13 @@ speak_chat), by directory: conformance/poisons.toml names each."""
 SUITE_SCENARIOS = {f"mcp_client/{name}" for name, _title, _run in MCP_SUITE_CHECKS}
 
 
-def test_a_client_that_accepts_forms_answers_with_content_valid_against_the_schema() -> None:
-    with loopback_subject("minimal-accepting") as accepting:
+@pytest.mark.parametrize(
+    "directory", ["minimal-accepting", "minimal-accepting/poison/elicitation_without_defaults"]
+)
+def test_a_client_that_accepts_forms_answers_with_content_valid_against_the_schema(directory: str) -> None:
+    """Both answer the media pack's form validly (its one field is required): the poison's fault, the
+    optional fields left out, is the official suite's scenario's to catch."""
+    with loopback_subject(directory) as accepting:
         result = run_check(check_by_id("mcp_client/elicitation"), accepting)
     assert result.status is CheckStatus.PASSED, result.detail
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import itertools
 import json
+import threading
 import urllib.error
 import urllib.request
 from typing import Any
@@ -26,7 +27,7 @@ class McpServerLink:
         self.wt_session = wt_session
         self.forms = forms
         """How a server's elicitation form is answered: "refuse", "accept" (each field's default, else the
-        most cautious value of its type), or "accept_without_defaults" (a poison: the defaults ignored)."""
+        most cautious value of its type), or "accept_without_defaults" (a poison: only the required fields)."""
         self._session: str | None = None
         self._next_id = 0
         self.capabilities: dict[str, Any] = {}
@@ -43,6 +44,20 @@ class McpServerLink:
         )
         self.capabilities = answer.get("capabilities") or {}
         self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        if self.forms != "refuse" and self._session:
+            # A server may ask outside any call's answer, on the session's own stream (GET): a client that
+            # answers forms listens there too, for as long as the server keeps it open.
+            threading.Thread(target=self._listen, daemon=True).start()
+
+    def _listen(self) -> None:
+        headers = {"Accept": "text/event-stream", "MCP-Protocol-Version": PROTOCOL}
+        headers["Mcp-Session-Id"] = self._session or ""
+        request = urllib.request.Request(self.url, None, headers, method="GET")  # noqa: S310
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:  # noqa: S310
+                self._events(response)
+        except (OSError, http.client.HTTPException, McpFailure, ValueError):
+            return  # no stream offered (405), or it ended: nothing more will be asked there
 
     def resources(self) -> list[tuple[str, str]]:
         """(URI, text) of every text resource the server lists, each read with resources/read; none for a
@@ -163,11 +178,13 @@ class McpServerLink:
 
 def _filled(schema: dict[str, Any], *, use_defaults: bool) -> dict[str, Any]:
     """A form's answer: each field's default, else the most cautious value of its type (false, 0, "", the
-    first choice): an unattended client never agrees to more than the form itself proposes."""
+    first choice): an unattended client never agrees to more than the form itself proposes. Without
+    defaults (a poison), only the required fields are answered: the others, defaults and all, are left out."""
     cautious = {"boolean": False, "integer": 0, "number": 0, "string": ""}
+    required = set(schema.get("required") or [])
     content: dict[str, Any] = {}
     for name, field in (schema.get("properties") or {}).items():
-        if not isinstance(field, dict):
+        if not isinstance(field, dict) or (not use_defaults and name not in required):
             continue
         if use_defaults and "default" in field:
             content[name] = field["default"]
