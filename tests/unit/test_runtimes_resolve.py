@@ -135,7 +135,7 @@ def test_an_unknown_name_lists_what_is_known() -> None:
     assert (
         "no runtime named 'no-such-runtime'" in text and "registered runtimes: http_inject, in_memory" in text
     )
-    assert "runtime.toml names: claude-agent-sdk, codex, langgraph, minimal, minimal-messages, " in text
+    assert "runtime.toml names: claude-agent-sdk, codex, langgraph, minimal, minimal-accepting, " in text
     assert "more)" in text
     assert "how to fix" in text and len(caught.value.message.splitlines()) == 1
 
