@@ -91,6 +91,15 @@ def test_a_poison_caught_by_exactly_its_check_passes_and_otherwise_fails() -> No
     assert poison_caught(poison_run(name, other), SUITE).status is CheckStatus.FAILED
 
 
+def test_a_check_is_told_apart_from_a_nested_check_of_the_same_last_name() -> None:
+    # sampling and mcp_client/sampling: the poison fails the first and passes the second (it was read as
+    # one "sampling", the later record winning, and the poison called not caught).
+    assert {"sampling", "mcp_client/sampling"} <= set(CHECK_IDS)
+    run = poison_run("reference-poison-ignore_sampling", "sampling")
+    caught = poison_caught(run, SUITE)
+    assert caught.status is CheckStatus.PASSED, caught.detail
+
+
 def test_a_poison_is_judged_on_its_runtime_checks_only() -> None:
     name, named = _single_check_poison()
     run = poison_run(name, named)

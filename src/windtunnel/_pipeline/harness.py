@@ -52,8 +52,10 @@ def reference_control(outcome: CertifyOutcome) -> CheckRecord:
 def poison_caught(run: RuntimeRun, suite: Suite) -> CheckRecord:
     """A poison in the certify set must fail exactly its named conformance check."""
     named = ", ".join(suite.caught_by.get(run.name, (suite.poisons[run.name],)))
+    # The kit's id after "<runtime>/conformance/": check ids nest ("mcp_client/sampling" is not "sampling").
+    prefix = f"{safe(run.name)}/{Stage.CONFORMANCE.value}/"
     by_check = {
-        c.id.rsplit("/", 1)[-1]: c.status
+        c.id.removeprefix(prefix): c.status
         for c in run.checks
         if c.stage is Stage.CONFORMANCE and c.scope is CheckScope.RUNTIME
     }
