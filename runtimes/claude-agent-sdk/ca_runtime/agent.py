@@ -4,16 +4,12 @@ Code CLI against the model gateway with the MCP mocks as its only tools; windtun
 from __future__ import annotations
 
 import collections
-import os
-import shutil
-import subprocess
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import anyio
-import claude_agent_sdk
 from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
@@ -26,31 +22,13 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import McpHttpServerConfig
 from windtunnel_inject import Settings, SettingsError, Transcript, Turn, TurnFailed, describe
 
+from ca_runtime.cli import check_cli, claude_cli
+from ca_runtime.quiet import QUIET, STDERR_LINES
 from ca_runtime.sessions import SessionEntry, Sessions
 
 SESSION_HEADER = "X-WT-Session"
 API_KEY = "wt-gateway"  # the gateway needs no credential; the CLI insists on one
-STDERR_LINES = 20
-"""The CLI's last stderr lines kept for a failed turn's error: its own words on why it stopped."""
-QUIET = {
-    # Documented Claude Code settings: nothing but the model gateway and the MCP mocks is ever contacted.
-    "DISABLE_TELEMETRY": "1",
-    "DISABLE_ERROR_REPORTING": "1",
-    "DISABLE_AUTOUPDATER": "1",
-    "DISABLE_BUG_COMMAND": "1",
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    # One scripted decision is one model call: the CLI's own retries would call again after a refusal.
-    "CLAUDE_CODE_MAX_RETRIES": "0",
-    # ... and so would its recoveries from a 4xx it takes for an unsupported feature: it sends the request
-    # again without its deferred tools (ENABLE_TOOL_SEARCH, the CLI's own hint) or without an experimental
-    # beta header, one at a time (up to 6 calls for one refusal in 2.1.332).
-    "ENABLE_TOOL_SEARCH": "false",
-    "CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS": "1",
-}
 ROOT_URL_VARIABLE = "WT_MODEL_ROOT_URL"
-CLI_VARIABLE = "CLAUDE_CLI"
-"""Names the Claude Code CLI to run; unset, the one bundled in the claude-agent-sdk wheel (as the SDK does)."""
-STARTUP_TIMEOUT_S = 30.0
 RESERVED_SERVER_NAMES = frozenset(
     {
         "workspace",
@@ -76,40 +54,6 @@ def root_url(settings: Settings) -> str:
     its /v1 (for a harness that hands only the OpenAI-style base URL)."""
     given = settings.env.get(ROOT_URL_VARIABLE, "").strip().rstrip("/")
     return given or settings.model_base_url.removesuffix("/v1")
-
-
-def claude_cli(settings: Settings) -> str:
-    """The CLI every turn runs: CLAUDE_CLI, else the SDK's bundled one, else `claude` on PATH (the SDK's order)."""
-    given = settings.env.get(CLI_VARIABLE, "").strip()
-    if given:
-        return given
-    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-    return str(bundled) if bundled.is_file() else shutil.which("claude") or "claude"
-
-
-def check_cli(binary: str) -> str:
-    """`claude --version` (about 0.1 s), so a CLI that cannot start fails the ready stage with its own last
-    lines instead of every turn. Run with the turns' QUIET settings and a throwaway HOME and config directory:
-    the probe contacts nothing and leaves nothing behind."""
-    with tempfile.TemporaryDirectory(prefix="wt-claude-probe-") as home:
-        env = {**os.environ, **QUIET, "HOME": home, "CLAUDE_CONFIG_DIR": home}
-        try:
-            done = subprocess.run(
-                [binary, "--version"],
-                capture_output=True,
-                text=True,
-                timeout=STARTUP_TIMEOUT_S,
-                env=env,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise SettingsError(
-                f"the Claude Code CLI {binary!r} cannot start: {exc}; set {CLI_VARIABLE} to it"
-            ) from exc
-    if done.returncode != 0:
-        said = " | ".join(line.strip() for line in (done.stdout + done.stderr).splitlines()[-STDERR_LINES:])
-        raise SettingsError(f"the Claude Code CLI {binary!r} exited {done.returncode}: {said}")
-    return done.stdout.strip()
 
 
 class ClaudeAgentLoop:
