@@ -91,7 +91,7 @@ class Agent:
         if chosen not in ("refuse", "accept"):
             raise SystemExit(f"MINIMAL_ELICITATION={chosen!r} is not refuse or accept")
         if chosen == "accept" and self.fault == "elicitation_without_defaults":
-            return "accept_without_defaults"  # fault: a form's defaults ignored
+            return "accept_without_defaults"  # fault: the required fields only, defaults and all left out
         return chosen
 
     def reset(self) -> None:
@@ -185,10 +185,8 @@ class Agent:
         except McpFailure:
             if self.fault != "swallow_dropped_connections":
                 raise
-            parts, failed = (
-                _text(json.dumps({"ok": True})),
-                False,
-            )  # fault: the model is told the lost call worked
+            # fault: the model is told the lost call worked
+            parts, failed = _text(json.dumps({"ok": True})), False
         if self.fault == "swallow_tool_errors" and failed:
             parts = _text(json.dumps({"ok": True}))  # fault: the model is told the failing call succeeded
         if self.fault == "summarize_tool_results":

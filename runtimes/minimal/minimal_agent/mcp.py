@@ -144,9 +144,8 @@ class McpServerLink:
 
     def _events(self, response: Any) -> list[dict[str, Any]]:
         """The JSON messages of an SSE answer, read as they arrive (each event's data lines joined). A request
-        the server sends during the call (elicitation, sampling) is refused at once with a JSON-RPC error:
-        this client offers neither (runtime.toml [mcp]), and a server waiting for an answer would hold the
-        call until its own deadline."""
+        the server sends during the call (elicitation, sampling) is answered at once (_answer): a server
+        waiting for an answer would hold the call until its own deadline."""
         messages: list[dict[str, Any]] = []
         data: list[str] = []
         for raw in itertools.chain(response, [b""]):  # lazily: a line is handled when it arrives
