@@ -260,19 +260,25 @@ def _install_fence(holder: Container, subnet: str, host: str) -> None:
     try:
         code, output = holder.exec_run(["sh", "-c", fence_script(subnet, host)])
     except DockerException as exc:
-        raise HarnessError(f"could not install the egress fence in {holder.name}: {exc}") from exc
+        # Most often the holder has already stopped (its agent exited at once): say so with its last words,
+        # as when the script itself fails, rather than the engine's bare 409.
+        raise _not_installed(holder, f"the holder could not run the fence script: {exc}") from exc
     text = bytes(output or b"").decode("utf-8", "replace").strip()
     if code != 0 or not text.endswith("fenced"):
-        try:  # why the holder's agent (resolver, record) did not start, when that is the reason
-            agent = bytes(holder.logs(tail=5) or b"").decode("utf-8", "replace").strip()
-        except DockerException:
-            agent = ""
-        raise HarnessError(
-            f"the egress fence could not be installed (exit {code}): {text[-400:]}"
-            + (f"\n  the holder's resolver said: {agent[-400:]}" if agent else ""),
-            hint="the holder needs NET_ADMIN and a kernel with iptables (nf_tables or legacy), conntrack and "
-            "nfnetlink_log (NFLOG)",
-        )
+        raise _not_installed(holder, f"(exit {code}): {text[-400:]}")
+
+
+def _not_installed(holder: Container, why: str) -> HarnessError:
+    try:  # why the holder's agent (resolver, record) did not start, when that is the reason
+        agent = bytes(holder.logs(tail=5) or b"").decode("utf-8", "replace").strip()
+    except DockerException:
+        agent = ""
+    return HarnessError(
+        f"the egress fence could not be installed {why}"
+        + (f"\n  the holder's resolver said: {agent[-400:]}" if agent else ""),
+        hint="the holder needs NET_ADMIN and a kernel with iptables (nf_tables or legacy), conntrack and "
+        "nfnetlink_log (NFLOG)",
+    )
 
 
 def _remove(container: Container) -> None:
