@@ -27,7 +27,7 @@ from windtunnel._engine.topology import DEFAULT_MODEL, GATEWAY_URL_FOR_AGENTS, r
 from windtunnel._gateway.app import create_app
 from windtunnel._gateway.script import ScriptMode
 from windtunnel._mcp.loopback import start_loopback, stop_loopback
-from windtunnel._net.server_thread import ServerThread
+from windtunnel._net.server_thread import ServerThread, stop_servers
 from windtunnel._packs.loader import kit_pack, media_pack
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel.spi.agent_runtime import AgentConfig
@@ -125,8 +125,7 @@ class _Stack:
     def close(self) -> None:
         self.runtime.close()
         stop_loopback(self.mocks)
-        for server in self.servers:
-            server.stop()
+        stop_servers(self.servers)
 
 
 @pytest.fixture(scope="module")

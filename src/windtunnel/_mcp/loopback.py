@@ -23,6 +23,10 @@ class LoopbackMCP(HttpMCPHandle):
         self.plan = plan
         self._thread = thread
 
+    def request_stop(self) -> None:
+        """Ask the server to stop without waiting for it (stop_loopback stops many in one tick)."""
+        self._thread.request_stop()
+
     def stop(self) -> None:
         """Stop serving; idempotent."""
         self.close()
@@ -59,6 +63,9 @@ def _start(plan: MockServerPlan) -> LoopbackMCP:
 
 def stop_loopback(handles: Sequence[MCPHandle]) -> None:
     """Stop every loopback mock; idempotent, never raises (it runs in finally blocks)."""
+    for handle in handles:
+        if isinstance(handle, LoopbackMCP):
+            handle.request_stop()
     for handle in handles:
         if not isinstance(handle, LoopbackMCP):
             continue
