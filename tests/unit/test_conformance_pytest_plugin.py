@@ -1,6 +1,6 @@
 """The conformance pytest plugin resolves `--wt-runtime` with the one resolver: a runtime given by directory
-is collected (and judged) under its own name, and two runtimes with one name are refused. Collection only:
-nothing is built, so no Docker."""
+is collected (and judged) under its own name, and two runtimes with one name are refused; `--wt-skip-runtime`
+leaves named runtimes out of the default selection. Collection only: nothing is built, so no Docker."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 POISON_DIR = REPO / "runtimes" / "reference" / "poison" / "ignore_sampling"
 
 
-def collect(tmp_path: Path, *runtimes: str) -> subprocess.CompletedProcess[str]:
+def collect(tmp_path: Path, *runtimes: str, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     suite = tmp_path / "suite"
     suite.mkdir(exist_ok=True)
     (suite / "test_kit.py").write_text("def test_kit(wt_case):\n    pass\n", encoding="utf-8")
@@ -30,6 +30,8 @@ def collect(tmp_path: Path, *runtimes: str) -> subprocess.CompletedProcess[str]:
             "no:cacheprovider",
             str(suite),
             *options,
+            *extra,
+            f"--rootdir={REPO}",  # the default selection is the project's runtimes/
         ],
         cwd=REPO,
         env={**os.environ, "WT_LOCK_DIR": str(tmp_path / "locks")},
@@ -58,3 +60,27 @@ def test_two_runtimes_with_one_name_are_refused(tmp_path: Path) -> None:
     done = collect(tmp_path, "reference", str(copy))
     assert done.returncode != 0
     assert "two different runtimes are named 'reference'" in done.stdout + done.stderr
+
+
+def runtimes_of(done: subprocess.CompletedProcess[str]) -> set[str]:
+    return {
+        line.split("[", 1)[1].split("::")[0] for line in done.stdout.splitlines() if "::test_kit[" in line
+    }
+
+
+def test_a_skipped_runtime_is_left_out_of_the_default_selection(tmp_path: Path) -> None:
+    every = collect(tmp_path)
+    skips = ("--wt-skip-runtime", "reference", "--wt-skip-runtime", "minimal")
+    done = collect(tmp_path, extra=skips)
+    assert every.returncode == 0 and done.returncode == 0, every.stderr + done.stdout + done.stderr
+    assert runtimes_of(every) - runtimes_of(done) == {"reference", "minimal"}
+    assert "reference-poison-ignore_sampling" in runtimes_of(done)  # a name, not a prefix, is skipped
+
+
+def test_a_skip_of_no_runtime_or_beside_a_selection_is_refused(tmp_path: Path) -> None:
+    misspelt = collect(tmp_path, extra=("--wt-skip-runtime", "refrence"))
+    assert misspelt.returncode != 0
+    assert "--wt-skip-runtime refrence: no runtime of that name under runtimes/" in misspelt.stderr
+    both = collect(tmp_path, "reference", extra=("--wt-skip-runtime", "minimal"))
+    assert both.returncode != 0
+    assert "give either --wt-runtime or --wt-skip-runtime" in both.stderr

@@ -21,6 +21,7 @@ import pytest
 from windtunnel._conformance.model import CheckResult
 
 WT_RUNTIME_OPTION = "--wt-runtime"
+WT_SKIP_OPTION = "--wt-skip-runtime"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -33,6 +34,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the Wind Tunnel conformance kit against this runtime: a name, a runtime directory, "
         "module:attr or an image reference (repeatable; default: every runtime under runtimes/)",
     )
+    group.addoption(
+        WT_SKIP_OPTION,
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="leave this runtime under runtimes/ out of the default selection (repeatable; "
+        f"not with {WT_RUNTIME_OPTION}, which names the selection itself)",
+    )
     group.addoption("--wt-results", default=None, metavar="DIR", help="write each check result as JSON here")
     group.addoption(
         "--wt-requirements",
@@ -42,14 +51,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption(WT_SKIP_OPTION):
+        selected_runtimes(config)  # a bad skip is one usage line before anything is collected
+
+
 def selected_runtimes(config: pytest.Config) -> list[str]:
-    """What --wt-runtime names, as given; by default every runtime.toml under the project's runtimes/."""
+    """What --wt-runtime names, as given; by default every runtime.toml under the project's runtimes/ but
+    those --wt-skip-runtime names (each of which must be one of them: a misspelt skip would run it)."""
     chosen: list[str] = config.getoption(WT_RUNTIME_OPTION)
+    skipped: list[str] = config.getoption(WT_SKIP_OPTION)
+    if chosen and skipped:
+        raise pytest.UsageError(f"{WT_SKIP_OPTION}: give either {WT_RUNTIME_OPTION} or {WT_SKIP_OPTION}")
     if chosen:
         return chosen
     from windtunnel._runtimes.resolve import runtime_manifests
 
-    return [manifest.name for manifest in runtime_manifests(Path(str(config.rootpath)))]
+    names = [manifest.name for manifest in runtime_manifests(Path(str(config.rootpath)))]
+    unknown = sorted(set(skipped) - set(names))
+    if unknown:
+        raise pytest.UsageError(
+            f"{WT_SKIP_OPTION} {unknown[0]}: no runtime of that name under runtimes/ "
+            "(a name is the `name` of a runtimes/**/runtime.toml)"
+        )
+    return [name for name in names if name not in skipped]
 
 
 _DESCRIBED = pytest.StashKey[dict[str, Any]]()
