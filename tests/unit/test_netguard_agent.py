@@ -80,17 +80,31 @@ def test_a_blocked_packet_names_destination_port_and_protocol() -> None:
     assert nflog_attributes(attrs)[9] == ip
 
 
+def _port_pair() -> tuple[socket.socket, socket.socket]:
+    """A UDP and a TCP socket bound to one free loopback port (a free UDP port's TCP twin may be taken by
+    another worker's server: try the next one)."""
+    for _ in range(50):
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        udp.bind(("127.0.0.1", 0))
+        tcp = socket.socket()
+        try:
+            tcp.bind(("127.0.0.1", udp.getsockname()[1]))
+        except OSError:
+            udp.close()
+            tcp.close()
+            continue
+        return udp, tcp
+    raise AssertionError("no loopback port was free for both UDP and TCP in 50 tries")
+
+
 @pytest.fixture
 def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[int, Path]]:
     """The resolver on a free loopback port, UDP and TCP, its record in a temporary file."""
     log = tmp_path / "record.jsonl"
     monkeypatch.setattr(netguard_agent, "LOG_FILE", str(log))
     monkeypatch.setattr(netguard_agent, "_counts", {})
-    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    udp.bind(("127.0.0.1", 0))
+    udp, tcp = _port_pair()
     port = udp.getsockname()[1]
-    tcp = socket.socket()
-    tcp.bind(("127.0.0.1", port))
     tcp.listen(4)
     for target, server in ((serve_udp, udp), (serve_tcp, tcp)):
         threading.Thread(target=target, args=(server, PEERS), daemon=True).start()
