@@ -4,7 +4,8 @@ The anchor is the container floor: docker-py runs a Python container from the ba
 prints that it is ready, and removes it (the least any container-per-check design pays). Target: a warm
 certify costs <= 60 floors. The first `wt certify` warms the images and the reference control's cache;
 the timed one reuses both (its summary says the control is cached). Prints each stage's seconds (run.json)
-and, with --no-cache, a warm run that plays the control afresh too.
+and what each bounded family of checks adds to it (FAMILIES: the seconds of its checks over the rest of the
+run), and, with --no-cache, a warm run that plays the control afresh too.
 With --parallel: two certifies of different runtimes (the reference, and a poison runtime that must come
 out FAILED) at once on one engine, against the same two run one after the other.
 A certify that does not end as expected is no measurement: the script prints why and exits non-zero.
@@ -94,6 +95,31 @@ def stage_seconds(bundle: Path) -> dict[str, float]:
     return totals
 
 
+FAMILIES = (
+    ("the fault checks (faults/*)", ("faults/",), 0.25),
+    ("the long-result and session checks", ("long_tool_results", "session_attribution"), 0.10),
+    ("the MCP client checks (mcp_client/*)", ("mcp_client/",), None),
+)
+"""Check families whose cost a warm certify must bound (docs/design.md, "Speed"): a name, the check ids
+(after `<runtime>/conformance/`) that start with one of the prefixes, and the most they may add."""
+
+
+def family_shares(bundle: Path, seconds: float) -> None:
+    """What each family of checks added to this certify: the seconds its checks took (checks.json) over the
+    rest of the run's wall time, i.e. how much slower the same certify is than one without them."""
+    checks = json.loads((bundle / "checks.json").read_text(encoding="utf-8"))["checks"]
+    for name, prefixes, bound in FAMILIES:
+        taken = sum(
+            float(check["seconds"])
+            for check in checks
+            if check["stage"] == "conformance"
+            and check["id"].split("/conformance/", 1)[-1].startswith(prefixes)
+        )
+        added = taken / max(seconds - taken, 1e-9)
+        target = "" if bound is None else f"; bound +{bound:.0%}: {'met' if added <= bound else 'MISSED'}"
+        print(f"  {name}: {taken:.1f} s, +{added:.1%} over the certify without them{target}")
+
+
 def report(name: str, seconds: float, floor: float, bundle: Path) -> None:
     floors = seconds / floor
     verdict = "met" if floors <= FLOOR_BUDGET else "MISSED"
@@ -101,6 +127,7 @@ def report(name: str, seconds: float, floor: float, bundle: Path) -> None:
     stages = stage_seconds(bundle)
     parts = ", ".join(f"{stage} {value:.1f} s" for stage, value in stages.items())
     print(f"  stages: {parts}; outside the stages: {seconds - sum(stages.values()):.1f} s")
+    family_shares(bundle, seconds)
 
 
 def parallel(tmp: Path, floor: float) -> None:
