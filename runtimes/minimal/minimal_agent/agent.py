@@ -99,6 +99,14 @@ class Agent:
             self.sessions.clear()
 
     def turn(self, session_id: str, text: str) -> dict[str, Any]:
+        opened: list[McpServerLink] = []
+        try:
+            return self._turn(session_id, text, opened)
+        finally:
+            for link in opened:  # each MCP session ends with the turn (a GET listener with it)
+                link.close()
+
+    def _turn(self, session_id: str, text: str, opened: list[McpServerLink]) -> dict[str, Any]:
         key = SHARED_HISTORY if self.fault == "break_session_affinity" else session_id
         with self.lock:
             history = list(self.sessions.get(key, []))
@@ -108,7 +116,7 @@ class Agent:
             history.append(user)
         steps: list[list[dict[str, Any]]] = []  # each model call's tool calls, as the model emitted them
         outputs: dict[str, Parts] = {}  # this turn's tool outputs by call (fault dedupe_repeated_calls)
-        links, tools, resources = self._servers(self._header(session_id))
+        links, tools, resources = self._servers(self._header(session_id), opened)
         system = self._with_resources(self._system_for(text), resources)
         for _ in range(MAX_STEPS):
             try:
@@ -236,15 +244,16 @@ class Agent:
             return self.first_session
 
     def _servers(
-        self, session: str
+        self, session: str, opened: list[McpServerLink]
     ) -> tuple[dict[str, McpServerLink], list[dict[str, Any]], list[tuple[str, str]]]:
-        """Each MCP server opened for the turn: its tools (by name, and as offered to the model) and the
-        text resources it lists."""
+        """Each MCP server opened for the turn (into `opened`): its tools (by name, and as offered to the
+        model) and the text resources it lists."""
         links: dict[str, McpServerLink] = {}
         offered: list[dict[str, Any]] = []
         resources: list[tuple[str, str]] = []
         for url in self.servers:
             link = McpServerLink(url, session, self.forms)
+            opened.append(link)
             link.open()
             for tool in link.tools():
                 links[tool["name"]] = link

@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
+import dataclasses
 import http.client
 import itertools
 import json
 import threading
+import time
 import urllib.error
 import urllib.request
 from typing import Any
 
 PROTOCOL = "2025-06-18"
 TIMEOUT_S = 300.0
+RETRY_MS = 1000
+"""How long to wait before resuming a closed stream whose server named no `retry:`."""
+RESUMES = 5
+"""How many times one call's answer is looked for on a resumed stream before the call fails."""
+
+
+@dataclasses.dataclass
+class Stream:
+    """What one SSE answer carried: its JSON messages, and how to resume it (the last event id, the
+    server's retry delay) when it closed before the answer."""
+
+    messages: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    last_event_id: str | None = None
+    retry_ms: int = RETRY_MS
 
 
 class McpFailure(Exception):
@@ -57,7 +73,21 @@ class McpServerLink:
             with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:  # noqa: S310
                 self._events(response)
         except (OSError, http.client.HTTPException, McpFailure, ValueError):
-            return  # no stream offered (405), or it ended: nothing more will be asked there
+            return  # no stream offered (405), or it ended, or the session was closed: nothing more to answer
+
+    def close(self) -> None:
+        """End the session (DELETE, as MCP asks of a client done with one): the server closes its streams,
+        the GET listener among them. A server without sessions, or that refuses DELETE, has nothing to end."""
+        if not self._session:
+            return
+        headers = {"Mcp-Session-Id": self._session, "MCP-Protocol-Version": PROTOCOL}
+        request = urllib.request.Request(self.url, None, headers, method="DELETE")  # noqa: S310
+        try:
+            with urllib.request.urlopen(request, timeout=10):  # noqa: S310
+                pass
+        except (OSError, http.client.HTTPException):
+            pass  # 405 or gone: the session ends with the server
+        self._session = None
 
     def resources(self) -> list[tuple[str, str]]:
         """(URI, text) of every text resource the server lists, each read with resources/read; none for a
@@ -104,18 +134,43 @@ class McpServerLink:
     def _rpc(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         self._next_id += 1
         request_id = self._next_id
-        answer = self._post({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        for message in answer:
-            if message.get("id") != request_id:
-                continue
-            if "error" in message:
-                error = message["error"] or {}
-                raise RpcError(int(error.get("code", 0)), str(error.get("message", "")))
-            result = message.get("result")
-            return result if isinstance(result, dict) else {}
+        stream = self._post({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        for _ in range(RESUMES + 1):
+            for message in stream.messages:
+                if message.get("id") != request_id:
+                    continue
+                if "error" in message:
+                    error = message["error"] or {}
+                    raise RpcError(int(error.get("code", 0)), str(error.get("message", "")))
+                result = message.get("result")
+                return result if isinstance(result, dict) else {}
+            if stream.last_event_id is None:
+                break  # not a resumable stream: the answer is not coming
+            stream = self._resume(stream, request_id)
         raise McpFailure(f"{self.url} gave no answer to {method}")
 
-    def _post(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+    def _resume(self, closed: Stream, request_id: int) -> Stream:
+        """A stream the server closed before the answer, resumed: after the server's retry delay, a GET with
+        the last event id it sent, read until the answer to `request_id` arrives (the server may keep that
+        stream open after it)."""
+        time.sleep(closed.retry_ms / 1000)
+        headers = {"Accept": "text/event-stream", "MCP-Protocol-Version": PROTOCOL}
+        headers["Last-Event-ID"] = closed.last_event_id or ""
+        if self._session:
+            headers["Mcp-Session-Id"] = self._session
+        request = urllib.request.Request(self.url, None, headers, method="GET")  # noqa: S310
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:  # noqa: S310
+                resumed = self._events(response, wanted=request_id)
+        except urllib.error.HTTPError as exc:
+            raise McpFailure(f"{self.url} refused to resume its stream: HTTP {exc.code}") from exc
+        except (OSError, http.client.HTTPException) as exc:
+            raise McpFailure(f"{self.url} cannot be reached to resume its stream: {exc!r}") from exc
+        if resumed.last_event_id is None:  # nothing new: resume from the same place next time
+            resumed.last_event_id = closed.last_event_id
+        return resumed
+
+    def _post(self, body: dict[str, Any]) -> Stream:
         headers = {
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
@@ -138,28 +193,40 @@ class McpServerLink:
         except (OSError, http.client.HTTPException) as exc:  # refused, or dropped mid-answer
             raise McpFailure(f"{self.url} cannot be reached: {exc!r}") from exc
         if not text.strip():
-            return []
+            return Stream()
         answer = json.loads(text)
-        return answer if isinstance(answer, list) else [answer]
+        return Stream(answer if isinstance(answer, list) else [answer])
 
-    def _events(self, response: Any) -> list[dict[str, Any]]:
-        """The JSON messages of an SSE answer, read as they arrive (each event's data lines joined). A request
-        the server sends during the call (elicitation, sampling) is answered at once (_answer): a server
-        waiting for an answer would hold the call until its own deadline."""
-        messages: list[dict[str, Any]] = []
+    def _events(self, response: Any, wanted: int | None = None) -> Stream:
+        """The JSON messages of an SSE answer, read as they arrive (each event's data lines joined), with the
+        last event id and retry delay it named; it ends with the stream, or once the answer to `wanted`
+        arrived. A request the server sends during the call (elicitation, sampling) is answered at once
+        (_answer): a server waiting for an answer would hold the call until its own deadline."""
+        stream = Stream()
         data: list[str] = []
         for raw in itertools.chain(response, [b""]):  # lazily: a line is handled when it arrives
             line = raw.decode("utf-8").rstrip("\r\n")
-            if line.startswith("data:"):
-                data.append(line[5:].lstrip())
+            field_name, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field_name == "data":
+                data.append(value)
+            elif field_name == "id" and line:
+                stream.last_event_id = value
+            elif field_name == "retry" and value.isdigit():
+                stream.retry_ms = int(value)
             elif not line and data:
-                message = json.loads("\n".join(data))
+                text = "\n".join(data)
                 data = []
+                if not text.strip():
+                    continue  # a priming event: an id to resume from, no message
+                message = json.loads(text)
                 if isinstance(message, dict) and "method" in message and "id" in message:
                     self._answer(message)
                 elif isinstance(message, dict):
-                    messages.append(message)
-        return messages
+                    stream.messages.append(message)
+                    if wanted is not None and message.get("id") == wanted:
+                        return stream
+        return stream
 
     def _answer(self, request: dict[str, Any]) -> None:
         """A server's request during a call: a form accepted when this client accepts forms, anything else
