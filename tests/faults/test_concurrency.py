@@ -15,7 +15,7 @@ import pytest
 
 from tests.faults.conftest import left_behind, one_line_error, output, small_project, wait_for, wt_process
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.certify]
 
 POISON = "reference-poison-reset_noop"
 """A known-broken variant: its certify ends FAILED (exit 1) with a signed bundle, the reference PASSED."""

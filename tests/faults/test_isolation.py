@@ -15,7 +15,7 @@ import pytest
 
 from tests.faults.conftest import left_behind, output, small_project, wt_process
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.certify]
 
 HEAD = "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\n"
 RUNTIMES = {

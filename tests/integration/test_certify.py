@@ -38,7 +38,7 @@ from windtunnel._pipeline.publish import publish
 from windtunnel._runtimes.manifest import load_manifest
 from windtunnel.errors import ConfigFileError
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.certify]
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from tests.wt_process import wt as run_wt
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.certify]
 
 RUNTIMES = ("--runtime", "minimal", "--runtime", "reference")
 

@@ -24,7 +24,7 @@ from windtunnel._pipeline.plan import Step, execute
 from windtunnel._pipeline.publish import publish
 from windtunnel._pipeline.stages import build_stage, selftest_stage
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.certify]
 
 REPO = Path(__file__).resolve().parents[2]
 SHOP = REPO / "tests" / "fixtures" / "prove_packs" / "shop"

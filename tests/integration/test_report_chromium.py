@@ -24,7 +24,7 @@ from windtunnel._pipeline.docker_executor import DockerExecutor
 from windtunnel._pipeline.plan import PLAN, execute
 from windtunnel._pipeline.publish import publish
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.certify]
 
 REPO = Path(__file__).resolve().parents[2]
 POISON = "reference-poison-hide_intermediate_tool_calls"

@@ -20,7 +20,7 @@ import pytest
 from tests.fake_package import install_fake_package
 from tests.integration.test_runtime_by_directory import out_of_tree_copy, outcomes, wt
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.certify]
 
 REPO = Path(__file__).resolve().parents[2]
 KINDED = "reference-kinded"
