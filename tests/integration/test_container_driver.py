@@ -161,8 +161,9 @@ def test_building_the_plugin_sweeps_dead_runs_and_spares_live_ones(
     run_label: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
+    # The owner lives while its resources are made: a `wt` beside this test (which sweeps when it starts)
+    # must not take them first. It dies just before the build, so the dead owner is this sweep's to find.
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     dead_run, live_run = f"{run_label}-dead-build", f"{run_label}-live-build"
     dead = run_labels(dead_run, session=run_label, pid=child.pid)
     network = docker_client.networks.create(f"wt-{dead_run}", internal=True, labels=dead)
@@ -171,6 +172,8 @@ def test_building_the_plugin_sweeps_dead_runs_and_spares_live_ones(
     )
     live = create_run_network(docker_client, live_run, session=run_label)
     try:
+        child.kill()
+        child.wait()
         with caplog.at_level(logging.WARNING, logger="windtunnel._drivers.container_plugin"):
             runtime = ContainerRuntimePlugin(load_manifest(RUNTIMES / "two_routes"), env=driver_env).build(
                 "t", "t", None
@@ -181,6 +184,8 @@ def test_building_the_plugin_sweeps_dead_runs_and_spares_live_ones(
         reported = " ".join(record.getMessage() for record in caplog.records)
         assert container.short_id in reported and network.name in reported and live.name not in reported
     finally:
+        child.kill()
+        child.wait()
         remove_run(docker_client, dead_run)
         remove_run(docker_client, live_run)
 
