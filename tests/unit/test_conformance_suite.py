@@ -80,6 +80,11 @@ def test_poison_must_fail_exactly_its_check() -> None:
     assert not SUITE.judge(poison, "reset_isolation", CheckStatus.NOT_MEASURED).ok
     assert not SUITE.judge(poison, "teardown", CheckStatus.FAILED).ok
     assert SUITE.judge(poison, "teardown", CheckStatus.PASSED).ok
+    # An unscored check it is not named for decides no verdict: an observation, whatever its status (the
+    # MCP suite's checks are not_measured in a runner container without npm; a certify of it is still valid).
+    for status in (CheckStatus.NOT_MEASURED, CheckStatus.FAILED, CheckStatus.PASSED):
+        assert SUITE.judge(poison, "mcp_client/initialize", status).ok
+    assert not SUITE.judge(poison, "mcp_client/initialize", CheckStatus.ERROR).ok  # Wind Tunnel's own fault
 
 
 def _suite_dir(tmp_path: Path, expected: str) -> Path:

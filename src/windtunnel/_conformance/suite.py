@@ -248,8 +248,8 @@ class Suite:
     def _judge_poison(
         self, runtime: str, check: str, status: CheckStatus, caught_by: tuple[str, ...]
     ) -> Judgement:
-        """A poison must fail each check named for it and hold every other one it runs (a [catches_only]
-        poison's other checks are observations: its precision is proven elsewhere)."""
+        """A poison must fail each check named for it and hold every other scored one it runs (a
+        [catches_only] poison's other checks are observations: its precision is proven elsewhere)."""
         if check in caught_by:
             ok = status is CheckStatus.FAILED
             return Judgement(
@@ -261,6 +261,10 @@ class Suite:
             )
         if runtime in self.only_named:
             return Judgement(True, "observation", f"not named for [catches_only] poison {runtime}")
+        if check not in self.requirements.scored:
+            # As proves_nothing says: it decides no verdict, so how the poison fares there (passed, or not
+            # measured where, say, the MCP suite cannot run) says nothing of its precision.
+            return Judgement(True, "observation", f"unscored, not named for poison {runtime}")
         ok = status in _HOLDS
         named = " and ".join(caught_by)
         return Judgement(
