@@ -56,8 +56,8 @@ def test_two_certifies_at_once_on_one_engine_and_a_third_into_an_out_in_use(
     one_line_error(
         output(third_dir)[1], f"--out {first_out} is in use by another wt certify (pid {first.pid})"
     )
-    assert first.wait(timeout=1200) == 0, output(first_dir)
-    assert second.wait(timeout=1200) == 1, output(second_dir)  # the poison FAILED, and nothing else
+    assert first.wait(timeout=2400) == 0, output(first_dir)
+    assert second.wait(timeout=2400) == 1, output(second_dir)  # the poison FAILED, and nothing else
     first_stdout, second_stdout = output(first_dir)[0], output(second_dir)[0]
     assert "verdict: PASSED" in first_stdout
     assert re.search(r"^reference .* PASSED$", second_stdout, re.MULTILINE), second_stdout

@@ -47,7 +47,7 @@ def test_a_runtime_that_does_not_build_or_never_gets_ready_fails_alone_and_the_b
     for name, dockerfile in RUNTIMES.items():
         args += ["--runtime", str(runtime(project, name, dockerfile))]
     process = wt_process(args, fault_env, project)
-    assert process.wait(timeout=1200) == 1, output(project)  # FAILED: not certified, but signed
+    assert process.wait(timeout=2400) == 1, output(project)  # FAILED: not certified, but signed
     stdout, stderr = output(project)
     assert "verdict: FAILED" in stdout and "signed" in stdout and "Traceback" not in stderr
     assert re.search(r"^reference .* PASSED$", stdout, re.MULTILINE), stdout
