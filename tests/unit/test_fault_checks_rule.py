@@ -3,10 +3,12 @@ before each retry against backoff and retry-after, and a failed turn reported as
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from windtunnel._conformance import checks_faults
 from windtunnel._conformance.checks_faults import judge_failing, waits
 from windtunnel._conformance.model import CheckFailed
 from windtunnel._runtimes.fault_policy import FaultPolicy
@@ -60,3 +62,24 @@ def test_the_rule_fails_what_breaks_the_declared_policy(
         return
     with pytest.raises(CheckFailed, match=says):
         judged(policy, fault, outcome)
+
+
+CHAT_SHAPED = {
+    "id": "call_0",
+    "type": "function",
+    "function": {"name": "mcp__notes__lookup", "arguments": "{}"},
+}
+"""A reported call as Claude Code's runtime reports it: the chat shape, under the harness's qualified name."""
+
+
+@pytest.mark.parametrize("reported", [{"name": "lookup", "arguments": {}}, CHAT_SHAPED])
+def test_a_recovered_turn_is_judged_by_the_mocks_name_of_each_call_in_either_shape(
+    monkeypatch: pytest.MonkeyPatch, reported: dict[str, Any]
+) -> None:
+    monkeypatch.setattr(checks_faults, "mcp_calls", lambda mcps: [{"name": "lookup"}])
+    session: Any = SimpleNamespace(mcps=[])
+    recovered = {"answered": checks_faults.RECOVERED, "reported_calls": [reported]}
+    checks_faults._judge_recovery(session, recovered, {})
+    repeated = {**recovered, "reported_calls": [reported, reported]}
+    with pytest.raises(CheckFailed, match="a retry must not repeat, hide or invent a call"):
+        checks_faults._judge_recovery(session, repeated, {})
