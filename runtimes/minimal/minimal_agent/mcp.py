@@ -210,7 +210,7 @@ class McpServerLink:
             value = value[1:] if value.startswith(" ") else value
             if field_name == "data":
                 data.append(value)
-            elif field_name == "id" and line:
+            elif field_name == "id":
                 stream.last_event_id = value
             elif field_name == "retry" and value.isdigit():
                 stream.retry_ms = int(value)

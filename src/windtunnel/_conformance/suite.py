@@ -259,12 +259,14 @@ class Suite:
                 if ok
                 else f"poison {runtime} was not caught by {check} (status {status}): the check does not bite",
             )
-        if runtime in self.only_named:
-            return Judgement(True, "observation", f"not named for [catches_only] poison {runtime}")
-        if check not in self.requirements.scored:
-            # As proves_nothing says: it decides no verdict, so how the poison fares there (passed, or not
-            # measured where, say, the MCP suite cannot run) says nothing of its precision.
-            return Judgement(True, "observation", f"unscored, not named for poison {runtime}")
+        if self.proves_nothing(runtime, check):  # the one rule the suite also skips such checks by
+            only = runtime in self.only_named
+            why = (
+                f"not named for [catches_only] poison {runtime}"
+                if only
+                else f"unscored, not named for {runtime}"
+            )
+            return Judgement(True, "observation", why)
         ok = status in _HOLDS
         named = " and ".join(caught_by)
         return Judgement(
