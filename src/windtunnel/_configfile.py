@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from windtunnel.errors import ConfigFileError
@@ -43,22 +43,37 @@ def spec(default: Any = None, *, expect: str, example: str, **constraints: Any) 
     return Field(default, json_schema_extra={"expect": expect, "example": example}, **constraints)
 
 
-def known_names(names: Sequence[str] | None, known: Sequence[str], what: str) -> None:
-    """For a validator: a ValueError naming the first of `names` not in `known`, the closest one suggested."""
+def names_in(known: Sequence[str], what: str) -> AfterValidator:
+    """A field's validator (`Annotated[list[str] | None, names_in(...)]`): each name must be one of `known`;
+    the first that is not is a ValueError naming it, the closest known one suggested."""
+
+    def check(names: Sequence[str] | None) -> Sequence[str] | None:
+        _known_names(names, known, what)
+        return names
+
+    return AfterValidator(check)
+
+
+def reasons_for(known: Sequence[str], what: str, why: str) -> AfterValidator:
+    """A field's validator for a `name = "reason"` table: each name one of `known` (as `names_in`), each
+    given a reason (`why` says what the reason must tell)."""
+
+    def check(table: Mapping[str, str] | None) -> Mapping[str, str] | None:
+        _known_names(list(table or {}), known, what)
+        for name, reason in (table or {}).items():
+            if not reason.strip():
+                raise ValueError(f"gives {name} no reason: say {why}")
+        return table
+
+    return AfterValidator(check)
+
+
+def _known_names(names: Sequence[str] | None, known: Sequence[str], what: str) -> None:
     for name in names or ():
         if name not in known:
             close = difflib.get_close_matches(name, known, n=1)
             guess = f"; did you mean {close[0]!r}?" if close else ""
             raise ValueError(f"names unknown {what} {name!r}{guess} known: {', '.join(known)}")
-
-
-def known_with_reasons(table: Mapping[str, str] | None, known: Sequence[str], what: str, why: str) -> None:
-    """For a validator of a `name = "reason"` table: a ValueError naming an unknown name (as known_names)
-    or a name given no reason (`why` says what the reason must tell)."""
-    known_names(list(table or {}), known, what)
-    for name, reason in (table or {}).items():
-        if not reason.strip():
-            raise ValueError(f"gives {name} no reason: say {why}")
 
 
 def shown(path: Path) -> str:

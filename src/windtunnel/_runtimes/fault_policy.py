@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Annotated
 
-from pydantic import field_validator
-
-from windtunnel._configfile import Strict, known_names, known_with_reasons, spec
+from windtunnel._configfile import Strict, names_in, reasons_for, spec
 from windtunnel._core.faults import FAULT_CLASSES, MODEL_FAULT_CLASSES
 
 RETRYABLE = tuple(MODEL_FAULT_CLASSES)
@@ -32,7 +31,7 @@ class FaultsTable(Strict):
     retries: int | None = spec(
         expect=f"a whole number 0-{MAX_RETRIES}", example="retries = 2 under [faults]", ge=0, le=MAX_RETRIES
     )
-    retry_on: list[str] | None = spec(
+    retry_on: Annotated[list[str] | None, names_in(RETRYABLE, "fault")] = spec(
         expect=f"a list of model fault names ({', '.join(RETRYABLE)})",
         example='retry_on = ["model_429", "model_5xx"] under [faults]',
     )
@@ -48,22 +47,12 @@ class FaultsTable(Strict):
     turn_deadline_s: float | None = spec(
         expect="seconds, more than 0", example="turn_deadline_s = 120 under [faults]", gt=0, le=3600
     )
-    unhandled: dict[str, str] | None = spec(
+    unhandled: Annotated[
+        dict[str, str] | None, reasons_for(FAULT_CLASSES, "fault", "why the runtime does not handle it")
+    ] = spec(
         expect='a table of fault name = "the reason it is not handled"',
         example='unhandled = { oom = "the runtime has no memory guard" } under [faults]',
     )
-
-    @field_validator("retry_on")
-    @classmethod
-    def _retryable(cls, names: list[str] | None) -> list[str] | None:
-        known_names(names, RETRYABLE, "fault")
-        return names
-
-    @field_validator("unhandled")
-    @classmethod
-    def _declared(cls, table: dict[str, str] | None) -> dict[str, str] | None:
-        known_with_reasons(table, FAULT_CLASSES, "fault", "why the runtime does not handle it")
-        return table
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

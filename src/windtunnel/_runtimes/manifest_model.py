@@ -7,11 +7,11 @@ runtime it varies. A key left out is None here, so a variant inherits it.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import field_validator
 
-from windtunnel._configfile import Strict, known_names, known_with_reasons, spec
+from windtunnel._configfile import Strict, names_in, reasons_for, spec
 from windtunnel._runtimes.fault_policy import FaultsTable
 from windtunnel._runtimes.mcp_client import McpTable
 
@@ -143,26 +143,16 @@ class EnvTable(Strict):
 
 
 class ConfigTable(Strict):
-    supported: list[str] | None = spec(
+    supported: Annotated[list[str] | None, names_in(sorted(CONFIG_FIELDS), "field")] = spec(
         expect=f"a list of AgentConfig field names ({', '.join(sorted(CONFIG_FIELDS))})",
         example='supported = ["system_prompt", "mcp_servers", "model.name"] under [config]',
     )
-    unsupported: dict[str, str] | None = spec(
+    unsupported: Annotated[
+        dict[str, str] | None, reasons_for(sorted(CONFIG_FIELDS), "field", "why the runtime cannot honour it")
+    ] = spec(
         expect='a table of AgentConfig field name = "why the runtime cannot honour it"',
         example='unsupported = { "sampling.top_p" = "its SDK sends no top_p" } under [config]',
     )
-
-    @field_validator("supported")
-    @classmethod
-    def _known(cls, supported: list[str] | None) -> list[str] | None:
-        known_names(supported, sorted(CONFIG_FIELDS), "field")
-        return supported
-
-    @field_validator("unsupported")
-    @classmethod
-    def _declared(cls, table: dict[str, str] | None) -> dict[str, str] | None:
-        known_with_reasons(table, sorted(CONFIG_FIELDS), "field", "why the runtime cannot honour it")
-        return table
 
 
 class CapabilitiesTable(Strict):

@@ -33,11 +33,9 @@ a server lists is read and its text put in the model's context for a turn) or "n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import field_validator
-
-from windtunnel._configfile import Strict, known_names, spec
+from windtunnel._configfile import Strict, names_in, spec
 
 CONTENT_TYPES = ("image", "resource", "audio", "resource_link")
 """The content types a runtime may declare (`[mcp] content`), each with its mcp_client check."""
@@ -71,7 +69,7 @@ class ResultLimit:
 
 
 class McpTable(Strict):
-    content: list[str] | None = spec(
+    content: Annotated[list[str] | None, names_in(CONTENT_TYPES, "content type")] = spec(
         expect=f"a list of MCP content types ({', '.join(CONTENT_TYPES)})",
         example='content = ["image", "resource"] under [mcp]',
     )
@@ -96,12 +94,6 @@ class McpTable(Strict):
         expect=f"one of {', '.join(repr(f) for f in RESOURCES)} (how a server's resources reach the model)",
         example='resources = "none" under [mcp] (or leave it out: not declared)',
     )
-
-    @field_validator("content")
-    @classmethod
-    def _known(cls, names: list[str] | None) -> list[str] | None:
-        known_names(names, CONTENT_TYPES, "content type")
-        return names
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
