@@ -22,6 +22,7 @@ import docker
 from docker.errors import DockerException
 
 from windtunnel._core.abilities import SuiteOutcome
+from windtunnel._core.agent_runtime import MCPSpec
 from windtunnel._engine.files import copy_out
 from windtunnel._engine.mcp_suite_image import TAG, build_suite_image
 from windtunnel._engine.stack import ContainerStack, RunningContainer, logs_tail
@@ -39,14 +40,6 @@ SERVER_NAME = "suite"
 """The name the runtime is given for the suite's server in WT_MCP_SERVERS."""
 
 
-@dataclass(frozen=True, slots=True)
-class SuiteServer:
-    """The suite's test server as the runtime reaches it (an MCPHandle)."""
-
-    name: str
-    url: str
-
-
 @dataclass(slots=True, kw_only=True)
 class SuiteScenario:
     """A started client scenario: its server, then finish() for the suite's verdict; close() removes it."""
@@ -54,7 +47,8 @@ class SuiteScenario:
     scenario: str
     stack: ContainerStack
     running: RunningContainer
-    server: SuiteServer
+    server: MCPSpec
+    """The suite's test server as the runtime reaches it (an MCPHandle)."""
     suite_url: str
     """The URL the suite gave its client (`http://localhost:<port>...`), before the alias replaced localhost."""
     closed: bool = field(default=False)
@@ -113,7 +107,7 @@ def start_scenario(stack: ContainerStack, scenario: str, *, client_timeout_s: fl
     except BaseException:
         stack.remove(running)
         raise
-    server = SuiteServer(SERVER_NAME, by_alias(suite_url, running.alias))
+    server = MCPSpec(SERVER_NAME, by_alias(suite_url, running.alias))
     return SuiteScenario(scenario=scenario, stack=stack, running=running, server=server, suite_url=suite_url)
 
 
