@@ -25,7 +25,7 @@ from windtunnel._wire.registry import CHAT, dialect_for_path
 FINGERPRINT_VERSION = 1
 FINGERPRINT_PREFIX = b"wt-tape-fp-v1\n"
 
-BODY_FIELDS: frozenset[str] = CHAT.fingerprint_fields
+BODY_FIELDS: frozenset[str] = CHAT.fingerprint_fields | CHAT.sampling_keys
 """Chat's body fields that take part in the fingerprint (sampling and limits: the very fields the gateway
 logs, so a log rebuilds the body); every other body field is dropped before recording. Each dialect
 declares its own (windtunnel._wire): Anthropic keeps `system`, Responses `instructions` and `input`."""
@@ -64,7 +64,8 @@ def request_parts(
     keys, or a request holding a key would hash differently on the two sides (known patterns always go).
     """
     route = urlsplit(path).path
-    fields = dialect_for_path(route).fingerprint_fields
+    dialect = dialect_for_path(route)
+    fields = dialect.fingerprint_fields | dialect.sampling_keys  # sampling changes what an upstream answers
     kept = {key: body[key] for key in sorted(fields) if key in body}
     parts = {
         "method": method.upper(),

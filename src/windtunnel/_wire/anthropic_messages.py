@@ -20,7 +20,7 @@ from windtunnel._wire.dialect import Said, Stateless, ToolCall
 from windtunnel._wire.fields import Problem
 from windtunnel._wire.openai_chat import estimate_tokens
 from windtunnel._wire.reading import text_of
-from windtunnel._wire.sse import named_frame
+from windtunnel._wire.sse import NamedEvents
 from windtunnel._wire.tools import resolve
 
 SAMPLING_KEYS = frozenset(
@@ -122,16 +122,13 @@ def prompt_tokens(body: Mapping[str, Any]) -> int:
     return sum(estimate_tokens(body.get(key)) for key in ("system", "messages", "tools"))
 
 
-class AnthropicMessages(Stateless):
+class AnthropicMessages(NamedEvents, Stateless):
     """The Dialect of POST /v1/messages."""
 
     name = "anthropic-messages"
     messages_key = "messages"
     sampling_keys = SAMPLING_KEYS
-    fingerprint_fields = (
-        frozenset({"model", "system", "messages", "tools", "stream", "output_format"}) | SAMPLING_KEYS
-    )
-    done_frame = b""
+    fingerprint_fields = frozenset({"model", "system", "messages", "tools", "stream", "output_format"})
 
     # The request checks are this module's functions (they need no dialect state).
     required_problem = staticmethod(required_problem)
@@ -171,9 +168,6 @@ class AnthropicMessages(Stateless):
 
     def events(self, response: Mapping[str, Any], body: Mapping[str, Any]) -> list[dict[str, Any]]:
         return message_events(response)
-
-    def frame(self, event: Mapping[str, Any]) -> bytes:
-        return named_frame(event)
 
     def assemble(self, events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return assemble_message(events)

@@ -65,7 +65,8 @@ class Dialect(Protocol):
 
     `name` is what the log's `wire` field says. `messages_key` names the body field holding the
     conversation (logged under `messages`); `sampling_keys` the fields logged under `sampling`;
-    `fingerprint_fields` every body field an upstream would see that a tape fingerprint keeps.
+    `fingerprint_fields` the other body fields an upstream would see that a tape fingerprint keeps (it
+    keeps the sampling keys too).
     `done_frame` ends a stream (b"" when the format has no terminator of its own).
     """
 

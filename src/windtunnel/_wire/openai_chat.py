@@ -147,10 +147,9 @@ class OpenAIChat(Stateless):
     fingerprint_fields = (
         frozenset(
             {"model", "messages", "tools", "tool_choice", "parallel_tool_calls", "functions", "function_call"}
-            | {"response_format", "modalities", "audio", "prediction", "reasoning_effort"}
-            | {"stream", "stream_options"}
         )
-        | SAMPLING_KEYS
+        | {"response_format", "modalities", "audio", "prediction", "reasoning_effort"}
+        | {"stream", "stream_options"}
     )
     done_frame = DONE_FRAME
 

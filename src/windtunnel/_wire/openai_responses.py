@@ -23,7 +23,7 @@ from windtunnel._wire.fields import Problem
 from windtunnel._wire.openai_chat import error_body, estimate_tokens, next_call_id
 from windtunnel._wire.reading import decoded, text_of
 from windtunnel._wire.responses_stream import assemble_response, response_events
-from windtunnel._wire.sse import named_frame
+from windtunnel._wire.sse import NamedEvents
 from windtunnel._wire.tools import QUALIFIER, resolve
 
 SAMPLING_KEYS = frozenset(
@@ -101,16 +101,13 @@ def input_items(body: Mapping[str, Any]) -> list[Any]:
     return [{"role": "user", "content": given}] if isinstance(given, str) else list(given or ())
 
 
-class OpenAIResponses:
+class OpenAIResponses(NamedEvents):
     """The Dialect of POST /v1/responses."""
 
     name = "openai-responses"
     messages_key = "input"
     sampling_keys = SAMPLING_KEYS
-    fingerprint_fields = (
-        frozenset({"model", "instructions", "input", "tools", "stream", "truncation"}) | SAMPLING_KEYS
-    )
-    done_frame = b""
+    fingerprint_fields = frozenset({"model", "instructions", "input", "tools", "stream", "truncation"})
 
     # The request checks are this module's functions (they need no dialect state).
     required_problem = staticmethod(required_problem)
@@ -164,9 +161,6 @@ class OpenAIResponses:
 
     def events(self, response: Mapping[str, Any], body: Mapping[str, Any]) -> list[dict[str, Any]]:
         return response_events(response)
-
-    def frame(self, event: Mapping[str, Any]) -> bytes:
-        return named_frame(event)
 
     def assemble(self, events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return assemble_response(events)

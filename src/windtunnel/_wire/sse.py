@@ -21,6 +21,16 @@ def named_frame(event: Mapping[str, Any]) -> bytes:
     return b"event: " + str(event.get("type", "message")).encode() + b"\ndata: " + _json(event) + b"\n\n"
 
 
+class NamedEvents:
+    """For a Dialect whose stream is named events (`named_frame`) with no terminator of its own: the
+    stream ends where its last event (Anthropic's message_stop, Responses' response.completed) ends."""
+
+    done_frame = b""
+
+    def frame(self, event: Mapping[str, Any]) -> bytes:
+        return named_frame(event)
+
+
 def pieces(text: str) -> list[str]:
     """`text` cut into PIECE-sized pieces (none for empty text)."""
     return [text[i : i + PIECE] for i in range(0, len(text), PIECE)]
