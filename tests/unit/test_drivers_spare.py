@@ -97,7 +97,7 @@ def test_close_waits_for_a_start_in_flight_and_removes_it() -> None:
     assert not spare.enabled
 
 
-def test_it_starts_ahead_for_what_was_asked_for_most() -> None:
+def test_it_starts_ahead_for_what_was_asked_for_last() -> None:
     engine = Engine()
     spare = Spare(engine.remove)
     spare.enable()
@@ -105,10 +105,11 @@ def test_it_starts_ahead_for_what_was_asked_for_most() -> None:
     assert spare.take("default") == 1  # type: ignore[comparison-overlap]
     spare.start_next("default", engine.start)
     assert spare.take("sampling") is None  # started for the default: removed
-    spare.start_next("sampling", engine.start)  # asked once, the default twice: ahead for the default
-    assert spare.take("default") == 3  # type: ignore[comparison-overlap]
+    spare.start_next("sampling", engine.start)  # the default was asked for more, the sampling config last
+    assert spare.take("sampling") == 3  # type: ignore[comparison-overlap]
+    spare.start_next("sampling", engine.start)
     spare.close()
-    assert engine.removed == [2]
+    assert engine.removed == [2, 4]
 
 
 def test_a_failed_start_ahead_means_a_start_on_demand() -> None:
