@@ -1,6 +1,7 @@
 """Volatile-field rule sets (windtunnel._tapes.volatile): what v2 removes (the date a harness stamps into a
-line naming today's date, a tool-timing line's number, Responses input item ids), what it keeps, v1 left as
-it was, and replay hashing live requests with the rule set its tape names."""
+line naming today's date, a tool-timing line's number, Responses input item ids) and v3 (the OS version a
+harness puts in its environment context), what they keep, v1 left as it was, and replay hashing live
+requests with the rule set its tape names."""
 
 from __future__ import annotations
 
@@ -17,16 +18,19 @@ from windtunnel._tapes.fingerprint import VOLATILE_RULES, fingerprint, request_p
 from windtunnel._tapes.model import RecordedResponse, Tape
 from windtunnel._tapes.replay import ReplayMode
 from windtunnel._tapes.store import load_tape
-from windtunnel._tapes.volatile import V1, V2, normalised
+from windtunnel._tapes.volatile import V1, V2, V3, normalised
 
 UPSTREAM = "http://127.0.0.1:9/v1"
 RECORDED = datetime(2030, 6, 1, tzinfo=UTC)
 MESSAGES, RESPONSES = "/v1/messages", "/v1/responses"
 
 
-def claude_body(day: str) -> dict[str, Any]:
+def claude_body(day: str, kernel: str = "6.18.44-fc-v1272") -> dict[str, Any]:
     """A Messages request the way Claude Code sends its environment context: a date line among others."""
-    context = f"Working directory: /tmp/w\nToday's date is {day}.\nThe order was placed on 2026-11-25."
+    context = (
+        f"Working directory: /tmp/w\n - OS Version: Linux {kernel}\nToday's date is {day}.\n"
+        "The order was placed on 2026-11-25."
+    )
     return {
         "model": "m",
         "system": [{"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.332"}],
@@ -64,8 +68,18 @@ def key(path: str, body: dict[str, Any], rules: str = VOLATILE_RULES) -> str:
     return fingerprint(request_parts("POST", UPSTREAM, path, body, rules=rules))
 
 
-def test_v2_is_what_new_tapes_are_hashed_with() -> None:
-    assert VOLATILE_RULES == V2
+def test_v3_is_what_new_tapes_are_hashed_with() -> None:
+    assert VOLATILE_RULES == V3
+
+
+def test_v3_masks_the_os_version_a_harness_names_and_v2_does_not() -> None:
+    assert key(MESSAGES, claude_body("d", "6.18.44-fc-v1272")) == key(MESSAGES, claude_body("d", "6.1.0-28"))
+    text = normalised(claude_body("d"))["messages"][1]["content"]
+    assert " - OS Version: <os>\n" in text and "Working directory: /tmp/w" in text
+    assert key(MESSAGES, claude_body("d", "a"), V2) != key(MESSAGES, claude_body("d", "b"), V2)
+    assert normalised({"instructions": "Our OS version is the one you asked about"}) == {
+        "instructions": "Our OS version is the one you asked about"  # no colon: not a version line
+    }
 
 
 def test_v2_masks_the_date_a_harness_stamps_and_keeps_every_other_date() -> None:
@@ -124,7 +138,7 @@ def tape(path: str, body: dict[str, Any], rules: str | None = None) -> Tape:
 
 def test_replay_hashes_a_live_request_with_the_rule_set_its_tape_names() -> None:
     recorded = tape(MESSAGES, claude_body("2026-12-06"))
-    assert recorded.header.volatile_rules == V2
+    assert recorded.header.volatile_rules == V3
     ReplayMode(recorded, clock=lambda: RECORDED).match("POST", MESSAGES, claude_body("2027-02-01"))
     # A tape recorded under v1 whose request v1 and v2 store alike (no ids, dates or timings) is hashed
     # with v1 on replay: the same request with per-run item ids does not match it, as it never did under v1.
@@ -147,15 +161,21 @@ HARNESS_TAPES = sorted(
 
 @pytest.mark.parametrize("path", HARNESS_TAPES, ids=lambda path: path.name.split("-")[0])
 def test_a_committed_harness_tape_matches_its_requests_sent_on_another_day(path: Path) -> None:
-    """The committed Claude Code and Codex tapes hold the stamped date masked: the same requests sent on
-    another day, with other timings and item ids, hash to the recorded fingerprints."""
+    """The committed Claude Code and Codex tapes hold the stamped date (and Claude Code's OS version) masked:
+    the same requests sent on another day and machine, with other timings and item ids, hash to the recorded
+    fingerprints."""
     recorded = load_tape(path)
     dated = 0
     for interaction in recorded.interactions:
         request = interaction.request.model_dump(mode="json")
         text = json.dumps(request["body"])
         dated += "<date>" in text
-        later = json.loads(text.replace("<date>", "2031-01-02").replace("Wall time: <n>", "Wall time: 0.5"))
+        assert "OS Version: <os>" in text or "OS Version" not in text, "a machine's kernel in a tape"
+        later = json.loads(
+            text.replace("<date>", "2031-01-02")
+            .replace("Wall time: <n>", "Wall time: 0.5")
+            .replace("OS Version: <os>", "OS Version: Linux 7.0.1-other")
+        )
         if isinstance(later.get("input"), list):
             later["input"] = [{**item, "id": f"msg_{n}"} for n, item in enumerate(later["input"])]
         parts = request_parts(

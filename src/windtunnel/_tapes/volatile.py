@@ -12,6 +12,10 @@ hashes live requests with that same set, so a tape recorded under an older set k
     that a harness puts around a tool result;
   - the `id` of each item of a Responses `input` list: item ids a client mints per run (`msg_<uuid>`,
     `fco_<uuid>`); the `call_id` that pairs a call with its output stays.
+- `wt-volatile-v3`: v2, and the value of a line that names the machine's operating system version
+  (`OS Version: Linux 6.18.44-...`, Claude Code's environment block): the kernel a harness runs on
+  changes with the machine, so a tape recorded on one would match nothing on the next (and a tape
+  should not say which machine recorded it).
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from typing import Any
 
 V1 = "wt-volatile-v1"
 V2 = "wt-volatile-v2"
-CURRENT = V2
+V3 = "wt-volatile-v3"
+CURRENT = V3
 """The set new tapes are hashed with."""
 
 _ATTRIBUTION = "x-anthropic-billing-header:"
@@ -33,6 +38,7 @@ _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _TIMING_LINE = re.compile(
     r"^((?:Wall time|Elapsed(?: time)?|Duration): )\d+(?:\.\d+)?( ?(?:seconds|second|s|ms))$", re.MULTILINE
 )
+_OS_VERSION_LINE = re.compile(r"^(.*\b(?:OS|kernel) version: ).+$", re.IGNORECASE | re.MULTILINE)
 
 
 def _v1_text(text: str) -> str:
@@ -44,6 +50,10 @@ def _v1_text(text: str) -> str:
 def _v2_text(text: str) -> str:
     text = _DATE_LINE.sub(lambda line: _ISO_DATE.sub("<date>", line.group(0)), _v1_text(text))
     return _TIMING_LINE.sub(r"\g<1><n>\g<2>", text)
+
+
+def _v3_text(text: str) -> str:
+    return _OS_VERSION_LINE.sub(r"\g<1><os>", _v2_text(text))
 
 
 def _normaliser(text_rule: Callable[[str], str], *, item_ids: bool) -> Callable[[Any], Any]:
@@ -73,6 +83,7 @@ def _without_id(item: Any) -> Any:
 RULE_SETS: Mapping[str, Callable[[Any], Any]] = {
     V1: _normaliser(_v1_text, item_ids=False),
     V2: _normaliser(_v2_text, item_ids=True),
+    V3: _normaliser(_v3_text, item_ids=True),
 }
 """Every rule set this version can hash with, by name: body -> the body with its volatile parts removed."""
 
