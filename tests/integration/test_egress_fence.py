@@ -84,10 +84,10 @@ def test_a_fenced_runtime_reaches_its_peers_and_nothing_else(reference: Any) -> 
     finally:
         reference.stack.gateway().clear_script()
         handle.teardown()
-    assert _fences(reference) == []  # the holder goes with its runtime
-    # ... and never as the runtime's.
+    # ... and never as the runtime's (reading the record waits for the holder's retirement) ...
     tried = {f"{a.target}:{a.port}" for a in reference.reach_attempts()}
     assert host.target not in tried, reference.reach_attempts()
+    assert _fences(reference) == []  # ... and the holder went with its runtime
 
 
 def test_a_namespace_with_its_fence_opened_is_reported_open(reference: Any) -> None:

@@ -336,7 +336,9 @@ class ContainerRuntime:
         return run_egress_probe(self.stack, latest.container)
 
     def reach_attempts(self) -> tuple[ReachAttempt, ...]:
-        """What this runtime's containers tried to reach outside their peers (windtunnel._engine.fence_log)."""
+        """What this runtime's containers tried to reach outside their peers (windtunnel._engine.fence_log),
+        every removed container's record read (the holders' retirement settled first)."""
+        self.stack.settle()
         return self.stack.fence_log.attempts()
 
     def run_network(self) -> str:

@@ -33,6 +33,7 @@ from windtunnel._engine.network import (
     run_labels,
 )
 from windtunnel._engine.readiness import wait_listening
+from windtunnel._engine.retire import Retirer
 from windtunnel._engine.topology import (
     ANY_ADDRESS,
     GATEWAY_ALIAS,
@@ -110,6 +111,7 @@ class ContainerStack:
         """What the run's runtime containers tried to reach (windtunnel._engine.fence_log); a runtime's
         stacks share one."""
         self._fences: dict[str, Container] = {}  # live fence holders, by id: their logs are read at removal
+        self._retirer = Retirer()  # reads a removed runtime's fence record and removes its holder
         self.run_id = run_id or f"wt-{uuid.uuid4().hex[:10]}"
         self.session = session
         self.gateway_spec = gateway or GatewaySpec()
@@ -337,14 +339,23 @@ class ContainerStack:
             self.fence_log.collect(holder)
 
     def remove(self, running: RunningContainer) -> None:
-        """Remove the container, then its fence holder (the namespace must outlive its user). The holder's
-        record of what the container tried to reach is read in between: complete, as the container is gone."""
+        """Remove the container at once, then its fence holder (the namespace must outlive its user) on the
+        retiring thread (windtunnel._engine.retire), after reading the holder's record of what the container
+        tried to reach: complete, as the container is gone. `settle()` waits for that."""
         if self._peers.get(running.alias) is running:
             del self._peers[running.alias]
         self._remove_container(running.container)
         if running.holder is not None:
-            self._collect_fence(running.holder)
-            self._remove_container(running.holder)
+            holder = running.holder
+            self._retirer.later(lambda: self._retire_holder(holder))
+
+    def _retire_holder(self, holder: Container) -> None:
+        self._collect_fence(holder)
+        self._remove_container(holder)
+
+    def settle(self) -> None:
+        """Wait until every removed runtime's fence record is read and its holder removed."""
+        self._retirer.settle()
 
     @staticmethod
     def _remove_container(container: Container) -> None:
@@ -379,6 +390,7 @@ class ContainerStack:
         if self._closed:
             return []
         self._closed = True
+        self._retirer.close()  # first: the holders it still holds are read and removed before the sweep
         for _, handle in self._mocks.values():
             handle.close()
         if self._gateway_client is not None:
