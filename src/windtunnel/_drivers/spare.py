@@ -7,14 +7,13 @@ it asks (the same service environment, mocks and peers its fence answers); anyth
 container started as before.
 
 A spare is a fresh process nobody has sent anything to: what it hands over is the same as a start on
-demand, only earlier.
+demand, only earlier. Readiness is still awaited by the caller (the container boots either way).
 
 Why the last key, not the most asked: a check's sessions ask for one environment in a row (its mocks, its
 config), then the next check for its own. Measured over a warm certify of the reference (about 73
 provisions each): started ahead for the most asked key so far, the container was taken 27 times and
 removed unused 40 times; for the last key, taken 48 times and removed 19: more starts saved, and fewer
-thrown away on a machine whose cores the containers share. Readiness is still awaited by the caller (the container
-boots either way).
+thrown away on a machine whose cores the containers share.
 
 `close()` stops it on every way out: it waits for the worker's Docker calls (a stop signal interrupts the
 main thread only, so a half-created container is never left behind a run's cleanup), then removes what the
