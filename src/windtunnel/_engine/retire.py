@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
 log = logging.getLogger("windtunnel.runner")
 
@@ -24,7 +24,6 @@ class Retirer:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._worker: ThreadPoolExecutor | None = None
-        self._pending: list[Future[None]] = []
 
     def later(self, job: Callable[[], None]) -> None:
         """Run `job` on the worker thread, after every job handed over before it. A job's failure is logged
@@ -32,23 +31,27 @@ class Retirer:
         with self._lock:
             if self._worker is None:
                 self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wt-retire")
-            self._pending = [future for future in self._pending if not future.done()]
-            self._pending.append(self._worker.submit(_logged, job))
+            self._worker.submit(_logged, job)
 
     def settle(self) -> None:
-        """Wait for every job handed over so far."""
+        """Wait for every job handed over so far: the one worker runs jobs in order, so a job handed over
+        now runs after all of them."""
         with self._lock:
-            pending, self._pending = self._pending, []
-        for future in pending:
-            future.result()
+            marker = None if self._worker is None else self._worker.submit(_nothing)
+        if marker is not None:
+            marker.result()
 
     def close(self) -> None:
-        """settle(), then stop the worker; idempotent. A later `later()` starts a new worker."""
-        self.settle()
+        """Wait for every job handed over, then stop the worker; idempotent. A later `later()` starts a new
+        worker."""
         with self._lock:
             worker, self._worker = self._worker, None
         if worker is not None:
             worker.shutdown(wait=True)
+
+
+def _nothing() -> None:
+    return None
 
 
 def _logged(job: Callable[[], None]) -> None:
