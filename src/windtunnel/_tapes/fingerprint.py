@@ -20,12 +20,20 @@ import rfc8785
 
 from windtunnel._tapes import volatile
 from windtunnel._tapes.secrets import SecretScanner, redact
+from windtunnel._wire.dialect import Dialect
 from windtunnel._wire.registry import CHAT, dialect_for_path
 
 FINGERPRINT_VERSION = 1
 FINGERPRINT_PREFIX = b"wt-tape-fp-v1\n"
 
-BODY_FIELDS: frozenset[str] = CHAT.fingerprint_fields | CHAT.sampling_keys
+
+def kept_fields(dialect: Dialect) -> frozenset[str]:
+    """The body fields a fingerprint keeps for `dialect`: its own, and its sampling keys (sampling changes
+    what an upstream answers)."""
+    return dialect.fingerprint_fields | dialect.sampling_keys
+
+
+BODY_FIELDS: frozenset[str] = kept_fields(CHAT)
 """Chat's body fields that take part in the fingerprint (sampling and limits: the very fields the gateway
 logs, so a log rebuilds the body); every other body field is dropped before recording. Each dialect
 declares its own (windtunnel._wire): Anthropic keeps `system`, Responses `instructions` and `input`."""
@@ -64,8 +72,7 @@ def request_parts(
     keys, or a request holding a key would hash differently on the two sides (known patterns always go).
     """
     route = urlsplit(path).path
-    dialect = dialect_for_path(route)
-    fields = dialect.fingerprint_fields | dialect.sampling_keys  # sampling changes what an upstream answers
+    fields = kept_fields(dialect_for_path(route))
     kept = {key: body[key] for key in sorted(fields) if key in body}
     parts = {
         "method": method.upper(),
