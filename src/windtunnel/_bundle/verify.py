@@ -12,7 +12,7 @@ from __future__ import annotations
 import tarfile
 import tempfile
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -69,18 +69,8 @@ class VerifyReport:
         return fingerprint_of(self.keyid) if self.keyid else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "bundle": self.bundle,
-            "valid": self.valid,
-            "check": self.check,
-            "reason": self.reason,
-            "passed": list(self.passed),
-            "keyid": self.keyid,
-            "fingerprint": self.fingerprint,
-            "key_origin": self.key_origin.value if self.key_origin else None,
-            "result": self.result.value if self.result else None,
-            "subjects": self.subjects,
-        }
+        """Its fields (enums as their values when dumped) and the key's fingerprint."""
+        return asdict(self) | {"passed": list(self.passed), "fingerprint": self.fingerprint}
 
     def raise_for_invalid(self) -> None:
         if not self.valid:
