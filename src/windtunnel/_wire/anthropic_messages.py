@@ -9,7 +9,7 @@ paired to their call by `tool_use_id`, with `is_error`. Usage counts cached inpu
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from windtunnel._core.reference import ReferenceDecision
@@ -130,9 +130,10 @@ class AnthropicMessages(NamedEvents, Stateless):
     sampling_keys = SAMPLING_KEYS
     fingerprint_fields = frozenset({"model", "system", "messages", "tools", "stream", "output_format"})
 
-    # The request checks are this module's functions (they need no dialect state).
+    # What needs no dialect state is module functions: the request checks and reassembly.
     required_problem = staticmethod(required_problem)
     field_problem = staticmethod(field_problem)
+    assemble = staticmethod(assemble_message)
 
     def render(self, decision: ReferenceDecision, body: Mapping[str, Any]) -> dict[str, Any]:
         offered = self.offered_tools(body.get("tools"))
@@ -168,9 +169,6 @@ class AnthropicMessages(NamedEvents, Stateless):
 
     def events(self, response: Mapping[str, Any], body: Mapping[str, Any]) -> list[dict[str, Any]]:
         return message_events(response)
-
-    def assemble(self, events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        return assemble_message(events)
 
     def error_body(self, message: str, code: str, *, param: str | None = None) -> dict[str, Any]:
         """Anthropic's envelope; the type follows the HTTP meaning (clients read `error.message`)."""

@@ -153,9 +153,13 @@ class OpenAIChat(Stateless):
     )
     done_frame = DONE_FRAME
 
-    # The request checks are windtunnel._wire.openai_chat_check's functions (they need no dialect state).
+    # What needs no dialect state is module functions: the request checks (windtunnel._wire.openai_chat_check),
+    # the SSE framing, reassembly and the error envelope.
     required_problem = staticmethod(openai_chat_check.required_problem)
     field_problem = staticmethod(openai_chat_check.field_problem)
+    frame = staticmethod(frame)
+    assemble = staticmethod(assemble_completion)
+    error_body = staticmethod(error_body)
 
     def render(self, decision: ReferenceDecision, body: Mapping[str, Any]) -> dict[str, Any]:
         message = decision_message(decision, offered=self.offered_tools(body.get("tools")))
@@ -165,15 +169,6 @@ class OpenAIChat(Stateless):
     def events(self, response: Mapping[str, Any], body: Mapping[str, Any]) -> list[dict[str, Any]]:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         return chunks_from_completion(response, include_usage=include_usage)
-
-    def frame(self, event: Mapping[str, Any]) -> bytes:
-        return frame(event)
-
-    def assemble(self, events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        return assemble_completion(events)
-
-    def error_body(self, message: str, code: str, *, param: str | None = None) -> dict[str, Any]:
-        return error_body(message, code, param=param)
 
     def stream_error(self, message: str, code: str) -> dict[str, Any]:
         return error_body(message, code)

@@ -109,9 +109,11 @@ class OpenAIResponses(NamedEvents):
     sampling_keys = SAMPLING_KEYS
     fingerprint_fields = frozenset({"model", "instructions", "input", "tools", "stream", "truncation"})
 
-    # The request checks are this module's functions (they need no dialect state).
+    # What needs no dialect state is module functions: the request checks, reassembly, the error envelope.
     required_problem = staticmethod(required_problem)
     field_problem = staticmethod(field_problem)
+    assemble = staticmethod(assemble_response)
+    error_body = staticmethod(error_body)
 
     def render(self, decision: ReferenceDecision, body: Mapping[str, Any]) -> dict[str, Any]:
         number = next(_numbers)
@@ -161,12 +163,6 @@ class OpenAIResponses(NamedEvents):
 
     def events(self, response: Mapping[str, Any], body: Mapping[str, Any]) -> list[dict[str, Any]]:
         return response_events(response)
-
-    def assemble(self, events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        return assemble_response(events)
-
-    def error_body(self, message: str, code: str, *, param: str | None = None) -> dict[str, Any]:
-        return error_body(message, code, param=param)
 
     def stream_error(self, message: str, code: str) -> dict[str, Any]:
         return {"type": "error", "code": code, "message": message, "param": None}
