@@ -10,7 +10,8 @@ whose server saw nothing it could count as a success.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from windtunnel._conformance.model import CheckFailed, NotMeasured, OptionalAbsent
@@ -20,20 +21,20 @@ from windtunnel._core.reference import ReferenceDecision
 from windtunnel._engine.npm_packs import NpmPackError
 
 DONE = "wt-mcp-suite-done"
-CLIENT_TIMEOUT_S = 120.0
-"""How long the suite waits for its client command (the whole agent turn) before it judges."""
+CLIENT_TIMEOUT_S = 120.0  # how long the suite waits for its client command (the agent's turn) to judge
 NOT_PASSING = frozenset({"FAILURE", "WARNING"})  # what the suite itself counts against a client
-LOG_LINES = 40
+LOG_LINES = 40  # the last lines of the suite's log kept in the evidence
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SuiteScenario:
-    """A client scenario of the suite: what the scripted model does against its server, and the prompt."""
+    """A client scenario of the suite: the one tool of its server the scripted model calls before it answers."""
 
     name: str
     title: str
-    decisions: tuple[ReferenceDecision, ...]
-    prompt: str
+    tool: str | None = None
+    """The suite's tool the model calls once, with `arguments`; None: the model only answers."""
+    arguments: Mapping[str, Any] = field(default_factory=dict)
     capability: str | None = None
     """The client capability the scenario needs: a client whose `initialize` does not declare it is INFO,
     not measured (its runtime does not offer the feature), never PASSED or FAILED."""
@@ -41,26 +42,33 @@ class SuiteScenario:
     """The `[mcp] elicitation` answer the scenario judges: a runtime that declares another answer (or none)
     is INFO before anything starts; `mcp_client/elicitation` judges what it does declare."""
 
+    @property
+    def decisions(self) -> tuple[ReferenceDecision, ...]:
+        if self.tool is None:
+            return (say(DONE),)
+        return (tools(call(self.tool, **self.arguments)), say(DONE))
+
+    @property
+    def prompt(self) -> str:
+        return "Reply with one word." if self.tool is None else f"Use the {self.tool} tool, then answer."
+
 
 SCENARIOS = (
     SuiteScenario(
         name="initialize",
         title="the suite's initialize scenario: the runtime's MCP client initializes with its server",
-        decisions=(say(DONE),),
-        prompt="Reply with one word.",
     ),
     SuiteScenario(
         name="tools_call",
         title="the suite's tools_call scenario: the model's add_numbers call reaches its server",
-        decisions=(tools(call("add_numbers", a=2, b=3)), say(DONE)),
-        prompt="Use the add_numbers tool to add 2 and 3, then answer.",
+        tool="add_numbers",
+        arguments={"a": 2, "b": 3},
     ),
     SuiteScenario(
         name="elicitation-sep1034-client-defaults",
         title="the suite's elicitation-sep1034-client-defaults scenario: an elicitation during a tool call is "
         "accepted with the requested schema's defaults",
-        decisions=(tools(call("test_client_elicitation_defaults")), say(DONE)),
-        prompt="Use the test_client_elicitation_defaults tool, then answer.",
+        tool="test_client_elicitation_defaults",
         capability="elicitation",
         elicitation="accept",
     ),
@@ -68,8 +76,7 @@ SCENARIOS = (
         name="sse-retry",
         title="the suite's sse-retry scenario: a tool call's SSE stream closed early is resumed after its "
         "retry delay",
-        decisions=(tools(call("test_reconnection")), say(DONE)),
-        prompt="Use the test_reconnection tool, then answer.",
+        tool="test_reconnection",
     ),
 )
 
