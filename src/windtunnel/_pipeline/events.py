@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class StageStarted:
+    """A stage of one runtime's run began."""
+
     runtime: str
     stage: str
 

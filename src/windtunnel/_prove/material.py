@@ -27,12 +27,16 @@ ANSWER_OPS = frozenset({"equals", "contains", "length"})
 
 @dataclass(frozen=True, slots=True)
 class Text:
+    """Words the agent sees or the grader keeps, with the pack field they stand in (`prompt[0]`)."""
+
     field: str
     text: str
 
 
 @dataclass(frozen=True, slots=True)
 class Value:
+    """A grader-only value (a state probe's expected value, a target fact), with the field it stands in."""
+
     field: str
     value: Any
 

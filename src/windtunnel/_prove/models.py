@@ -45,14 +45,22 @@ def headline(codes: list[ProofCode]) -> ProofCode:
     return ProofCode.PROVED
 
 
-class _Record(BaseModel):
+class Record(BaseModel):
+    """A value of the proofs files: frozen, and refusing a field it does not know."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class VersionedRecord(Record):
+    """A record written as a whole (a line of the proofs file, the mutation report): it names its schema."""
+
+    schema_version: Literal[1] = PROOF_SCHEMA_VERSION
 
 
 LeakRule = Literal["word_run", "target_fact", "expected_value"]
 
 
-class Leak(_Record):
+class Leak(Record):
     """Grader-only material found in what the agent sees.
 
     `excerpt` is the words as they stand in the agent-visible text; `visible_field` names that text
@@ -74,7 +82,7 @@ class Leak(_Record):
         return f"{self.visible_field} gives the answer away: {what} {self.excerpt!r} from {self.grader_field}"
 
 
-class SourceResult(_Record):
+class SourceResult(Record):
     """One cited source and whether it resolved; `matched_digest` is `sha256:<hex>` of the text it matched in."""
 
     field: str
@@ -88,7 +96,7 @@ class SourceResult(_Record):
     matched_digest: str | None = None
 
 
-class Defect(_Record):
+class Defect(Record):
     """One reason a scenario is not proved, with where it was found."""
 
     code: ProofCode
@@ -102,7 +110,7 @@ class Defect(_Record):
 CaseVerdict = Literal["pass", "golden_failed", "negative_control_passed", "broken_check"]
 
 
-class CaseProof(_Record):
+class CaseProof(Record):
     """One reference case played through the gate: a golden must pass it, a negative control must fail it."""
 
     case: str
@@ -112,10 +120,9 @@ class CaseProof(_Record):
     summary: str
 
 
-class ScenarioProof(_Record):
+class ScenarioProof(VersionedRecord):
     """The proof of one scenario, one line of the proofs file."""
 
-    schema_version: Literal[1] = PROOF_SCHEMA_VERSION
     record: Literal["scenario_proof"] = "scenario_proof"
     pack: str
     scenario: str
@@ -144,10 +151,9 @@ class ScenarioProof(_Record):
         return [defect.code for defect in self.defects]
 
 
-class ProofsHeader(_Record):
+class ProofsHeader(VersionedRecord):
     """The first line of a proofs file: what was asked for."""
 
-    schema_version: Literal[1] = PROOF_SCHEMA_VERSION
     record: Literal["header"] = "header"
     started_at: str
     certification: bool

@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from windtunnel._core.vocabulary import judged_exit
 from windtunnel._packs.pack import Pack
 from windtunnel._packs.selection import Selected
 from windtunnel._prove.material import pack_servers
-from windtunnel._prove.models import PROOF_SCHEMA_VERSION
+from windtunnel._prove.models import Record, VersionedRecord
 from windtunnel._prove.mutants import Mutant, Operator, derive_mutants
 from windtunnel._prove.seam import CaseOutcome, CaseRunner
 from windtunnel._scenario.model import Scenario
@@ -30,11 +30,7 @@ from windtunnel._scenario.serialize import decisions_to_json
 MutantVerdict = Literal["killed", "weak", "equivalent", "broken"]
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class MutantResult(_Record):
+class MutantResult(Record):
     golden: str
     operator: Operator
     where: str = Field(description="where in the golden's decisions the mutation is")
@@ -44,7 +40,7 @@ class MutantResult(_Record):
     decisions: list[dict[str, Any]]
 
 
-class ScenarioMutation(_Record):
+class ScenarioMutation(Record):
     pack: str
     scenario: str
     mutants: list[MutantResult] = Field(default_factory=list)
@@ -56,8 +52,7 @@ class ScenarioMutation(_Record):
         return [mutant for mutant in self.mutants if mutant.verdict == "weak"]
 
 
-class MutationReport(_Record):
-    schema_version: Literal[1] = PROOF_SCHEMA_VERSION
+class MutationReport(VersionedRecord):
     scenarios: list[ScenarioMutation] = Field(default_factory=list)
 
     @property
