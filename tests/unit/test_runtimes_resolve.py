@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from windtunnel._config import load_settings
+from windtunnel._conformance.subject import Subject
 from windtunnel._drivers.container_plugin import ContainerRuntimePlugin
-from windtunnel._runtimes.manifest import load_manifest
 from windtunnel._runtimes.resolve import Found, display_path, is_image_ref, resolve_runtime, resolve_runtimes
 from windtunnel.errors import ConfigFileError, PluginError, UnknownRuntimeError, UsageError
 
@@ -41,7 +41,7 @@ def test_an_entry_point_name() -> None:
         "in_memory",
     )
     assert described.origin == "entry point in_memory = windtunnel._drivers.in_memory:plugin"
-    assert described.manifest is None and described.supported is None and described.driver is None
+    assert described.manifest is None and described.driver is None
 
 
 def test_a_runtime_toml_name_keeps_its_manifest_and_shows_a_relative_path() -> None:
@@ -52,10 +52,7 @@ def test_a_runtime_toml_name_keeps_its_manifest_and_shows_a_relative_path() -> N
         isinstance(described.plugin, ContainerRuntimePlugin)
         and described.plugin.manifest == described.manifest
     )
-    assert (
-        described.supported == load_manifest(POISON_DIR).supported
-        and "sampling.temperature" in described.supported
-    )
+    assert described.manifest is not None and "sampling.temperature" in described.manifest.supported
 
 
 @pytest.mark.parametrize(
@@ -67,7 +64,7 @@ def test_a_directory_or_its_runtime_toml_is_the_same_runtime_as_its_name(
     monkeypatch.chdir(REPO)
     by_dir, by_name = resolve_runtime(given, SETTINGS), resolve_runtime(POISON, SETTINGS)
     assert by_dir.found is Found.DIRECTORY and by_dir.name == POISON
-    assert by_dir.manifest == by_name.manifest and by_dir.supported == by_name.supported  # all it declares
+    assert by_dir.manifest == by_name.manifest  # all it declares
     assert by_dir.source == by_name.source and by_dir.identity == by_name.identity
     (both,) = resolve_runtimes([POISON, given], SETTINGS)  # one runtime, not a clash
     assert both.found is Found.MANIFEST and both.identity == by_name.identity
@@ -79,7 +76,8 @@ def test_a_directory_outside_the_project_shows_as_its_name_never_an_absolute_pat
     assert described.name == "my-reference" and described.source == "my-reference"
     assert str(tmp_path) not in described.origin and str(Path.home()) not in described.origin
     assert described.manifest is not None and described.manifest.reference  # its abilities are kept
-    assert described.supported == resolve_runtime("reference", SETTINGS).supported
+    reference = resolve_runtime("reference", SETTINGS).manifest
+    assert reference is not None and described.manifest.supported == reference.supported
 
 
 def test_display_path() -> None:
@@ -111,7 +109,7 @@ def test_an_image_reference_is_plain_contract_c() -> None:
         described.manifest is not None
         and described.manifest.image_ref == "registry.local:5000/acme/agent:1.2"
     )
-    assert described.supported == frozenset() and not described.manifest.reference
+    assert described.manifest.supported == frozenset() and not described.manifest.reference
     assert is_image_ref("python:3.12-slim") and is_image_ref("agent@sha256:" + "0" * 64)
     assert not is_image_ref("reference") and not is_image_ref("registry.local/agent")  # no tag: not an image
 
@@ -156,3 +154,17 @@ def test_two_runtimes_with_one_name_are_a_usage_error_naming_both(tmp_path: Path
         str(REPO / "runtimes" / "reference" / "runtime.toml") in text and str(copy / "runtime.toml") in text
     )
     assert "known-good control" in text and 'name = "..."' in text
+
+
+def test_a_subject_holds_what_its_runtime_toml_declares_and_the_defaults_without_one() -> None:
+    declared = resolve_runtime("claude-agent-sdk", SETTINGS)
+    assert declared.manifest is not None
+    subject = Subject.of(declared, runtime=object(), name="claude")  # type: ignore[arg-type]
+    assert (subject.wire, subject.faults, subject.mcp) == (
+        "messages",
+        declared.manifest.faults,
+        declared.manifest.mcp,
+    )
+    assert subject.supported == declared.manifest.supported and subject.manifest == declared.manifest_shown
+    bare = Subject.of(resolve_runtime("in_memory", SETTINGS), runtime=object(), name="bare")  # type: ignore[arg-type]
+    assert (bare.wire, bare.supported, bare.manifest, dict(bare.unsupported)) == ("chat", None, None, {})

@@ -26,6 +26,7 @@ from windtunnel._runner.evidence import drain_model_requests, mcp_calls, reset_m
 from windtunnel._runner.execute import RunContext, RunResult, run_once
 from windtunnel._runner.lifecycle import provisioned, started_mcps, with_mcp_specs
 from windtunnel._runtimes.fault_policy import FaultPolicy
+from windtunnel._runtimes.manifest_model import DEFAULT_WIRE
 from windtunnel._runtimes.mcp_client import McpClientPolicy
 from windtunnel._runtimes.resolve import RuntimeDescription
 from windtunnel._scenario.model import Scenario
@@ -167,6 +168,10 @@ class Session:
         return found
 
 
+DECLARED = ("supported", "unsupported", "wire", "faults", "mcp")
+"""The fields of a Subject its runtime.toml declares, named as RuntimeManifest names them."""
+
+
 @dataclass(slots=True)
 class Subject:
     """A built runtime and what is known of it: the AgentConfig fields it declares it honours."""
@@ -178,7 +183,7 @@ class Subject:
     """`[config] unsupported`: fields it declares it cannot honour, each with the reason (INFO where measured)."""
     manifest: str | None = None
     """Its runtime.toml as messages show it (a missing declaration names the file); None without one."""
-    wire: str = "chat"
+    wire: str = DEFAULT_WIRE
     """The model wire its manifest declares (`[model] wire`; chat, Contract C's default, without one)."""
     faults: FaultPolicy = field(default_factory=FaultPolicy)
     """Its runtime.toml's `[faults]`: the fault policy the fault checks hold it to (default: no retries)."""
@@ -190,17 +195,11 @@ class Subject:
 
     @classmethod
     def of(cls, description: RuntimeDescription, runtime: AgentRuntime, *, name: str) -> Subject:
-        """The subject `runtime` (built from `description`) is, with what its manifest declares."""
-        return cls(
-            name=name,
-            runtime=runtime,
-            supported=description.supported,
-            unsupported=description.unsupported,
-            manifest=description.manifest_shown,
-            wire=description.wire,
-            faults=description.fault_policy,
-            mcp=description.mcp_client,
-        )
+        """The subject `runtime` (built from `description`) is, with what its manifest declares (the
+        defaults above when it has none)."""
+        manifest = description.manifest
+        declared = {key: getattr(manifest, key) for key in DECLARED} if manifest is not None else {}
+        return cls(name=name, runtime=runtime, manifest=description.manifest_shown, **declared)
 
     def reference(self) -> ReferenceCapableAgentRuntime:
         if not isinstance(self.runtime, ReferenceCapableAgentRuntime):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -34,10 +34,7 @@ from typing import Any
 from windtunnel._config import RuntimeEntry, Settings, bundled_root
 from windtunnel._configfile import shown
 from windtunnel._core.ladder import check_model
-from windtunnel._runtimes.fault_policy import FaultPolicy
 from windtunnel._runtimes.manifest import MANIFEST, RuntimeManifest, lenient_name, load_manifest
-from windtunnel._runtimes.manifest_model import DEFAULT_WIRE
-from windtunnel._runtimes.mcp_client import McpClientPolicy
 from windtunnel._runtimes.plugin import LockKeyPlugin, ModelLabelPlugin
 from windtunnel._runtimes.registry import (
     available_runtimes,
@@ -88,31 +85,6 @@ class RuntimeDescription:
     max_concurrency: int | None = 1
     manifest_shown: str | None = None
     """Its runtime.toml as messages show it (relative to the project, never an absolute path)."""
-
-    @property
-    def supported(self) -> frozenset[str] | None:
-        """The AgentConfig fields the manifest declares supported; None when there is no manifest."""
-        return self.manifest.supported if self.manifest is not None else None
-
-    @property
-    def unsupported(self) -> Mapping[str, str]:
-        """The AgentConfig fields the manifest declares it cannot honour, each with its reason."""
-        return self.manifest.unsupported if self.manifest is not None else {}
-
-    @property
-    def wire(self) -> str:
-        """The model wire the manifest declares (chat, Contract C's default, when there is no manifest)."""
-        return self.manifest.wire if self.manifest is not None else DEFAULT_WIRE
-
-    @property
-    def fault_policy(self) -> FaultPolicy:
-        """The manifest's `[faults]`; the default policy (no retries) when there is no manifest."""
-        return self.manifest.faults if self.manifest is not None else FaultPolicy()
-
-    @property
-    def mcp_client(self) -> McpClientPolicy:
-        """The manifest's `[mcp]`; nothing beyond text declared when there is no manifest."""
-        return self.manifest.mcp if self.manifest is not None else McpClientPolicy()
 
     @property
     def identity(self) -> tuple[str, ...]:
