@@ -1,6 +1,16 @@
 """`wt certify` end to end: the bundle, `wt verify`, tampering, a poison in the set, an invalid harness,
 report.html opened in headless Chromium, a container left behind, and a runtime certified by image
-reference. Real containers throughout."""
+reference. Real containers throughout.
+
+The bundle the module's tests read comes from one certify (each certify of a runtime takes minutes on two
+cores): the reference control, given by name, and an out-of-tree copy of it, named `reference-copy` (two
+runtimes of one run cannot share a name), given by its directory, whose runtime.toml names `[driver] kind
+= "fake_container"`. That kind comes from a fake package (tests/fixtures/fake_plugin_pkg) registered under
+the `windtunnel.drivers` entry-point group: a plugin wrapping the one `windtunnel.spi.container_plugin`
+makes, written against the public doors only. So the same run proves that a runtime given by directory is
+the runtime by name (docs/writing-a-runtime.md, "How a runtime is found and run") and that a third-party
+driver kind is certified with no change to Wind Tunnel's code: Wind Tunnel asks the plugin and the runtime
+for abilities, never for the kind's name or class, nor for how the runtime was named."""
 
 from __future__ import annotations
 
@@ -14,11 +24,13 @@ import subprocess
 import sys
 import tarfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.fake_package import install_fake_package
 from tests.pty_run import run_in_pty
 from windtunnel._bundle import layout
 from windtunnel._bundle.models import CheckRecord, Stage
@@ -55,16 +67,51 @@ def wt(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="module")
-def env(docker_client: Any, base_image: str, run_label: str) -> dict[str, str]:
-    return {**os.environ, "WT_BASE_IMAGE": base_image, "WT_SESSION_LABEL": run_label}
+COPY = "reference-copy"
+KIND = "fake_container"
+
+
+def out_of_tree_copy(where: Path) -> Path:
+    """runtimes/reference copied outside the project (its poison variants left behind), renamed, naming
+    the third-party driver kind."""
+    target = where / "elsewhere" / "my-runtime"
+    shutil.copytree(
+        REPO / "runtimes" / "reference", target, ignore=shutil.ignore_patterns("poison", "__pycache__")
+    )
+    manifest = target / "runtime.toml"
+    text = manifest.read_text().replace('name = "reference"', f'name = "{COPY}"', 1)
+    manifest.write_text(f'{text}\n[driver]\nkind = "{KIND}"\n')
+    return target
 
 
 @pytest.fixture(scope="module")
-def certified(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """The bundle, and the signer fingerprint certify printed (the pinned form its last line shows)."""
-    out = tmp_path_factory.mktemp("certify") / "bundle"
-    done = wt(env, "certify", "--out", str(out))
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("certify")
+
+
+@pytest.fixture(scope="module")
+def env(docker_client: Any, base_image: str, run_label: str, work: Path) -> dict[str, str]:
+    """The environment of the module's `wt` runs: the fake package that registers KIND on PYTHONPATH."""
+    site = install_fake_package(work / "fake_pkg")
+    return {**os.environ, "PYTHONPATH": str(site), "WT_BASE_IMAGE": base_image, "WT_SESSION_LABEL": run_label}
+
+
+@dataclass(frozen=True)
+class Certified:
+    bundle: Path
+    fingerprint: str
+    """The signer fingerprint certify printed (the pinned form its last line shows)."""
+    stderr: str
+
+
+@pytest.fixture(scope="module")
+def certified(env: dict[str, str], work: Path) -> Certified:
+    copy = out_of_tree_copy(work)
+    out = work / "bundle"
+    # A lock directory of its own: the certify does not queue behind another worker's reference control.
+    done = wt(
+        {**env, "WT_LOCK_DIR": str(work / "locks")}, "certify", "--runtime", str(copy), "--out", str(out)
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "verdict: PASSED" in done.stdout
     (fingerprint,) = re.findall(r"^signer: (SHA256:[0-9a-f]{64})$", done.stdout, re.MULTILINE)
@@ -74,18 +121,18 @@ def certified(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> 
     assert re.search(r"^wt certify: reference: conformance took \d", done.stderr, re.MULTILINE), done.stderr
     # A first build on a fresh machine takes minutes: "1m14s".
     assert re.search(r"^reference +[0-9.m]+s +[0-9.ms]+", done.stdout, re.MULTILINE), done.stdout
-    return out, fingerprint
+    return Certified(out, fingerprint, done.stderr)
 
 
 @pytest.fixture(scope="module")
-def bundle(certified: tuple[Path, str]) -> Path:
-    return certified[0]
+def bundle(certified: Certified) -> Path:
+    return certified.bundle
 
 
 def test_the_printed_fingerprint_verifies_the_bundle_without_a_warning(
-    certified: tuple[Path, str], env: dict[str, str]
+    certified: Certified, env: dict[str, str]
 ) -> None:
-    bundle, fingerprint = certified
+    bundle, fingerprint = certified.bundle, certified.fingerprint
     for target in (bundle, Path(f"{bundle}.tar.gz")):
         done = wt(env, "verify", str(target), "--key-fingerprint", fingerprint)
         assert done.returncode == 0, done.stdout + done.stderr
@@ -125,6 +172,50 @@ def test_no_bundle_file_names_this_machine(bundle: Path) -> None:
         "executor",
     }
     assert all(not str(r["source"] or "").startswith("/") for r in run["runtimes"]), run["runtimes"]
+
+
+def test_no_bundle_file_holds_an_absolute_path_of_the_copy_home_or_checkout(bundle: Path, work: Path) -> None:
+    absolute = [str(work).encode(), str(Path.home()).encode(), str(REPO).encode()]
+    found = [
+        str(p.relative_to(bundle))
+        for p in bundle.rglob("*")
+        if p.is_file() and any(needle in p.read_bytes() for needle in absolute)
+    ]
+    with tarfile.open(f"{bundle}.tar.gz") as archive:
+        for member in archive.getmembers():
+            data = archive.extractfile(member) if member.isfile() else None
+            if data is not None and any(needle in data.read() for needle in absolute):
+                found.append(f"archive:{member.name}")
+    assert found == [], f"absolute paths in the bundle: {found}"
+
+
+def outcomes(checks: list[dict[str, Any]], runtime: str) -> dict[str, tuple[str, bool]]:
+    """The runtime's own checks (status, scored) by id without the runtime's name. The tapes stage is left
+    out: committed tapes are filed under the runtime's name (<pack>/tapes/reference/), so a runtime of
+    another name has none to replay, by design."""
+    return {
+        check["id"].removeprefix(f"{runtime}/"): (check["status"], check["scored"])
+        for check in checks
+        if check["runtime"] == runtime and check["scope"] == "runtime" and check["stage"] != "tapes"
+    }
+
+
+def test_a_copy_by_directory_gets_the_checks_and_verdict_of_the_runtime_by_name(bundle: Path) -> None:
+    verdict = json.loads((bundle / "verdict.json").read_text())
+    assert {r["name"]: r["result"] for r in verdict["runtimes"]} == {"reference": "PASSED", COPY: "PASSED"}
+    checks = json.loads((bundle / "checks.json").read_text())["checks"]
+    by_name, by_directory = outcomes(checks, "reference"), outcomes(checks, COPY)
+    assert by_directory == by_name and len(by_name) > 20
+    assert by_directory["conformance/unsupported_config"] == ("passed", True)  # its declared config is kept
+    run = json.loads((bundle / "run.json").read_text())
+    assert {r["name"]: r["source"] for r in run["runtimes"]} == {
+        "reference": "runtimes/reference",
+        COPY: COPY,
+    }
+
+
+def test_the_third_party_driver_kind_built_it(certified: Certified) -> None:
+    assert f"{KIND}: building {COPY}" in certified.stderr  # the kind's own code, not the built-in one
 
 
 def test_certified_bundle_verifies(bundle: Path, env: dict[str, str]) -> None:
