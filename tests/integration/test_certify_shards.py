@@ -1,11 +1,12 @@
 """A sharded certification end to end on this machine (docs/ci.md, "Sharded certification"): real `wt
-certify --shard I/N` runs of `--runtime minimal --runtime reference` in sequence, split two ways, merged by
-`wt merge`, verified and gated by `wt verify --require-passed` and rendered by `wt report`; the refusals of a
-missing, duplicated, edited or untrusted shard are proven on these real shards. The shard bundles are made
-once for the module (each certify takes minutes on two cores). That the merged verdict equals a single
-run's, also for a split with an empty part, and that a shard of another split is refused, are proven on the
-real plan split, stage plan, publish and seal without containers (tests/unit/test_bundle_merge.py): here
-each would cost one more certify of the reference control, for the same code path."""
+certify --shard I/N` runs of `--runtime minimal --runtime reference`, split two ways and run at once,
+merged by `wt merge`, verified and gated by `wt verify --require-passed` and rendered by `wt report`; the
+refusals of a missing, duplicated, edited or untrusted shard are proven on these real shards. The shard
+bundles are made once for the module (each certify takes minutes on two cores). That the merged verdict
+equals a single run's, also for a split with an empty part, and that a shard of another split is refused,
+are proven on the real plan split, stage plan, publish and seal without containers
+(tests/unit/test_bundle_merge.py): here each would cost one more certify of the reference control, for the
+same code path."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +65,15 @@ def certify(env: dict[str, str], work: Path, name: str, *extra: str) -> Path:
 
 @pytest.fixture(scope="module")
 def two(env: dict[str, str], work: Path) -> list[Path]:
-    return [certify(env, work, f"two-{i}", "--shard", f"{i}/2") for i in (1, 2)]
+    """Both shards at once, as two CI jobs run them: each with a lock directory of its own (jobs on two
+    machines share no lock), so neither waits for the other's reference control."""
+
+    def shard(index: int) -> Path:
+        locks = {**env, "WT_LOCK_DIR": str(work / f"locks-{index}")}
+        return certify(locks, work, f"two-{index}", "--shard", f"{index}/2")
+
+    with ThreadPoolExecutor(max_workers=2) as jobs:
+        return list(jobs.map(shard, (1, 2)))
 
 
 def merge(env: dict[str, str], work: Path, out: str, *shards: Path) -> subprocess.CompletedProcess[str]:
