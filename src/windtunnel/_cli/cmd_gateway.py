@@ -10,7 +10,7 @@ from windtunnel._cli.verbs import Command, VerbGroup
 from windtunnel._config import Settings
 from windtunnel._core.vocabulary import Exit
 from windtunnel._gateway.upstream_key import KEY_ENV, KEY_FILE_ENV, add_key_file_argument, upstream_key
-from windtunnel._net.listen import announce, bind_tcp
+from windtunnel._net.listen import announce, listen_tcp
 from windtunnel.errors import UsageError
 
 DEFAULT_MODEL = "wt-model"
@@ -109,7 +109,7 @@ def execute_serve(args: argparse.Namespace, settings: Settings) -> int:
     mode = _mode(args, settings)
     models = args.models or [DEFAULT_MODEL]
     app = create_app(mode, models=models, max_body_bytes=limit, side_models=args.side_models)
-    sock = bind_tcp(args.host, args.port)
+    sock = listen_tcp(args.host, args.port)
     announce(sock, f"model gateway ({mode.name} mode, models {', '.join(models)})", "/v1")
     serve(app, sock)
     failed = app.state.gateway.shutdown_error

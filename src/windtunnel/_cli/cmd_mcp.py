@@ -15,7 +15,7 @@ from windtunnel._config import Settings
 from windtunnel._core.mock_kit import MockHost, MockServer, Tool, built_by_factory
 from windtunnel._core.vocabulary import Exit
 from windtunnel._mcp.server import ADMIN_PREFIX, MCP_PATH, mock_app
-from windtunnel._net.listen import announce, bind_tcp
+from windtunnel._net.listen import announce, listen_tcp
 from windtunnel._packs.loader import load_pack
 from windtunnel._packs.pack import Pack
 from windtunnel.errors import UsageError
@@ -71,7 +71,7 @@ def execute_serve(args: argparse.Namespace, settings: Settings) -> int:
     factory = server_factory(pack, args.server)
     host = _built(pack, args.server, lambda: MockHost(factory))
     app = mock_app(host, name=args.server, max_body_bytes=limit, allowed_hosts=args.allow_host)
-    sock = bind_tcp(args.host, args.port)
+    sock = listen_tcp(args.host, args.port)
     announce(sock, f"serving MCP mock {args.server!r} of pack {pack.name!r}", MCP_PATH)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
     try:

@@ -1,4 +1,5 @@
-"""The TCP socket a `wt gateway serve` or `wt mcp serve` listens on: bound with a one-line error, announced."""
+"""The TCP socket a `wt gateway serve` or `wt mcp serve` listens on: bound with a one-line error, listening,
+announced."""
 
 from __future__ import annotations
 
@@ -7,15 +8,24 @@ import sys
 
 from windtunnel.errors import HarnessError
 
+BACKLOG = 128
+"""Connections the kernel queues before the server accepts them (asyncio's default for create_server)."""
 
-def bind_tcp(host: str, port: int) -> socket.socket:
-    """A bound TCP socket; created from getaddrinfo so asyncio sets TCP_NODELAY on its connections."""
+
+def listen_tcp(host: str, port: int) -> socket.socket:
+    """A bound, listening TCP socket; created from getaddrinfo so asyncio sets TCP_NODELAY on its
+    connections. It listens before it is announced: a client that connects as soon as it reads the
+    announcement is queued until the server accepts, never refused."""
+    sock: socket.socket | None = None
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         sock = socket.socket(family, kind, proto)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
+        sock.listen(BACKLOG)
     except OSError as exc:
+        if sock is not None:
+            sock.close()
         raise HarnessError(
             f"cannot listen on {host}:{port}: {exc}",
             hint="pick another --port, or check that --host is an address of this machine",
