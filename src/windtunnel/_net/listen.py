@@ -1,5 +1,5 @@
-"""The TCP socket a `wt gateway serve` or `wt mcp serve` listens on: bound with a one-line error, listening,
-announced."""
+"""The TCP socket a server listens on (`wt gateway serve`, `wt mcp serve`, the harness's loopback servers):
+bound with a one-line error, listening, announced."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ BACKLOG = 128
 
 
 def listen_tcp(host: str, port: int) -> socket.socket:
-    """A bound, listening TCP socket; created from getaddrinfo so asyncio sets TCP_NODELAY on its
-    connections. It listens before it is announced: a client that connects as soon as it reads the
-    announcement is queued until the server accepts, never refused."""
+    """A bound, listening TCP socket. Created from getaddrinfo, so it names IPPROTO_TCP: asyncio sets
+    TCP_NODELAY only on sockets that do, and without it Nagle plus delayed ACK add ~40 ms to every response
+    uvicorn writes in two parts. It listens before it is announced: a client that connects as soon as it
+    reads the announcement is queued until the server accepts, never refused."""
     sock: socket.socket | None = None
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]

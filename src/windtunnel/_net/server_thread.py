@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterable
 from typing import Any
 
 import uvicorn
+
+from windtunnel._net.listen import listen_tcp
 
 LOOPBACK = "127.0.0.1"
 
@@ -17,11 +18,7 @@ class ServerThread:
     """A uvicorn server in a daemon thread. `url` is known once started; `stop()` is idempotent."""
 
     def __init__(self, app: Any, *, host: str = LOOPBACK, port: int = 0, name: str = "wt-server") -> None:
-        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only for sockets that name TCP, and without it
-        # Nagle plus delayed ACK add ~40 ms to every response uvicorn writes in two parts.
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind((host, port))
+        self._socket = listen_tcp(host, port)
         self.host, self.port = self._socket.getsockname()[:2]
         config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
         self._server = uvicorn.Server(config)
