@@ -90,10 +90,8 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def env(docker_client: Any, base_image: str, run_label: str, work: Path) -> dict[str, str]:
-    """The environment of the module's `wt` runs: the fake package that registers KIND on PYTHONPATH."""
-    site = install_fake_package(work / "fake_pkg")
-    return {**os.environ, "PYTHONPATH": str(site), "WT_BASE_IMAGE": base_image, "WT_SESSION_LABEL": run_label}
+def env(docker_client: Any, base_image: str, run_label: str) -> dict[str, str]:
+    return {**os.environ, "WT_BASE_IMAGE": base_image, "WT_SESSION_LABEL": run_label}
 
 
 @dataclass(frozen=True)
@@ -108,10 +106,10 @@ class Certified:
 def certified(env: dict[str, str], work: Path) -> Certified:
     copy = out_of_tree_copy(work)
     out = work / "bundle"
+    site = install_fake_package(work / "fake_pkg")  # on PYTHONPATH: the package that registers KIND
     # A lock directory of its own: the certify does not queue behind another worker's reference control.
-    done = wt(
-        {**env, "WT_LOCK_DIR": str(work / "locks")}, "certify", "--runtime", str(copy), "--out", str(out)
-    )
+    own = {**env, "PYTHONPATH": str(site), "WT_LOCK_DIR": str(work / "locks")}
+    done = wt(own, "certify", "--runtime", str(copy), "--out", str(out))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "verdict: PASSED" in done.stdout
     (fingerprint,) = re.findall(r"^signer: (SHA256:[0-9a-f]{64})$", done.stdout, re.MULTILINE)
