@@ -84,3 +84,49 @@ def test_a_skip_of_no_runtime_or_beside_a_selection_is_refused(tmp_path: Path) -
     both = collect(tmp_path, "reference", extra=("--wt-skip-runtime", "minimal"))
     assert both.returncode != 0
     assert "give either --wt-runtime or --wt-skip-runtime" in both.stderr
+
+
+def test_under_loadgroup_each_runtime_runs_whole_on_one_worker(tmp_path: Path) -> None:
+    # Real pytest-xdist workers; each case writes which worker ran it (no check runs, so no Docker).
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    ran = tmp_path / "ran"
+    ran.mkdir()
+    (suite / "test_kit.py").write_text(
+        "import os, pathlib\n"
+        "def test_kit(wt_case):\n"
+        f"    ran = pathlib.Path({str(ran)!r})\n"
+        "    (ran / os.environ['PYTEST_XDIST_WORKER']).open('a').write(wt_case[0] + chr(10))\n",
+        encoding="utf-8",
+    )
+    runtimes = ("reference", "minimal", "minimal-messages")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "3",
+            "--dist",
+            "loadgroup",
+            str(suite),
+            *[item for runtime in runtimes for item in ("--wt-runtime", runtime)],
+            f"--rootdir={REPO}",
+        ],
+        cwd=REPO,
+        env={**os.environ, "WT_LOCK_DIR": str(tmp_path / "locks")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    workers_of: dict[str, set[str]] = {}
+    for log in ran.iterdir():
+        for runtime in log.read_text(encoding="utf-8").split():
+            workers_of.setdefault(runtime, set()).add(log.name)
+    assert set(workers_of) == set(runtimes)
+    assert all(len(workers) == 1 for workers in workers_of.values()), workers_of

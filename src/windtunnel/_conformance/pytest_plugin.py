@@ -109,12 +109,43 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     # whole and in order, so each runtime is opened once (one lifecycle, one stack) and runtimes run side
     # by side. Without xdist the mark is inert.
     cases = [
-        pytest.param((runtime, check), id=f"{runtime}::{check}", marks=pytest.mark.xdist_group(runtime))
+        pytest.param((runtime, check), id=case_id(runtime, check), marks=pytest.mark.xdist_group(runtime))
         for runtime in runtimes
         for check in CHECK_IDS
         if suite is None or not suite.proves_nothing(runtime, check)
     ]
     metafunc.parametrize("wt_case", cases)
+
+
+CASE_SEPARATOR = "::"
+
+
+def case_id(runtime: str, check: str) -> str:
+    """A case's test id: the runtime, then the check (whose id may hold a `/`, never `::`)."""
+    return f"{runtime}{CASE_SEPARATOR}{check}"
+
+
+def case_runtime(nodeid: str) -> str | None:
+    """The runtime of a conformance case's node id (pytest-xdist may have appended `@group`); None for
+    any other test."""
+    from windtunnel._conformance.kit import CHECK_IDS
+
+    if "[" not in nodeid:
+        return None
+    inner = nodeid[nodeid.rfind("[") + 1 :].rsplit("]", 1)[0]
+    runtime, separator, check = inner.rpartition(CASE_SEPARATOR)
+    return runtime if separator and runtime and check in CHECK_IDS else None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under `--dist loadgroup`, the scheduler that gives each worker a runtime's cases whole
+    (windtunnel._conformance.xdist_groups); None leaves every other mode to pytest-xdist."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from windtunnel._conformance.xdist_groups import RuntimeGroupScheduling
+
+    return RuntimeGroupScheduling(config, log)
 
 
 class _Subjects:
