@@ -47,7 +47,8 @@ def tests(session: nox.Session) -> None:
     workers = ["-n", TEST_WORKERS, "--dist", "loadfile"] if TEST_WORKERS != "0" else []
     ignored = [f"--ignore={THIRDPARTY_TESTS}", f"--ignore={DIND_TESTS}"]
     # The slowest tests are printed so the session's time can be cut where it goes (docs/design.md, Speed).
-    slowest = ["--durations=40", "--durations-min=5"]
+    # out/tests.xml has every test's time, for the same purpose.
+    slowest = ["--durations=40", "--durations-min=5", "--junitxml=out/tests.xml"]
     session.run("coverage", "run", "-m", "pytest", *workers, *ignored, *slowest, *session.posargs)
     session.run("coverage", "combine", "--quiet")
     session.run("coverage", "json", "--quiet", "-o", COVERAGE_JSON)
