@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from windtunnel._conformance.case_ids import case_id
 from windtunnel._conformance.model import CheckResult
 
 WT_RUNTIME_OPTION = "--wt-runtime"
@@ -115,26 +116,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         if suite is None or not suite.proves_nothing(runtime, check)
     ]
     metafunc.parametrize("wt_case", cases)
-
-
-CASE_SEPARATOR = "::"
-
-
-def case_id(runtime: str, check: str) -> str:
-    """A case's test id: the runtime, then the check (whose id may hold a `/`, never `::`)."""
-    return f"{runtime}{CASE_SEPARATOR}{check}"
-
-
-def case_runtime(nodeid: str) -> str | None:
-    """The runtime of a conformance case's node id (pytest-xdist may have appended `@group`); None for
-    any other test."""
-    from windtunnel._conformance.kit import CHECK_IDS
-
-    if "[" not in nodeid:
-        return None
-    inner = nodeid[nodeid.rfind("[") + 1 :].rsplit("]", 1)[0]
-    runtime, separator, check = inner.rpartition(CASE_SEPARATOR)
-    return runtime if separator and runtime and check in CHECK_IDS else None
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from xdist.scheduler import LoadGroupScheduling  # type: ignore[import-untyped]
 
-from windtunnel._conformance.pytest_plugin import case_runtime
+from windtunnel._conformance.case_ids import case_runtime
 
 RUNTIME_SCOPE = "windtunnel-runtime:"
 
