@@ -14,23 +14,18 @@ REPO = Path(__file__).resolve().parents[2]
 POISON_DIR = REPO / "runtimes" / "reference" / "poison" / "ignore_sampling"
 
 
-def collect(tmp_path: Path, *runtimes: str, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-    suite = tmp_path / "suite"
-    suite.mkdir(exist_ok=True)
-    (suite / "test_kit.py").write_text("def test_kit(wt_case):\n    pass\n", encoding="utf-8")
-    options = [item for runtime in runtimes for item in ("--wt-runtime", runtime)]
+def run_pytest(tmp_path: Path, suite: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """pytest over `suite` in a subprocess, with the project's runtimes/ as the default selection."""
     return subprocess.run(
         [
             sys.executable,
             "-m",
             "pytest",
-            "--collect-only",
             "-q",
             "-p",
             "no:cacheprovider",
             str(suite),
-            *options,
-            *extra,
+            *args,
             f"--rootdir={REPO}",  # the default selection is the project's runtimes/
         ],
         cwd=REPO,
@@ -40,6 +35,17 @@ def collect(tmp_path: Path, *runtimes: str, extra: tuple[str, ...] = ()) -> subp
         timeout=300,
         check=False,
     )
+
+
+def runtime_options(runtimes: tuple[str, ...]) -> list[str]:
+    return [item for runtime in runtimes for item in ("--wt-runtime", runtime)]
+
+
+def collect(tmp_path: Path, *runtimes: str, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    suite = tmp_path / "suite"
+    suite.mkdir(exist_ok=True)
+    (suite / "test_kit.py").write_text("def test_kit(wt_case):\n    pass\n", encoding="utf-8")
+    return run_pytest(tmp_path, suite, "--collect-only", *runtime_options(runtimes), *extra)
 
 
 def test_a_runtime_given_by_directory_is_collected_under_its_name(tmp_path: Path) -> None:
@@ -100,29 +106,7 @@ def test_under_loadgroup_each_runtime_runs_whole_on_one_worker(tmp_path: Path) -
         encoding="utf-8",
     )
     runtimes = ("reference", "minimal", "minimal-messages")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-n",
-            "3",
-            "--dist",
-            "loadgroup",
-            str(suite),
-            *[item for runtime in runtimes for item in ("--wt-runtime", runtime)],
-            f"--rootdir={REPO}",
-        ],
-        cwd=REPO,
-        env={**os.environ, "WT_LOCK_DIR": str(tmp_path / "locks")},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_pytest(tmp_path, suite, "-n", "3", "--dist", "loadgroup", *runtime_options(runtimes))
     assert done.returncode == 0, done.stdout + done.stderr
     workers_of: dict[str, set[str]] = {}
     for log in ran.iterdir():
