@@ -81,7 +81,9 @@ def _statuses(out: Path) -> dict[str, str]:
 
 def _ours(client: Any, label: str = "windtunnel.run") -> list[str]:
     """Containers and networks carrying `label` (`key` or `key=value`)."""
-    containers = [c.name for c in client.containers.list(all=True, filters={"label": label})]
+    containers = [
+        c.name for c in client.containers.list(all=True, filters={"label": label}, ignore_removed=True)
+    ]
     return containers + [n.name for n in client.networks.list(filters={"label": label})]
 
 

@@ -89,7 +89,12 @@ def wait_answering(url: str) -> None:
 
 
 def inspected(client: docker.DockerClient, run_id: str) -> list[dict[str, Any]]:
-    return [c.attrs for c in client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={run_id}"})]
+    return [
+        c.attrs
+        for c in client.containers.list(
+            all=True, filters={"label": f"{RUN_LABEL}={run_id}"}, ignore_removed=True
+        )
+    ]
 
 
 def assert_nowhere_but_the_file(client: docker.DockerClient, stack: ContainerStack) -> None:

@@ -49,7 +49,9 @@ def reference(docker_client: Any, base_image: str, run_label: str) -> Iterator[A
 
 def _fences(runtime: Any) -> list[Any]:
     selectors = [f"{RUN_LABEL}={runtime.stack.run_id}", f"{ROLE_LABEL}={FENCE_ROLE}"]
-    return list(runtime.stack.client.containers.list(all=True, filters={"label": selectors}))
+    return list(
+        runtime.stack.client.containers.list(all=True, filters={"label": selectors}, ignore_removed=True)
+    )
 
 
 def test_a_fenced_runtime_reaches_its_peers_and_nothing_else(reference: Any) -> None:
@@ -88,6 +90,29 @@ def test_a_fenced_runtime_reaches_its_peers_and_nothing_else(reference: Any) -> 
     tried = {f"{a.target}:{a.port}" for a in reference.reach_attempts()}
     assert host.target not in tried, reference.reach_attempts()
     assert _fences(reference) == []  # ... and the holder went with its runtime
+
+
+def test_a_runtime_container_removed_while_the_run_is_listed_is_left_out_not_an_error(
+    reference: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A retired or prestarted container can go between the engine's listing and its inspection.
+    handle = reference.provision(AgentConfig())
+    gone = handle.container.container
+    api = reference.stack.client.api
+    inspect = api.inspect_container
+
+    def removed_first(container: Any) -> Any:
+        if container in {gone.id, gone.name}:
+            gone.remove(force=True)
+        return inspect(container)
+
+    monkeypatch.setattr(api, "inspect_container", removed_first)
+    try:
+        found = reference.runtime_containers()
+    finally:
+        monkeypatch.undo()
+        handle.teardown()
+    assert gone.name not in found, found
 
 
 def test_a_namespace_with_its_fence_opened_is_reported_open(reference: Any) -> None:

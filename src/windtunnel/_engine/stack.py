@@ -16,7 +16,7 @@ from typing import Any
 
 import docker
 import httpx
-from docker.errors import DockerException
+from docker.errors import DockerException, NotFound
 from docker.models.containers import Container
 from docker.models.networks import Network
 
@@ -369,19 +369,29 @@ class ContainerStack:
         to and whether that network is internal (no way out). HarnessError when the engine cannot say."""
         selectors = [f"{RUN_LABEL}={self.run_id}", f"{ROLE_LABEL}=runtime"]
         try:
-            found = self.client.containers.list(all=True, filters={"label": selectors})
-            return {str(container.name): self._attachments(container) for container in found}
+            # A container removed between the listing and its inspection (a retired or prestarted one) is
+            # no longer the run's: skipped, never an error.
+            found = self.client.containers.list(all=True, filters={"label": selectors}, ignore_removed=True)
+            attachments = {str(container.name): self._attachments(container) for container in found}
+            return {name: networks for name, networks in attachments.items() if networks is not None}
         except DockerException as exc:
             raise HarnessError(
                 f"could not list or inspect the containers of run {self.run_id}: {exc}",
                 hint="check the Docker engine",
             ) from exc
 
-    def _attachments(self, container: Container) -> dict[str, bool]:
-        container.reload()
+    def _attachments(self, container: Container) -> dict[str, bool] | None:
+        """The networks `container` is on and whether each is internal; None when it is gone meanwhile."""
+        try:
+            container.reload()
+        except NotFound:
+            return None
         mode = str((container.attrs.get("HostConfig") or {}).get("NetworkMode") or "")
         if mode.startswith("container:"):  # a fenced runtime: its networks are its holder's
-            container = self.client.containers.get(mode.partition(":")[2])
+            try:
+                container = self.client.containers.get(mode.partition(":")[2])
+            except NotFound:  # the runtime is still there but its namespace's holder is not: no network
+                return {}
         names = sorted((container.attrs.get("NetworkSettings") or {}).get("Networks") or {})
         return {name: bool(self.client.networks.get(name).attrs.get("Internal")) for name in names}
 
