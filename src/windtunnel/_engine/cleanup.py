@@ -27,12 +27,9 @@ def labelled(
 def _containers(client: docker.DockerClient, selector: str) -> list[Container]:
     """The containers with the label, each inspected; one removed between the listing and its inspection
     (another cleanup, or the engine finishing a removal its killed client asked for) is gone, not an error."""
-    found = []
-    for summary in client.api.containers(all=True, filters={"label": selector}):
-        try:
-            found.append(client.containers.get(summary["Id"]))
-        except NotFound:
-            continue
+    found: list[Container] = client.containers.list(
+        all=True, filters={"label": selector}, ignore_removed=True
+    )
     return found
 
 

@@ -371,21 +371,17 @@ class ContainerStack:
         try:
             # A container removed between the listing and its inspection (a retired or prestarted one) is
             # no longer the run's: skipped, never an error.
+            # The listing inspects each container it lists: its attributes are fresh, not read again.
             found = self.client.containers.list(all=True, filters={"label": selectors}, ignore_removed=True)
-            attachments = {str(container.name): self._attachments(container) for container in found}
-            return {name: networks for name, networks in attachments.items() if networks is not None}
+            return {str(container.name): self._attachments(container) for container in found}
         except DockerException as exc:
             raise HarnessError(
                 f"could not list or inspect the containers of run {self.run_id}: {exc}",
                 hint="check the Docker engine",
             ) from exc
 
-    def _attachments(self, container: Container) -> dict[str, bool] | None:
-        """The networks `container` is on and whether each is internal; None when it is gone meanwhile."""
-        try:
-            container.reload()
-        except NotFound:
-            return None
+    def _attachments(self, container: Container) -> dict[str, bool]:
+        """The networks `container` is on and whether each is internal."""
         mode = str((container.attrs.get("HostConfig") or {}).get("NetworkMode") or "")
         if mode.startswith("container:"):  # a fenced runtime: its networks are its holder's
             try:
