@@ -36,10 +36,11 @@ class IdleCpu:
         self._room = True
 
     def has_room(self) -> bool:
-        now, ticks = self._clock(), cpu_ticks(self._stat)
+        now = self._clock()
         then, before = self._since
         if now - then < WINDOW_S:
             return self._room
+        ticks = cpu_ticks(self._stat)  # read only once a window has passed
         self._since = (now, ticks)
         if ticks is None or before is None or ticks[1] <= before[1]:
             self._room = True
