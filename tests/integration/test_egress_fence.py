@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from windtunnel._conformance.suite import Suite
 from windtunnel._drivers.container_plugin import ContainerRuntimePlugin
 from windtunnel._engine import fence
 from windtunnel._engine.fence import FENCE_ROLE, RUNTIME_CAP_DROP
+from windtunnel._engine.netguard_agent import NOT_FENCED
 from windtunnel._engine.network import ROLE_LABEL, RUN_LABEL
 from windtunnel._packs.loader import load_pack
 from windtunnel._pipeline.config import CertifyConfig
@@ -206,21 +207,34 @@ def test_what_a_runtime_tries_to_reach_is_refused_locally_and_recorded(
     assert {"kind": "lookup", "target": "wt-refused.invalid"}.items() <= evidence["attempts"][0].items()
 
 
+REAL_HOLDER = fence.holder_command
+FAILING_SCRIPT = "echo 'iptables: no chain by that name (as a test)' >&2; exit 1"
+
+
 @pytest.mark.parametrize(
     ("command", "said"),
     [
         (  # the agent dies (as where the kernel refuses NFLOG): the holder goes with it, its last words shown
-            ["python3", "-c", "import sys; sys.exit('nfnetlink_log refused its configuration: (as a test)')"],
-            "the holder's resolver said: nfnetlink_log refused its configuration: (as a test)",
+            lambda peers, script: [
+                "python3",
+                "-c",
+                "import sys; sys.exit('nfnetlink_log refused its configuration: (as a test)')",
+            ],
+            "the holder said: nfnetlink_log refused its configuration: (as a test)",
         ),
-        (["sleep", "infinity"], "the resolver of the holder did not start within 5 s"),  # it hangs
+        (lambda peers, script: ["sleep", "infinity"], "its holder did not say it was fenced within 20 s"),
+        (  # the real agent, whose fence script fails: the script's last words, and the holder goes
+            lambda peers, script: REAL_HOLDER(peers, FAILING_SCRIPT),
+            f"the holder said: {NOT_FENCED} (exit 1): iptables: no chain by that name (as a test)",
+        ),
     ],
+    ids=["agent-dies", "agent-hangs", "script-fails"],
 )
-def test_a_holder_whose_resolver_never_starts_fails_the_start_at_once_naming_it(
-    reference: Any, monkeypatch: pytest.MonkeyPatch, command: list[str], said: str
+def test_a_holder_that_cannot_fence_fails_the_start_at_once_naming_why(
+    reference: Any, monkeypatch: pytest.MonkeyPatch, command: Callable[[Any, str], list[str]], said: str
 ) -> None:
-    """Without its resolver the namespace would have no DNS at all: the start fails, with why, not a hang."""
-    monkeypatch.setattr(fence, "holder_command", lambda peers: command)
+    """Without its fence (or its resolver) the runtime must not start: the start fails, with why, not a hang."""
+    monkeypatch.setattr(fence, "holder_command", command)
     started = time.monotonic()
     with pytest.raises(HarnessError, match="the egress fence could not be installed") as caught:
         reference.provision(AgentConfig())

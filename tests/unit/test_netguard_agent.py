@@ -187,3 +187,18 @@ def test_a_runtime_that_retries_forever_grows_a_count_not_the_record(
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     assert [line["count"] for line in lines] == [2, 2, 2, 4] and "distinct" in lines[-1]["name"]
     assert attempts_of(lines)[0].count == 4
+
+
+def test_the_agent_says_fenced_only_after_its_fence_script_succeeds(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    netguard_agent.install_fence("echo rules in place; echo fenced")
+    assert capsys.readouterr().out.splitlines() == [netguard_agent.FENCED]
+    with pytest.raises(SystemExit) as stopped:  # the holder goes, so no runtime ever joins an open namespace
+        netguard_agent.install_fence("echo 'iptables: no chain (as a test)' >&2; exit 1")
+    assert stopped.value.code == 3
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line == f"{netguard_agent.NOT_FENCED} (exit 1): iptables: no chain (as a test)"
+    with pytest.raises(SystemExit):  # a script that exits 0 but never said `fenced` did not finish
+        netguard_agent.install_fence("true")
+    assert capsys.readouterr().out.startswith(f"{netguard_agent.NOT_FENCED} (exit 0)")

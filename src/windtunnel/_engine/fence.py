@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import json
 import shlex
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -32,7 +33,7 @@ from docker.models.networks import Network
 from docker.types import Mount
 
 from windtunnel._engine.fence_log import EMBEDDED_DNS
-from windtunnel._engine.netguard_agent import READY_FILE, RESOLVER_ADDRESS
+from windtunnel._engine.netguard_agent import FENCED, NOT_FENCED, RESOLVER_ADDRESS
 from windtunnel._engine.network import ROLE_LABEL
 from windtunnel.errors import HarnessError
 
@@ -56,7 +57,9 @@ HOLDER_SYSCTLS = {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.
 NFLOG_GROUP = 29
 """The netlink log group the fence copies refused packets to (per namespace, so any fixed number works)."""
 AGENT_SOURCE = (Path(__file__).parent / "netguard_agent.py").read_text(encoding="utf-8")
-"""The holder's one process (resolver and fence log reader), run by the image's python3: no image change."""
+"""The holder's one process (resolver, fence, fence log reader), run by the image's python3: no image change."""
+FENCE_TIMEOUT_S = 20.0
+"""How long a holder may take to say it is fenced (its Python start-up and the rules, on a loaded machine)."""
 
 
 def ensure_netguard_image(
@@ -153,9 +156,9 @@ IPV6_RULES = [
 
 
 def fence_script(subnet: str, host: str) -> str:
-    """The shell script the holder runs once: no default route, then the firewall, then the namespace's
-    resolv.conf (shared with the runtime) names the holder's own resolver; prints `fenced` once that
-    resolver is up. The nf_tables backend is tried first and the legacy one where the kernel has no nf_tables."""
+    """The shell script the holder's agent runs once its resolver listens: no default route, then the
+    firewall, then the namespace's resolv.conf (shared with the runtime) names that resolver; prints
+    `fenced`. The nf_tables backend is tried first and the legacy one where the kernel has no nf_tables."""
     v4 = "\n".join(f"$IPT {shlex.join(rule)}" for rule in fence_rules(subnet, host))
     v6 = "\n".join(f"$IP6T {shlex.join(rule)}" for rule in IPV6_RULES)
     return (
@@ -166,8 +169,6 @@ def fence_script(subnet: str, host: str) -> str:
         f"{v4}\n{v6}\n"
         # In place: the file is bind-mounted, and the runtime container is given the same one.
         f"printf 'nameserver {RESOLVER_ADDRESS}\\noptions timeout:1 attempts:1\\n' > /etc/resolv.conf\n"
-        f"i=0; while [ ! -e {READY_FILE} ]; do i=$((i+1)); [ $i -le 200 ] || "
-        "{ echo 'the resolver of the holder did not start within 5 s'; exit 3; }; sleep 0.025; done\n"
         "echo fenced\n"
     )
 
@@ -188,11 +189,12 @@ def start_fenced(
     network = stack.network
     subnet, host = subnet_and_host(network)
     name = f"{network.name}-{alias}-{uuid.uuid4().hex[:4]}"
-    holder = _start_holder(stack, f"{name}-fence", alias=alias, peers=stack.peer_addresses())
+    command = holder_command(stack.peer_addresses(), fence_script(subnet, host))
+    holder = _start_holder(stack, f"{name}-fence", alias=alias, command=command)
     stack.fence_log.known[host] = "the host, through the run network's gateway address"
     container: Container | None = None
     try:
-        _install_fence(holder, subnet, host)
+        _await_fence(holder)
         container = stack.client.containers.create(
             image,
             name=name,
@@ -220,21 +222,22 @@ def start_fenced(
     return RunningContainer(container=container, alias=alias, ip=ip, holder=holder)
 
 
-def holder_command(peers: Mapping[str, str]) -> list[str]:
-    """The holder's command: the netguard agent answering `peers` and reading the fence's NFLOG group."""
-    return ["python3", "-c", AGENT_SOURCE, json.dumps(dict(peers)), str(NFLOG_GROUP)]
+def holder_command(peers: Mapping[str, str], script: str) -> list[str]:
+    """The holder's command: the netguard agent answering `peers`, installing the fence with `script` and
+    reading the fence's NFLOG group."""
+    return ["python3", "-c", AGENT_SOURCE, json.dumps(dict(peers)), str(NFLOG_GROUP), script]
 
 
-def _start_holder(stack: ContainerStack, name: str, *, alias: str, peers: Mapping[str, str]) -> Container:
-    """The holder runs the netguard agent (windtunnel._engine.netguard_agent): it answers `peers` (name ->
-    address) and no other name, and records what the fence refuses."""
+def _start_holder(stack: ContainerStack, name: str, *, alias: str, command: list[str]) -> Container:
+    """The holder runs the netguard agent (windtunnel._engine.netguard_agent): it answers the run's peers
+    and no other name, fences its namespace and records what the fence refuses."""
     image = stack.netguard_image or ensure_netguard_image(stack.client)
     stack.netguard_image = image
     network = stack.network.name
     try:
         holder = stack.client.containers.create(
             image,
-            command=holder_command(peers),
+            command=command,
             name=name,
             labels={**stack.labels, ROLE_LABEL: FENCE_ROLE},
             network=network,
@@ -256,26 +259,43 @@ def _start_holder(stack: ContainerStack, name: str, *, alias: str, peers: Mappin
     return holder
 
 
-def _install_fence(holder: Container, subnet: str, host: str) -> None:
-    try:
-        code, output = holder.exec_run(["sh", "-c", fence_script(subnet, host)])
-    except DockerException as exc:
-        # Most often the holder has already stopped (its agent exited at once): say so with its last words,
-        # as when the script itself fails, rather than the engine's bare 409.
-        raise _not_installed(holder, f"the holder could not run the fence script: {exc}") from exc
-    text = bytes(output or b"").decode("utf-8", "replace").strip()
-    if code != 0 or not text.endswith("fenced"):
-        raise _not_installed(holder, f"(exit {code}): {text[-400:]}")
+def _await_fence(holder: Container) -> None:
+    """Return once the holder's agent says FENCED in its log; HarnessError when it says NOT_FENCED, exits,
+    or says nothing within FENCE_TIMEOUT_S. The log is polled, not followed: docker-py cannot cancel a
+    followed stream over ssh://, and a poll reads what a stopped holder said too."""
+    deadline = time.monotonic() + FENCE_TIMEOUT_S
+    checked, pause = time.monotonic(), 0.005
+    while True:
+        try:
+            lines = bytes(holder.logs() or b"").decode("utf-8", "replace").splitlines()
+            if FENCED in lines:
+                return
+            if any(line.startswith(NOT_FENCED) for line in lines):
+                raise _not_installed(holder, "by its holder")
+            now = time.monotonic()
+            if now >= deadline:
+                raise _not_installed(
+                    holder, f": its holder did not say it was fenced within {FENCE_TIMEOUT_S:.0f} s"
+                )
+            if now - checked >= 0.25:
+                checked = now
+                holder.reload()
+                if holder.status not in {"created", "running"}:
+                    raise _not_installed(holder, f": its holder stopped ({holder.status})")
+        except DockerException as exc:
+            raise _not_installed(holder, f": its holder could not be read: {exc}") from exc
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def _not_installed(holder: Container, why: str) -> HarnessError:
-    try:  # why the holder's agent (resolver, record) did not start, when that is the reason
-        agent = bytes(holder.logs(tail=5) or b"").decode("utf-8", "replace").strip()
+    try:  # the agent's last words: the fence script's failure, or why its resolver did not start
+        said = bytes(holder.logs(tail=5) or b"").decode("utf-8", "replace").strip()
     except DockerException:
-        agent = ""
+        said = ""
     return HarnessError(
         f"the egress fence could not be installed {why}"
-        + (f"\n  the holder's resolver said: {agent[-400:]}" if agent else ""),
+        + (f"\n  the holder said: {said[-400:]}" if said else ""),
         hint="the holder needs NET_ADMIN and a kernel with iptables (nf_tables or legacy), conntrack and "
         "nfnetlink_log (NFLOG)",
     )

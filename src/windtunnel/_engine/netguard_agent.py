@@ -1,8 +1,13 @@
 """The fence holder's one process: a DNS resolver that answers only the run's peers, and the fence's log reader.
 
-Runs as the holder container's command (`python3 -c <this file> <peers JSON> <NFLOG group>`), in the
-runtime's network namespace, with the standard library only (the netguard image is the base image plus
-iptables and iproute2). It never forwards a query: a peer's name (the gateway's, each mock's alias) gets
+Runs as the holder container's command (`python3 -c <this file> <peers JSON> <NFLOG group> <fence
+script>`), in the runtime's network namespace, with the standard library only (the netguard image is the
+base image plus iptables and iproute2). Once its resolver listens and its NFLOG socket is bound, it runs the
+fence script (windtunnel._engine.fence) and prints FENCED, or NOT_FENCED with the script's last words and
+exits: the harness starts the runtime container only after FENCED is in the holder's log. The fence is
+installed by this process rather than by an `exec` into the holder, which cost the engine more than the
+script itself (docs/design.md, "Containers and network").
+It never forwards a query: a peer's name (the gateway's, each mock's alias) gets
 its address, any other name NXDOMAIN, answered here. The fence's rules copy every packet they reject to
 NFLOG group `<group>`; this process reads them over netlink. Each refused lookup and each blocked packet
 is counted in LOG_FILE (a JSON line per distinct attempt with its count), read by windtunnel._engine.fence_log before the holder goes (a file, read by
@@ -15,12 +20,14 @@ import json
 import os
 import socket
 import struct
+import subprocess
 import sys
 import threading
 from pathlib import Path
 
 RESOLVER_ADDRESS = "127.0.0.1"
-READY_FILE = "/run/wt-netguard.ready"
+FENCED = "wt-netguard: fenced"
+NOT_FENCED = "wt-netguard: not fenced"
 LOG_FILE = "/run/wt-netguard.jsonl"
 QTYPES = {
     1: "A",
@@ -255,8 +262,24 @@ def main(argv: list[str]) -> None:
     nflog = open_nflog(int(argv[2]))
     for target, args in ((serve_udp, (udp, peers)), (serve_tcp, (tcp, peers)), (read_nflog, (nflog,))):
         threading.Thread(target=target, args=args, daemon=True).start()
-    Path(READY_FILE).write_text("ready\n", encoding="ascii")  # the fence script waits for it
+    install_fence(argv[3])
     threading.Event().wait()
+
+
+def install_fence(script: str) -> None:
+    """Run the fence script (the resolver it names already listens); say FENCED, or NOT_FENCED and exit."""
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=False)
+    said = (done.stdout + done.stderr).strip()
+    if done.returncode != 0 or not said.endswith("fenced"):
+        say(f"{NOT_FENCED} (exit {done.returncode}): {said[-400:]}")
+        sys.exit(3)
+    say(FENCED)
+
+
+def say(line: str) -> None:
+    """A line on stdout, flushed at once: the engine's log of this container is where the harness reads it."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":
