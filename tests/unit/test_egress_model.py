@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from windtunnel._engine.egress import bridge_gateways, parse_ipv4_routes, parse_ipv6_routes, route_for
-from windtunnel._engine.fence import fence_rules, fence_script
+from windtunnel._engine.fence import fence_rules, fence_script, restore_input
 from windtunnel.spi import EgressAttempt, EgressReport
 
 ROUTE_HEADER = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
@@ -82,9 +82,17 @@ def test_the_fence_blocks_the_host_before_it_allows_the_subnet() -> None:
     assert host[-3:] == ["REJECT", "--reject-with", "icmp-admin-prohibited"]
     assert any("ESTABLISHED,RELATED" in rule for rule in rules)  # replies to the runner's calls pass
     script = fence_script("192.168.112.0/20", "192.168.112.1")
-    assert script.index("route del default") < script.index("-P OUTPUT DROP") and script.endswith(
+    assert script.index("route del default") < script.index(":OUTPUT DROP [0:0]") and script.endswith(
         "echo fenced\n"
     )
+    # one iptables-restore per table, holding every rule in order (the policy as the chain's header)
+    assert restore_input(rules).splitlines() == [
+        "*filter",
+        ":OUTPUT DROP [0:0]",
+        *(" ".join(rule) for rule in rules[1:]),
+        "COMMIT",
+    ]
+    assert script.count("-restore --noflush <<'RULES'") == 2 and restore_input(rules) in script
 
 
 def test_a_bridge_listed_without_its_gateway_is_named_by_the_host_address_in_its_subnet() -> None:
