@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from windtunnel._engine.readiness import probe, wait_listening
+from windtunnel._engine.readiness import GONE_EVERY_S, probe, wait_listening
 from windtunnel._net.server_thread import ServerThread
 from windtunnel.errors import RuntimeUnavailableError
 
@@ -138,3 +138,19 @@ def test_a_gone_service_fails_at_once_with_its_details() -> None:
         )
     assert time.monotonic() - started < 5
     assert "(container exited)" in str(raised.value) and "boom" in str(raised.value)
+
+
+def test_a_slow_start_asks_whether_the_service_is_gone_a_few_times_a_second_not_per_probe() -> None:
+    url = f"http://127.0.0.1:{_free_port()}"
+    asked: list[float] = []
+
+    def gone() -> str | None:  # each answer costs an engine call (an inspect) in the container driver
+        asked.append(time.monotonic())
+        return None
+
+    started = time.monotonic()
+    with pytest.raises(RuntimeUnavailableError, match="no HTTP answer"):
+        wait_listening(url, timeout=1.0, what="runtime 'x'", hint="h", gone=gone)
+    elapsed = time.monotonic() - started
+    assert len(asked) <= elapsed / GONE_EVERY_S + 2  # once per quarter second, and at the deadline
+    assert asked and asked[-1] >= started + 1.0  # the last answer was asked at the deadline
