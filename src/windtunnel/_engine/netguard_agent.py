@@ -1,6 +1,6 @@
 """The fence holder's one process: a DNS resolver that answers only the run's peers, and the fence's log reader.
 
-Runs as the holder container's command (`python3 -c <this file> <peers JSON> <NFLOG group> <fence
+Runs as the holder container's command (`python3 -I -S -c <this file> <peers JSON> <NFLOG group> <fence
 script>`), in the runtime's network namespace, with the standard library only (the netguard image is the
 base image plus iptables and iproute2). Once its resolver listens and its NFLOG socket is bound, it runs the
 fence script (windtunnel._engine.fence) and prints FENCED, or NOT_FENCED with the script's last words and
