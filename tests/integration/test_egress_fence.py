@@ -76,6 +76,8 @@ def test_a_fenced_runtime_reaches_its_peers_and_nothing_else(reference: Any) -> 
         assert (
             runtime_container.attrs["HostConfig"]["NetworkMode"] == f"container:{handle.container.holder.id}"
         )
+        # The holder says it is fenced on its log: readable whatever the engine's default log driver.
+        assert handle.container.holder.attrs["HostConfig"]["LogConfig"]["Type"] == "json-file"
         # The runner still calls Contract C through the fence (replies to an inbound call pass).
         reference.stack.gateway().install_script("fence", [{"content": "fenced hello"}])
         answer = handle.send([Message(role="user", content="hi")], "s1")

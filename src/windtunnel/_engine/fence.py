@@ -60,6 +60,9 @@ AGENT_SOURCE = (Path(__file__).parent / "netguard_agent.py").read_text(encoding=
 """The holder's one process (resolver, fence, fence log reader), run by the image's python3: no image change."""
 FENCE_TIMEOUT_S = 20.0
 """How long a holder may take to say it is fenced (its Python start-up and the rules, on a loaded machine)."""
+HOLDER_LOG = {"type": "json-file", "config": {"max-size": "1m"}}
+"""The holder's log is where it says it is fenced, so it must be readable whatever the engine's default
+log driver is (`none`, syslog and others cannot be read back)."""
 
 
 def ensure_netguard_image(
@@ -248,6 +251,7 @@ def _start_holder(stack: ContainerStack, name: str, *, alias: str, command: list
         holder = stack.client.containers.create(
             image,
             command=command,
+            log_config=HOLDER_LOG,
             name=name,
             labels={**stack.labels, ROLE_LABEL: FENCE_ROLE},
             network=network,
