@@ -17,7 +17,7 @@ import pytest
 from windtunnel._core.abilities import ReachAttempt
 from windtunnel._engine import netguard_agent
 from windtunnel._engine.fence import fence_rules, fence_script
-from windtunnel._engine.fence_log import EMBEDDED_DNS, PROBE_UID, attempts_of
+from windtunnel._engine.fence_log import EMBEDDED_DNS, PROBE_UID, RECORD_END, attempts_of, read_events
 from windtunnel._engine.netguard_agent import (
     NXDOMAIN,
     answer,
@@ -202,3 +202,24 @@ def test_the_agent_says_fenced_only_after_its_fence_script_succeeds(
     with pytest.raises(SystemExit):  # a script that exits 0 but never said `fenced` did not finish
         netguard_agent.install_fence("true")
     assert capsys.readouterr().out.startswith(f"{netguard_agent.NOT_FENCED} (exit 0)")
+
+
+class _EngineLosingOutput:
+    """A holder as docker-py shows it, whose engine answers the first `exec` with exit 0 and no output (seen
+    under load in CI) and the next one in full."""
+
+    def __init__(self, record: str) -> None:
+        self.answers = [(0, b""), (0, f"{record}{RECORD_END}\n".encode())]
+        self.commands: list[list[str]] = []
+
+    def exec_run(self, command: list[str]) -> tuple[int, bytes]:
+        self.commands.append(command)
+        return self.answers.pop(0)
+
+
+def test_a_read_of_the_record_whose_output_the_engine_lost_is_made_again() -> None:
+    line = json.dumps({"event": "dns", "name": "api.example.com", "qtype": "A", "uid": 0, "count": 2})
+    holder = _EngineLosingOutput(line + "\n")
+    events = read_events(holder)
+    assert len(holder.commands) == 2 and RECORD_END in holder.commands[0][-1]
+    assert [e["name"] for e in events] == ["api.example.com"] and attempts_of(events)[0].count == 2

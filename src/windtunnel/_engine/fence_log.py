@@ -1,7 +1,8 @@
 """What runtimes tried to reach: the fence holders' logs (windtunnel._engine.netguard_agent) read and counted.
 
 Each holder counts its refused lookups and blocked packets in a file of its own (a JSON line per distinct
-attempt with its count); the file is read (one `exec`) just before the holder is removed. The egress probe runs as PROBE_UID, so its own attempts are
+attempt with its count); the file is read (one `exec`, again if the engine lost its output) just before the
+holder is removed. The egress probe runs as PROBE_UID, so its own attempts are
 told apart from the runtime's by the uid the kernel reports with each blocked packet.
 """
 
@@ -25,13 +26,27 @@ EMBEDDED_DNS = "127.0.0.11"
 """Docker's embedded DNS, which would forward any unknown name off the machine: blocked in every fence."""
 
 
+RECORD_END = "wt-netguard: end of record"
+"""The last line of every read of the record: a read without it lost its output, and is made again."""
+READ_TRIES = 3
+
+
 def read_events(holder: Container) -> list[dict[str, Any]]:
-    """The holder's logged events (refused lookups, blocked packets); [] when its log cannot be read."""
-    try:
-        code, output = holder.exec_run(["sh", "-c", f"cat {LOG_FILE} 2>/dev/null || true"])
-    except DockerException:
-        return []
-    text = bytes(output or b"").decode("utf-8", "replace") if code == 0 else ""
+    """The holder's logged events (refused lookups, blocked packets); [] when its log cannot be read.
+
+    Under load the engine has answered an `exec` with exit 0 and none of its output (seen in CI: the fence
+    script's, when an `exec` installed the fence), which would read as an empty record: so the read ends
+    with RECORD_END, and one without it is made again, up to READ_TRIES times."""
+    text = ""
+    for _ in range(READ_TRIES):
+        try:
+            code, output = holder.exec_run(["sh", "-c", f"cat {LOG_FILE} 2>/dev/null; echo '{RECORD_END}'"])
+        except DockerException:
+            return []
+        said = bytes(output or b"").decode("utf-8", "replace")
+        if code == 0 and said.rstrip().endswith(RECORD_END):
+            text = said
+            break
     events = []
     for line in text.splitlines():
         try:
