@@ -35,6 +35,7 @@ from docker.types import Mount
 from windtunnel._engine.fence_log import EMBEDDED_DNS
 from windtunnel._engine.netguard_agent import FENCED, NOT_FENCED, RESOLVER_ADDRESS
 from windtunnel._engine.network import ROLE_LABEL
+from windtunnel._engine.readiness import GONE_EVERY_S
 from windtunnel.errors import HarnessError
 
 if TYPE_CHECKING:
@@ -277,8 +278,8 @@ def _await_fence(holder: Container) -> None:
     """Return once the holder's agent says FENCED in its log; HarnessError when it says NOT_FENCED, exits,
     or says nothing within FENCE_TIMEOUT_S. The log is polled, not followed: docker-py cannot cancel a
     followed stream over ssh://, and a poll reads what a stopped holder said too."""
-    deadline = time.monotonic() + FENCE_TIMEOUT_S
-    checked, pause = time.monotonic(), 0.005
+    checked = time.monotonic()
+    deadline, pause = checked + FENCE_TIMEOUT_S, 0.005
     while True:
         try:
             lines = bytes(holder.logs() or b"").decode("utf-8", "replace").splitlines()
@@ -291,7 +292,7 @@ def _await_fence(holder: Container) -> None:
                 raise _not_installed(
                     holder, f": its holder did not say it was fenced within {FENCE_TIMEOUT_S:.0f} s"
                 )
-            if now - checked >= 0.25:
+            if now - checked >= GONE_EVERY_S:  # each state check is an inspect, as in a readiness wait
                 checked = now
                 holder.reload()
                 if holder.status not in {"created", "running"}:
